@@ -1,0 +1,54 @@
+#include "backend/backend.h"
+
+#include <utility>
+
+namespace hwt {
+
+std::string_view phase_name(Phase p) {
+  switch (p) {
+    case Phase::Forward: return "forward";
+    case Phase::Backward: return "backward";
+    case Phase::Optimizer: return "optimizer";
+    case Phase::Other: return "other";
+  }
+  return "?";
+}
+
+DeviceBuffer::DeviceBuffer(Backend& backend, size_t bytes)
+    : backend_(&backend), data_(bytes ? backend.allocate(bytes) : nullptr), bytes_(bytes) {}
+
+DeviceBuffer::~DeviceBuffer() { release(); }
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
+    : backend_(std::exchange(o.backend_, nullptr)),
+      data_(std::exchange(o.data_, nullptr)),
+      bytes_(std::exchange(o.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    release();
+    backend_ = std::exchange(o.backend_, nullptr);
+    data_ = std::exchange(o.data_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+void DeviceBuffer::release() {
+  if (backend_ && data_) backend_->deallocate(data_);
+  data_ = nullptr;
+  bytes_ = 0;
+}
+
+Tensor DeviceBuffer::tensor(DType dtype, Shape shape, size_t byte_offset) const {
+  HWT_CHECK(byte_offset + static_cast<size_t>(shape.numel()) * dtype_size(dtype) <= bytes_,
+            "view {} at {} exceeds buffer of {} bytes", shape.str(), byte_offset, bytes_);
+  Tensor t;
+  t.data = data_ ? static_cast<char*>(data_) + byte_offset : nullptr;
+  t.shape = shape;
+  t.dtype = dtype;
+  t.device = backend_ ? backend_->device() : Device::Cpu;
+  return t;
+}
+
+}  // namespace hwt

@@ -1,0 +1,99 @@
+// Backend: memory plus the op set. Layers call these and never branch on the device.
+// CpuBackend is the fp32 reference, CudaBackend the fast path, TraceBackend computes nothing
+// and records each op (shapes, dtype, FLOPs, bytes) into a Workload.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "backend/ops.h"
+#include "core/tensor.h"
+
+namespace hwt {
+
+// Which part of a training step an op belongs to (recorded by the trace, used by analyses).
+enum class Phase : uint8_t { Forward, Backward, Optimizer, Other };
+
+std::string_view phase_name(Phase p);
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+  virtual std::string name() const = 0;
+
+  // ---- memory (bytes; contents undefined after allocate)
+  virtual void* allocate(size_t bytes) = 0;
+  virtual void deallocate(void* p) = 0;
+  virtual void upload(Tensor dst, const void* host) = 0;
+  virtual void download(void* host, Tensor src) = 0;
+  virtual void copy(Tensor dst, Tensor src) = 0;  // same dtype and element count
+  virtual void fill(Tensor t, float value) = 0;
+  virtual void convert(Tensor dst, Tensor src) = 0;  // dtype cast, same element count
+  virtual void synchronize() {}
+
+  // ---- labels for traces and profilers: which layer and phase the next ops belong to
+  virtual void set_scope(std::string_view /*label*/, Phase /*phase*/) {}
+
+  // ---- dense algebra
+  virtual void linear_forward(const LinearFwd& a) = 0;
+  virtual void linear_backward(const LinearBwd& a) = 0;
+  virtual void matmul(const Matmul& a) = 0;
+
+  // ---- normalisation, residual, dropout
+  virtual void layernorm_forward(const LayerNormFwd& a) = 0;
+  virtual void layernorm_backward(const LayerNormBwd& a) = 0;
+  virtual void residual_forward(const ResidualFwd& a) = 0;
+  virtual void residual_backward(const ResidualBwd& a) = 0;
+  virtual void dropout_forward(const DropoutFwd& a) = 0;
+  virtual void dropout_backward(const DropoutBwd& a) = 0;
+
+  // ---- attention
+  virtual void attention_forward(const AttentionFwd& a) = 0;
+  virtual void attention_backward(const AttentionBwd& a) = 0;
+
+  // ---- embeddings, pooling, losses
+  virtual void embedding_forward(const EmbeddingFwd& a) = 0;
+  virtual void embedding_backward(const EmbeddingBwd& a) = 0;
+  virtual void pool_forward(const PoolFwd& a) = 0;
+  virtual void pool_backward(const PoolBwd& a) = 0;
+  virtual void cross_entropy(const CrossEntropy& a) = 0;
+  virtual void argmax_rows(Tensor logits, Tensor out) = 0;  // out: i32 [rows]
+
+  // ---- reductions (out: f32 [1])
+  virtual void sum(Tensor x, Tensor out) = 0;
+  virtual void sum_squares(Tensor x, Tensor out) = 0;
+
+  // ---- optimizers over flat buffers
+  virtual void adamw_step(const AdamWStep& a) = 0;
+  virtual void adan_step(const AdanStep& a) = 0;
+  virtual void sgd_step(const SgdStep& a) = 0;
+};
+
+// Owns `bytes` of backend memory for its lifetime.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(Backend& backend, size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+  // A view of the first numel elements, or from a byte offset.
+  Tensor tensor(DType dtype, Shape shape, size_t byte_offset = 0) const;
+
+ private:
+  void release();
+  Backend* backend_ = nullptr;
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
+
+}  // namespace hwt

@@ -1,0 +1,58 @@
+// CpuBackend: softmax cross-entropy (loss and gradient in one pass) and row argmax.
+#include <cmath>
+
+#include "backend/cpu/cpu_backend.h"
+
+namespace hwt {
+
+void CpuBackend::cross_entropy(const CrossEntropy& a) {
+  expect_f32(a.logits, "logits");
+  expect_i32(a.targets, "targets");
+  expect_f32(a.losses, "losses");
+  const int64_t rows = a.logits.rows(), c = a.logits.cols();
+  const int32_t* tg = a.targets.as<int32_t>();
+  for (int64_t r = 0; r < rows; ++r)
+    if (tg[r] >= c) fail("target class {} outside the {} classes", tg[r], c);
+  const float* logits = a.logits.as<float>();
+  float* losses = a.losses.as<float>();
+  float* dl = a.d_logits.defined() ? a.d_logits.as<float>() : nullptr;
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* x = logits + r * c;
+    float* d = dl ? dl + r * c : nullptr;
+    if (tg[r] < 0) {
+      losses[r] = 0.0f;
+      if (d) std::fill(d, d + c, 0.0f);
+      continue;
+    }
+    float mx = x[0];
+    for (int64_t j = 1; j < c; ++j) mx = std::max(mx, x[j]);
+    double z = 0;
+    for (int64_t j = 0; j < c; ++j) z += std::exp(static_cast<double>(x[j] - mx));
+    const float lse = mx + static_cast<float>(std::log(z));
+    losses[r] = lse - x[tg[r]];
+    if (!d) continue;
+    // x may alias d: read each logit before overwriting it.
+    for (int64_t j = 0; j < c; ++j) {
+      const float p = std::exp(x[j] - lse);
+      d[j] = (p - (j == tg[r] ? 1.0f : 0.0f)) * a.grad_scale;
+    }
+  }
+}
+
+void CpuBackend::argmax_rows(Tensor logits, Tensor out) {
+  expect_f32(logits, "logits");
+  expect_i32(out, "out");
+  const int64_t rows = logits.rows(), c = logits.cols();
+  const float* x = logits.as<float>();
+  int32_t* o = out.as<int32_t>();
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t best = 0;
+    for (int64_t j = 1; j < c; ++j)
+      if (x[r * c + j] > x[r * c + best]) best = j;
+    o[r] = static_cast<int32_t>(best);
+  }
+}
+
+}  // namespace hwt

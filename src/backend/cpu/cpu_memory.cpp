@@ -1,0 +1,125 @@
+// CpuBackend: construction, memory, casts and reductions.
+#include <cblas.h>
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/bf16.h"
+
+namespace hwt {
+
+void expect_f32(const Tensor& t, const char* what) {
+  HWT_CHECK(t.defined() && t.dtype == DType::F32 && t.device == Device::Cpu,
+            "cpu backend: {} must be a defined f32 cpu tensor, got {}", what, t.str());
+}
+
+void expect_i32(const Tensor& t, const char* what) {
+  HWT_CHECK(t.defined() && t.dtype == DType::I32 && t.device == Device::Cpu,
+            "cpu backend: {} must be a defined i32 cpu tensor, got {}", what, t.str());
+}
+
+std::unique_ptr<Backend> make_cpu_backend(int threads) {
+  return std::make_unique<CpuBackend>(threads);
+}
+
+CpuBackend::CpuBackend(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads_ = threads;
+  omp_set_num_threads(threads_);
+  openblas_set_num_threads(threads_);
+}
+
+std::string CpuBackend::name() const { return fmt::format("cpu ({} threads)", threads_); }
+
+void* CpuBackend::allocate(size_t bytes) {
+  // 64-byte alignment for vector loads; aligned_alloc wants a multiple of the alignment.
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) fail("cpu backend: out of memory allocating {} bytes", bytes);
+  return p;
+}
+
+void CpuBackend::deallocate(void* p) { std::free(p); }
+
+void CpuBackend::upload(Tensor dst, const void* host) { std::memcpy(dst.data, host, dst.bytes()); }
+
+void CpuBackend::download(void* host, Tensor src) { std::memcpy(host, src.data, src.bytes()); }
+
+void CpuBackend::copy(Tensor dst, Tensor src) {
+  HWT_CHECK(dst.bytes() == src.bytes() && dst.dtype == src.dtype, "copy {} <- {}", dst.str(),
+            src.str());
+  std::memmove(dst.data, src.data, dst.bytes());
+}
+
+void CpuBackend::fill(Tensor t, float value) {
+  const int64_t n = t.numel();
+  switch (t.dtype) {
+    case DType::F32: std::fill_n(t.as<float>(), n, value); break;
+    case DType::I32: std::fill_n(t.as<int32_t>(), n, static_cast<int32_t>(value)); break;
+    case DType::BF16: std::fill_n(t.as<uint16_t>(), n, float_to_bf16(value)); break;
+    case DType::F16: fail("cpu backend: fill of f16 is not supported");
+  }
+}
+
+void CpuBackend::convert(Tensor dst, Tensor src) {
+  HWT_CHECK(dst.numel() == src.numel(), "convert {} <- {}", dst.str(), src.str());
+  const int64_t n = dst.numel();
+  if (dst.dtype == src.dtype) return copy(dst, src);
+  if (dst.dtype == DType::BF16 && src.dtype == DType::F32) {
+    const float* s = src.as<float>();
+    uint16_t* d = dst.as<uint16_t>();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) d[i] = float_to_bf16(s[i]);
+    return;
+  }
+  if (dst.dtype == DType::F32 && src.dtype == DType::BF16) {
+    const uint16_t* s = src.as<uint16_t>();
+    float* d = dst.as<float>();
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; ++i) d[i] = bf16_to_float(s[i]);
+    return;
+  }
+  fail("cpu backend: conversion {} -> {} is not supported", dtype_name(src.dtype),
+       dtype_name(dst.dtype));
+}
+
+namespace {
+
+// Sum of f(x[i]) in double, over fixed chunks combined in order (thread-count independent).
+template <class F>
+float chunked_sum(const Tensor& x, F f) {
+  expect_f32(x, "x");
+  const float* p = x.as<float>();
+  const int64_t n = x.numel();
+  constexpr int64_t kChunk = 1 << 14;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<double> part(static_cast<size_t>(chunks));
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) {
+    double s = 0;
+    const int64_t end = std::min(n, (c + 1) * kChunk);
+    for (int64_t i = c * kChunk; i < end; ++i) s += f(static_cast<double>(p[i]));
+    part[static_cast<size_t>(c)] = s;
+  }
+  double total = 0;
+  for (double s : part) total += s;
+  return static_cast<float>(total);
+}
+
+}  // namespace
+
+void CpuBackend::sum(Tensor x, Tensor out) {
+  expect_f32(out, "out");
+  out.as<float>()[0] = chunked_sum(x, [](double v) { return v; });
+}
+
+void CpuBackend::sum_squares(Tensor x, Tensor out) {
+  expect_f32(out, "out");
+  out.as<float>()[0] = chunked_sum(x, [](double v) { return v * v; });
+}
+
+}  // namespace hwt

@@ -1,0 +1,179 @@
+// CpuBackend: layernorm, residual add (+dropout, +layernorm) and dropout.
+#include <cmath>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/philox.h"
+
+namespace hwt {
+namespace {
+
+// Normalises one row: y = (x - mean) * rstd * gamma + beta; returns mean and rstd.
+void layernorm_row(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
+                   float eps, float* mean_out, float* rstd_out) {
+  double s = 0;
+  for (int64_t j = 0; j < n; ++j) s += x[j];
+  const double mean = s / static_cast<double>(n);
+  double v = 0;
+  for (int64_t j = 0; j < n; ++j) v += (x[j] - mean) * (x[j] - mean);
+  const float rstd = static_cast<float>(1.0 / std::sqrt(v / static_cast<double>(n) + eps));
+  const float mu = static_cast<float>(mean);
+  for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - mu) * rstd * gamma[j] + beta[j];
+  *mean_out = mu;
+  *rstd_out = rstd;
+}
+
+// Gradient of one normalised row. Writes (or adds, when accumulate) dx; adds the row's
+// contribution to dgamma / dbeta partials.
+void layernorm_row_backward(const float* x, const float* gamma, float mean, float rstd,
+                            const float* dy, float* dx, bool accumulate, int64_t n, float* dgamma,
+                            float* dbeta) {
+  double sum_dxhat = 0, sum_dxhat_xhat = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const float xhat = (x[j] - mean) * rstd;
+    const float dxhat = dy[j] * gamma[j];
+    sum_dxhat += dxhat;
+    sum_dxhat_xhat += static_cast<double>(dxhat) * xhat;
+    dgamma[j] += dy[j] * xhat;
+    dbeta[j] += dy[j];
+  }
+  const float a = static_cast<float>(sum_dxhat / static_cast<double>(n));
+  const float c = static_cast<float>(sum_dxhat_xhat / static_cast<double>(n));
+  for (int64_t j = 0; j < n; ++j) {
+    const float xhat = (x[j] - mean) * rstd;
+    const float g = rstd * (dy[j] * gamma[j] - a - xhat * c);
+    dx[j] = accumulate ? dx[j] + g : g;
+  }
+}
+
+// Runs body(row, dgamma_partial, dbeta_partial) over all rows with per-chunk partial sums,
+// then adds the partials into dgamma and dbeta in chunk order.
+template <class Body>
+void rows_with_param_grads(int64_t rows, int64_t n, float* dgamma, float* dbeta, Body body) {
+  const int64_t chunks = (rows + kReduceChunk - 1) / kReduceChunk;
+  std::vector<float> part(static_cast<size_t>(chunks * 2 * n), 0.0f);
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) {
+    float* pg = part.data() + c * 2 * n;
+    for (int64_t i = c * kReduceChunk; i < std::min(rows, (c + 1) * kReduceChunk); ++i)
+      body(i, pg, pg + n);
+  }
+  for (int64_t c = 0; c < chunks; ++c) {
+    const float* pg = part.data() + c * 2 * n;
+    for (int64_t j = 0; j < n; ++j) {
+      dgamma[j] += pg[j];
+      dbeta[j] += pg[n + j];
+    }
+  }
+}
+
+float dropout_scale(const Dropout& d) { return d.active() ? 1.0f / (1.0f - d.p) : 1.0f; }
+
+}  // namespace
+
+void CpuBackend::layernorm_forward(const LayerNormFwd& a) {
+  expect_f32(a.x, "x");
+  const int64_t rows = a.x.rows(), n = a.x.cols();
+  const float *x = a.x.as<float>(), *g = a.gamma.as<float>(), *b = a.beta.as<float>();
+  float *y = a.y.as<float>(), *mean = a.mean.as<float>(), *rstd = a.rstd.as<float>();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < rows; ++i)
+    layernorm_row(x + i * n, g, b, y + i * n, n, a.eps, mean + i, rstd + i);
+}
+
+void CpuBackend::layernorm_backward(const LayerNormBwd& a) {
+  expect_f32(a.dy, "dy");
+  const int64_t rows = a.x.rows(), n = a.x.cols();
+  const float *x = a.x.as<float>(), *g = a.gamma.as<float>(), *dy = a.dy.as<float>();
+  const float *mean = a.mean.as<float>(), *rstd = a.rstd.as<float>();
+  float* dx = a.dx.as<float>();
+  rows_with_param_grads(rows, n, a.dgamma.as<float>(), a.dbeta.as<float>(),
+                        [&](int64_t i, float* pg, float* pb) {
+                          layernorm_row_backward(x + i * n, g, mean[i], rstd[i], dy + i * n,
+                                                 dx + i * n, a.accumulate_dx, n, pg, pb);
+                        });
+}
+
+void CpuBackend::residual_forward(const ResidualFwd& a) {
+  expect_f32(a.x, "x");
+  expect_f32(a.residual, "residual");
+  expect_f32(a.sum, "sum");
+  const int64_t rows = a.x.rows(), n = a.x.cols();
+  const float *x = a.x.as<float>(), *r = a.residual.as<float>();
+  float* s = a.sum.as<float>();
+  const float scale = dropout_scale(a.drop);
+  const bool ln = a.gamma.defined();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t idx = i * n + j;
+      float v = x[idx];
+      if (a.drop.active())
+        v = dropout_keep(a.drop.seed, static_cast<uint64_t>(idx), a.drop.p) ? v * scale : 0.0f;
+      s[idx] = r[idx] + v;
+    }
+    if (ln)
+      layernorm_row(s + i * n, a.gamma.as<float>(), a.beta.as<float>(), a.y.as<float>() + i * n,
+                    n, a.eps, a.mean.as<float>() + i, a.rstd.as<float>() + i);
+  }
+}
+
+void CpuBackend::residual_backward(const ResidualBwd& a) {
+  expect_f32(a.d_x, "d_x");
+  expect_f32(a.d_residual, "d_residual");
+  const int64_t rows = a.d_x.rows(), n = a.d_x.cols();
+  const bool ln = a.gamma.defined();
+  const float scale = dropout_scale(a.drop);
+  float *dx = a.d_x.as<float>(), *dr = a.d_residual.as<float>();
+  const float* ds = a.d_sum.defined() ? a.d_sum.as<float>() : nullptr;
+  // Writes the residual-stream gradient g of row i into dr, then the dropout-masked copy into dx.
+  auto finish_row = [&](int64_t i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t idx = i * n + j;
+      const float g = dr[idx];
+      dx[idx] = !a.drop.active() ? g
+                : dropout_keep(a.drop.seed, static_cast<uint64_t>(idx), a.drop.p) ? g * scale
+                                                                                   : 0.0f;
+    }
+  };
+  if (!ln) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < n; ++j) dr[i * n + j] = ds ? ds[i * n + j] : 0.0f;
+      finish_row(i);
+    }
+    return;
+  }
+  expect_f32(a.d_y, "d_y");
+  const float *s = a.sum.as<float>(), *g = a.gamma.as<float>(), *dy = a.d_y.as<float>();
+  const float *mean = a.mean.as<float>(), *rstd = a.rstd.as<float>();
+  rows_with_param_grads(rows, n, a.d_gamma.as<float>(), a.d_beta.as<float>(),
+                        [&](int64_t i, float* pg, float* pb) {
+                          float* row = dr + i * n;
+                          if (ds) {
+                            if (row != ds + i * n) std::copy(ds + i * n, ds + (i + 1) * n, row);
+                          }
+                          layernorm_row_backward(s + i * n, g, mean[i], rstd[i], dy + i * n, row,
+                                                 ds != nullptr, n, pg, pb);
+                          finish_row(i);
+                        });
+}
+
+void CpuBackend::dropout_forward(const DropoutFwd& a) {
+  expect_f32(a.x, "x");
+  const int64_t n = a.x.numel();
+  const float* x = a.x.as<float>();
+  float* y = a.y.as<float>();
+  const float scale = dropout_scale(a.drop);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = !a.drop.active() ? x[i]
+           : dropout_keep(a.drop.seed, static_cast<uint64_t>(i), a.drop.p) ? x[i] * scale
+                                                                           : 0.0f;
+}
+
+void CpuBackend::dropout_backward(const DropoutBwd& a) {
+  dropout_forward(DropoutFwd{a.dy, a.dx, a.drop});
+}
+
+}  // namespace hwt

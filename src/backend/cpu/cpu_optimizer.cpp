@@ -1,0 +1,88 @@
+// CpuBackend: AdamW, Adan and SGD over flat fp32 buffers. The formulas match
+// torch.optim.AdamW / torch.optim.SGD and sail-sg/Adan (papers.md §1) operation for operation.
+#include <cmath>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/bf16.h"
+
+namespace hwt {
+namespace {
+
+float clip_factor(const GradClip& c) {
+  if (c.max_norm <= 0.0f) return 1.0f;
+  const float norm = std::sqrt(c.grad_norm_sq.as<float>()[0]);
+  return std::min(1.0f, c.max_norm / (norm + 1e-6f));
+}
+
+// Calls update(i, grad_i, decay_i) for every parameter, then refreshes the compute copy.
+template <class Update>
+void for_each_param(const OptimizerTensors& t, float weight_decay, Update update) {
+  expect_f32(t.params, "params");
+  expect_f32(t.grads, "grads");
+  const int64_t n = t.params.numel();
+  float* p = t.params.as<float>();
+  const float* g = t.grads.as<float>();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) update(i, g[i], i < t.n_decay ? weight_decay : 0.0f);
+  if (!t.params_compute.defined() || t.params_compute.data == t.params.data) return;
+  HWT_CHECK(t.params_compute.dtype == DType::BF16, "cpu compute copy must be bf16");
+  uint16_t* c = t.params_compute.as<uint16_t>();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) c[i] = float_to_bf16(p[i]);
+}
+
+}  // namespace
+
+void CpuBackend::adamw_step(const AdamWStep& a) {
+  const float clip = clip_factor(a.clip);
+  const float bc1 = 1.0f - std::pow(a.beta1, static_cast<float>(a.step));
+  const float bc2 = 1.0f - std::pow(a.beta2, static_cast<float>(a.step));
+  const float step_size = a.lr / bc1, bc2_sqrt = std::sqrt(bc2);
+  float *p = a.t.params.as<float>(), *m = a.m.as<float>(), *v = a.v.as<float>();
+  for_each_param(a.t, a.weight_decay, [&](int64_t i, float grad, float wd) {
+    const float g = grad * clip;
+    p[i] *= 1.0f - a.lr * wd;
+    m[i] = a.beta1 * m[i] + (1.0f - a.beta1) * g;
+    v[i] = a.beta2 * v[i] + (1.0f - a.beta2) * g * g;
+    p[i] -= step_size * m[i] / (std::sqrt(v[i]) / bc2_sqrt + a.eps);
+  });
+}
+
+void CpuBackend::adan_step(const AdanStep& a) {
+  const float clip = clip_factor(a.clip);
+  const float k = static_cast<float>(a.step);
+  const float bc1 = 1.0f - std::pow(a.beta1, k), bc2 = 1.0f - std::pow(a.beta2, k);
+  const float bc3_sqrt = std::sqrt(1.0f - std::pow(a.beta3, k));
+  const float step_size = a.lr / bc1, step_size_diff = a.lr * a.beta2 / bc2;
+  const bool first = a.step == 1;
+  float *p = a.t.params.as<float>(), *m = a.m.as<float>(), *v = a.v.as<float>();
+  float *nn = a.n.as<float>(), *prev = a.prev_grad.as<float>();
+  for_each_param(a.t, a.weight_decay, [&](int64_t i, float grad, float wd) {
+    const float g = grad * clip;
+    const float diff = first ? 0.0f : g - prev[i];  // d_1 = 0
+    m[i] = a.beta1 * m[i] + (1.0f - a.beta1) * g;
+    v[i] = a.beta2 * v[i] + (1.0f - a.beta2) * diff;
+    const float u = g + a.beta2 * diff;
+    nn[i] = a.beta3 * nn[i] + (1.0f - a.beta3) * u * u;
+    const float denom = std::sqrt(nn[i]) / bc3_sqrt + a.eps;
+    if (a.no_prox) p[i] *= 1.0f - a.lr * wd;
+    p[i] -= step_size * m[i] / denom + step_size_diff * v[i] / denom;
+    if (!a.no_prox) p[i] /= 1.0f + a.lr * wd;
+    prev[i] = g;
+  });
+}
+
+void CpuBackend::sgd_step(const SgdStep& a) {
+  const float clip = clip_factor(a.clip);
+  float *p = a.t.params.as<float>(), *buf = a.momentum_buf.as<float>();
+  for_each_param(a.t, a.weight_decay, [&](int64_t i, float grad, float wd) {
+    float d = grad * clip + wd * p[i];
+    if (a.momentum != 0.0f) {
+      buf[i] = a.step == 1 ? d : a.momentum * buf[i] + d;
+      d = a.nesterov ? d + a.momentum * buf[i] : buf[i];
+    }
+    p[i] -= a.lr * d;
+  });
+}
+
+}  // namespace hwt

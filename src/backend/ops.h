@@ -1,0 +1,192 @@
+// Arguments of the backend op set. Every op has a CPU reference, a CUDA implementation and a
+// trace record; layers describe their work only through these structs.
+//
+// Conventions: activations are row-major [rows, cols] with rows = batch * seq; linear weights
+// use PyTorch's nn.Linear layout [out, in]; parameter gradients are accumulated (+=), activation
+// gradients are written unless an op says otherwise; optional tensors are left undefined.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace hwt {
+
+enum class Activation : uint8_t { None, Gelu, GeluTanh, Relu };
+
+// Inverted dropout: keep element i with probability 1 - p (Philox draw of (seed, i)), scale 1/(1-p).
+struct Dropout {
+  float p = 0.0f;
+  uint64_t seed = 0;
+  bool active() const { return p > 0.0f; }
+};
+
+// y[M,N] = act(x[M,K] · wᵀ + b); w is [N,K]. With an activation, pre_act keeps x·wᵀ + b.
+struct LinearFwd {
+  Tensor x, w, b, y;
+  Activation act = Activation::None;
+  Tensor pre_act;
+};
+
+// Backward of LinearFwd. dy is the gradient of y; with an activation it is overwritten by the
+// gradient of pre_act. dx is written (added with accumulate_dx); dw and db are accumulated.
+struct LinearBwd {
+  Tensor x, w, dy, pre_act;
+  Activation act = Activation::None;
+  Tensor dx, dw, db;
+  bool accumulate_dx = false;
+};
+
+// c = alpha · op(a) · op(b) + beta · c, rank 2 ([M,K]) or batched rank 3 ([batch, M, K]).
+struct Matmul {
+  Tensor a, b, c;
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+struct LayerNormFwd {
+  Tensor x, gamma, beta, y, mean, rstd;  // mean, rstd: f32 [rows]
+  float eps = 1e-5f;
+};
+
+// dx is written, or added to with accumulate_dx; dgamma and dbeta are accumulated.
+struct LayerNormBwd {
+  Tensor x, gamma, mean, rstd, dy, dx, dgamma, dbeta;
+  bool accumulate_dx = false;
+};
+
+// sum = residual + dropout(x); when gamma is defined also y = layernorm(sum).
+// Serves pre-LN blocks (sum is the residual stream, y feeds the next sublayer) and post-LN
+// blocks (y is the block output, sum is kept for backward).
+struct ResidualFwd {
+  Tensor x, residual, sum;
+  Dropout drop;
+  Tensor gamma, beta, y, mean, rstd;
+  float eps = 1e-5f;
+};
+
+// g = d_sum (if defined) + layernorm_backward(d_y) (if gamma defined); d_residual = g;
+// d_x = dropout_backward(g). d_residual may alias d_sum. d_gamma, d_beta are accumulated.
+struct ResidualBwd {
+  Tensor d_sum, d_y, sum, gamma, mean, rstd;
+  Dropout drop;
+  Tensor d_x, d_residual, d_gamma, d_beta;
+};
+
+struct DropoutFwd {
+  Tensor x, y;  // y may alias x
+  Dropout drop;
+};
+
+struct DropoutBwd {
+  Tensor dy, dx;  // dx may alias dy
+  Dropout drop;
+};
+
+// Multi-head scaled dot-product attention over packed projections.
+// qkv: [batch*seq, 3*heads*head_dim] laid out (q | k | v), each head-major;
+// out: [batch*seq, heads*head_dim]; lse: f32 [batch, heads, seq], the log-sum-exp of each
+// softmax row, all that backward needs (probabilities are recomputed, never stored).
+// key_lengths (i32 [batch], optional) masks keys at positions >= length; causal masks j > i.
+// Attention dropout element index: ((b*heads + h)*seq + i)*seq + j.
+struct AttentionDims {
+  int64_t batch = 0, seq = 0, heads = 0, head_dim = 0;
+  bool causal = false;
+  Tensor key_lengths;
+  float scale = 1.0f;
+  Dropout drop;
+};
+
+struct AttentionFwd {
+  AttentionDims dims;
+  Tensor qkv, out, lse;
+};
+
+struct AttentionBwd {
+  AttentionDims dims;
+  Tensor qkv, out, d_out, lse, d_qkv;
+};
+
+// out[r] = table[ids[r]] + pos[r % seq] (pos optional).
+struct EmbeddingFwd {
+  Tensor ids, table, pos, out;
+  int64_t seq = 0;
+};
+
+// d_table[ids[r]] += d_out[r]; d_pos[r % seq] += d_out[r]. Deterministic on every backend.
+struct EmbeddingBwd {
+  Tensor ids, d_out, d_table, d_pos;
+  int64_t seq = 0;
+};
+
+enum class Pooling : uint8_t { First, Mean };
+
+// out[b] = x[b*seq] (First) or the mean of x[b*seq + t] for t < lengths[b] (Mean).
+struct PoolFwd {
+  Tensor x, out, lengths;
+  int64_t seq = 0;
+  Pooling mode = Pooling::First;
+};
+
+// Accumulates into d_x.
+struct PoolBwd {
+  Tensor d_out, d_x, lengths;
+  int64_t seq = 0;
+  Pooling mode = Pooling::First;
+};
+
+// Row-wise softmax cross-entropy. targets: i32 [N], negative = ignored (loss 0, gradient 0).
+// losses: f32 [N]. When d_logits is defined (it may alias logits) it receives
+// (softmax - onehot) · grad_scale, in one pass, without storing probabilities elsewhere.
+struct CrossEntropy {
+  Tensor logits, targets, losses, d_logits;
+  float grad_scale = 1.0f;
+};
+
+// Gradient preprocessing fused into optimizer steps: each gradient is multiplied by
+// clip = min(1, max_norm / (sqrt(grad_norm_sq) + 1e-6)) when max_norm > 0.
+// grad_norm_sq is f32 [1] in device memory, so no host synchronisation is needed.
+struct GradClip {
+  Tensor grad_norm_sq;
+  float max_norm = 0.0f;
+};
+
+// Parameters are one flat fp32 buffer; elements [0, n_decay) take weight decay, the rest
+// (biases, norms) do not. params_compute, when defined, receives a lower-precision copy.
+struct OptimizerTensors {
+  Tensor params, grads, params_compute;
+  int64_t n_decay = 0;
+};
+
+// AdamW (Loshchilov & Hutter): decoupled decay theta *= 1 - lr*wd before the Adam update.
+struct AdamWStep {
+  OptimizerTensors t;
+  Tensor m, v;
+  GradClip clip;
+  float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
+  int64_t step = 1;
+};
+
+// Adan (Xie et al.), code-convention betas (papers.md §1): d = g - g_prev (d = 0 at step 1);
+// m, v, n with bias correction on all three; proximal decay theta /= 1 + lr*wd by default.
+struct AdanStep {
+  OptimizerTensors t;
+  Tensor m, v, n, prev_grad;
+  GradClip clip;
+  float lr = 1e-3f, beta1 = 0.98f, beta2 = 0.92f, beta3 = 0.99f, eps = 1e-8f;
+  float weight_decay = 0.0f;
+  bool no_prox = false;
+  int64_t step = 1;
+};
+
+// SGD with (optionally Nesterov) momentum and coupled L2 weight decay, as torch.optim.SGD.
+struct SgdStep {
+  OptimizerTensors t;
+  Tensor momentum_buf;
+  GradClip clip;
+  float lr = 1e-2f, momentum = 0.9f, weight_decay = 0.0f;
+  bool nesterov = false;
+  int64_t step = 1;
+};
+
+}  // namespace hwt
