@@ -66,7 +66,7 @@ struct ResidualFwd {
 };
 
 // g = d_sum (if defined) + layernorm_backward(d_y) (if gamma defined); d_residual = g;
-// d_x = dropout_backward(g). d_residual may alias d_sum. d_gamma, d_beta are accumulated.
+// d_x = dropout_backward(g). d_residual may alias d_sum or d_y. d_gamma, d_beta are accumulated.
 struct ResidualBwd {
   Tensor d_sum, d_y, sum, gamma, mean, rstd;
   Dropout drop;

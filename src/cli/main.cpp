@@ -1,1 +1,38 @@
-int main() { return 0; }
+// The `hwt` command: subcommands for training, analysis and simulation.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"hwt: hardware-aware transformer training and co-design", "hwt"};
+  app.set_version_flag("--version", HWT_VERSION);
+  app.require_subcommand(1);
+  hwt::add_train_command(app);
+  hwt::add_eval_command(app);
+  hwt::add_predict_command(app);
+  hwt::add_flops_command(app);
+  hwt::add_config_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "hwt: error: {}\n", e.what());
+    return 2;
+  } catch (const hwt::InputError& e) {
+    fmt::print(stderr, "hwt: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "hwt: internal error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,80 @@
+// `hwt flops`: trace one training step of a config and print its ops with FLOPs and bytes.
+#include <fmt/format.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "config/run_config.h"
+#include "workload/trace_step.h"
+
+namespace hwt {
+namespace {
+
+std::string human(double v) {
+  const char* units[] = {"", "K", "M", "G", "T", "P"};
+  int u = 0;
+  while (v >= 1000 && u < 5) v /= 1000, ++u;
+  return fmt::format("{:.3g}{}", v, units[u]);
+}
+
+void print_table(const Workload& w) {
+  fmt::print("{:<28} {:<20} {:<10} {:>10} {:>10}  {}\n", "scope", "op", "phase", "FLOPs", "bytes",
+             "shapes");
+  for (const OpRecord& r : w.ops)
+    fmt::print("{:<28} {:<20} {:<10} {:>10} {:>10}  {}\n", r.scope, r.op, phase_name(r.phase),
+               human(r.flops), human(r.bytes_read + r.bytes_written), r.detail);
+  fmt::print("\n{:<12} {:>12} {:>12} {:>12}\n", "phase", "FLOPs", "GEMM FLOPs", "bytes");
+  for (Phase p : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
+    double bytes = 0;
+    for (const OpRecord& r : w.ops)
+      if (r.phase == p) bytes += r.bytes_read + r.bytes_written;
+    fmt::print("{:<12} {:>12} {:>12} {:>12}\n", phase_name(p), human(w.flops(p)),
+               human(w.gemm_flops(p)), human(bytes));
+  }
+  fmt::print("{:<12} {:>12} {:>12} {:>12}\n", "total", human(w.total_flops()),
+             human(w.gemm_flops(Phase::Forward) + w.gemm_flops(Phase::Backward)),
+             human(w.total_bytes()));
+  fmt::print("\nparameters {} ({}), batch {} x seq {}, memory planned {}B\n", w.parameters,
+             human(static_cast<double>(w.parameters)), w.batch, w.seq, human(w.peak_bytes));
+}
+
+}  // namespace
+
+void add_flops_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("flops", "Per-op FLOPs and bytes of one traced training step");
+  struct Opts {
+    std::string config;
+    std::vector<std::string> sets;
+    int64_t batch = 0, seq = 0;
+    bool json = false, infer = false;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("--config", o->config, "TOML config file");
+  cmd->add_option("--set", o->sets, "Override a key (repeatable)");
+  cmd->add_option("--batch", o->batch, "Micro-batch size (default: train.batch_size)");
+  cmd->add_option("--seq", o->seq, "Sequence length (default: data.max_len)");
+  cmd->add_flag("--infer", o->infer, "Trace an inference forward instead of a training step");
+  cmd->add_flag("--json", o->json, "Print the workload as JSON");
+  cmd->callback([o] {
+    const RunConfig c = load_run_config(o->config, o->sets);
+    TraceRequest r;
+    r.model = with_analysis_defaults(c.model);
+    r.batch = o->batch > 0 ? o->batch : c.train.batch_size;
+    r.seq = o->seq > 0 ? o->seq : c.data.max_len;
+    r.mode = o->infer ? TraceMode::Infer : TraceMode::Train;
+    r.optim = c.optim;
+    r.max_grad_norm = c.train.max_grad_norm;
+    const Workload w = trace_step(r);
+    if (o->json) {
+      fmt::print("{}\n", nlohmann::json(w).dump(1));
+      return;
+    }
+    if (c.model.vocab_size == 0)
+      fmt::print("note: model.vocab_size is 0 (set by the tokenizer); using {} here\n",
+                 r.model.vocab_size);
+    print_table(w);
+  });
+}
+
+}  // namespace hwt

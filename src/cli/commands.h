@@ -1,0 +1,15 @@
+// Each subcommand lives in its own cmd_*.cpp and registers itself on the top-level app.
+// Callbacks throw InputError for bad input; main() turns that into one line and exit code 2.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace hwt {
+
+void add_train_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_predict_command(CLI::App& app);
+void add_flops_command(CLI::App& app);
+void add_config_command(CLI::App& app);
+
+}  // namespace hwt

@@ -1,0 +1,416 @@
+#include "config/run_config.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace hwt {
+namespace {
+
+using Keys = ConfigKeys<RunConfig>;
+using R = RunConfig;
+
+void add_model_keys(Keys& k) {
+  k.add("model.vocab_size", "Vocabulary size; 0 takes the tokenizer's size",
+        [](R& c) -> auto& { return c.model.vocab_size; });
+  k.add("model.max_seq", "Longest sequence (learned position embeddings)",
+        [](R& c) -> auto& { return c.model.max_seq; });
+  k.add("model.hidden", "Hidden size", [](R& c) -> auto& { return c.model.hidden; });
+  k.add("model.heads", "Attention heads (must divide model.hidden)",
+        [](R& c) -> auto& { return c.model.heads; });
+  k.add("model.ffn", "Feed-forward width", [](R& c) -> auto& { return c.model.ffn; });
+  k.add("model.layers", "Transformer blocks", [](R& c) -> auto& { return c.model.layers; });
+  k.add("model.dropout", "Dropout on embeddings and on each sublayer output",
+        [](R& c) -> auto& { return c.model.dropout; });
+  k.add("model.attn_dropout", "Dropout on attention probabilities",
+        [](R& c) -> auto& { return c.model.attn_dropout; });
+  k.add_choice("model.norm", "Layernorm placement: pre (GPT-2) or post (BERT)",
+               [](R& c) -> auto& { return c.model.norm; },
+               std::vector<std::pair<std::string, NormPlacement>>{{"pre", NormPlacement::Pre},
+                                                                  {"post", NormPlacement::Post}});
+  k.add("model.causal", "Causal (decoder) attention instead of bidirectional with padding mask",
+        [](R& c) -> auto& { return c.model.causal; });
+  k.add_choice("model.activation", "Feed-forward activation",
+               [](R& c) -> auto& { return c.model.activation; },
+               std::vector<std::pair<std::string, Activation>>{{"gelu", Activation::Gelu},
+                                                               {"gelu_tanh", Activation::GeluTanh},
+                                                               {"relu", Activation::Relu}});
+  k.add("model.tie_embeddings", "LM head reuses the token embedding matrix",
+        [](R& c) -> auto& { return c.model.tie_embeddings; });
+  k.add_choice("model.head",
+               "Task head: classify (sequence), tokens (per token), joint (both, losses "
+               "summed), lm (next token)",
+               [](R& c) -> auto& { return c.model.head; },
+               std::vector<std::pair<std::string, HeadKind>>{{"classify", HeadKind::Classify},
+                                                             {"tokens", HeadKind::Tokens},
+                                                             {"joint", HeadKind::Joint},
+                                                             {"lm", HeadKind::Lm}});
+  k.add_choice("model.pooling", "Sequence representation: first token ([CLS]) or mean",
+               [](R& c) -> auto& { return c.model.pooling; },
+               std::vector<std::pair<std::string, Pooling>>{{"first", Pooling::First},
+                                                            {"mean", Pooling::Mean}});
+  k.add("model.num_labels", "Sequence classes; 0 takes them from the data",
+        [](R& c) -> auto& { return c.model.num_labels; });
+  k.add("model.num_token_labels", "Token classes; 0 takes them from the data",
+        [](R& c) -> auto& { return c.model.num_token_labels; });
+  k.add("model.ln_eps", "Layernorm epsilon", [](R& c) -> auto& { return c.model.ln_eps; });
+  k.add("model.init_std", "Standard deviation of the normal weight initialisation",
+        [](R& c) -> auto& { return c.model.init_std; });
+}
+
+void add_data_keys(Keys& k) {
+  k.add_choice("data.format",
+               "spam (SpamAssassin folders), jointbert (seq.in/label/seq.out), tsv, csv, "
+               "jsonl (text + label), text (plain text for LM)",
+               [](R& c) -> auto& { return c.data.format; },
+               std::vector<std::pair<std::string, DataFormat>>{{"spam", DataFormat::Spam},
+                                                               {"jointbert", DataFormat::JointBert},
+                                                               {"tsv", DataFormat::Tsv},
+                                                               {"csv", DataFormat::Csv},
+                                                               {"jsonl", DataFormat::Jsonl},
+                                                               {"text", DataFormat::Text}});
+  k.add("data.path", "Dataset file or folder; empty uses the installed default dataset",
+        [](R& c) -> auto& { return c.data.path; });
+  k.add("data.valid_path", "Validation file; empty splits it off the training data",
+        [](R& c) -> auto& { return c.data.valid_path; });
+  k.add("data.test_path", "Test file; empty splits it off the training data",
+        [](R& c) -> auto& { return c.data.test_path; });
+  k.add("data.text_field", "Text column / field name (csv, jsonl; tsv uses column 1)",
+        [](R& c) -> auto& { return c.data.text_field; });
+  k.add("data.label_field", "Label column / field name (csv, jsonl; tsv uses column 2)",
+        [](R& c) -> auto& { return c.data.label_field; });
+  k.add_choice("data.tokenizer", "word (vocabulary from training data) or char",
+               [](R& c) -> auto& { return c.data.tokenizer; },
+               std::vector<std::pair<std::string, TokenizerKind>>{{"word", TokenizerKind::Word},
+                                                                  {"char", TokenizerKind::Char}});
+  k.add("data.lowercase", "Lowercase text before word tokenisation",
+        [](R& c) -> auto& { return c.data.lowercase; });
+  k.add("data.min_freq", "Words seen fewer times in training become [UNK]",
+        [](R& c) -> auto& { return c.data.min_freq; });
+  k.add("data.max_vocab", "Largest word vocabulary (most frequent kept)",
+        [](R& c) -> auto& { return c.data.max_vocab; });
+  k.add("data.max_len", "Tokens per example including [CLS] (longer ones are cut); LM context",
+        [](R& c) -> auto& { return c.data.max_len; });
+  k.add("data.valid_fraction", "Share of training data held out for validation when no file",
+        [](R& c) -> auto& { return c.data.valid_fraction; });
+  k.add("data.test_fraction", "Share of training data held out for test when no file",
+        [](R& c) -> auto& { return c.data.test_fraction; });
+  k.add_choice("data.unseen_labels",
+               "A label in validation/test data that training never saw: error, or unk "
+               "(scored as wrong, the JointBERT convention)",
+               [](R& c) -> auto& { return c.data.unseen_labels; },
+               std::vector<std::pair<std::string, UnseenLabels>>{{"error", UnseenLabels::Error},
+                                                                 {"unk", UnseenLabels::Unk}});
+  k.add("data.max_examples", "Use only the first N examples of each split; 0 uses all",
+        [](R& c) -> auto& { return c.data.max_examples; });
+  k.add("data.seed", "Seed of the train/validation/test split",
+        [](R& c) -> auto& { return c.data.seed; });
+}
+
+void add_train_keys(Keys& k) {
+  k.add_choice("train.device", "auto (GPU when present), cpu or cuda",
+               [](R& c) -> auto& { return c.train.device; },
+               std::vector<std::pair<std::string, DeviceChoice>>{{"auto", DeviceChoice::Auto},
+                                                                 {"cpu", DeviceChoice::Cpu},
+                                                                 {"cuda", DeviceChoice::Cuda}});
+  k.add("train.threads", "CPU threads; 0 uses every core",
+        [](R& c) -> auto& { return c.train.threads; });
+  k.add_choice("train.precision", "fp32, tf32, bf16 or fp16 (GPU only beyond fp32)",
+               [](R& c) -> auto& { return c.train.precision; },
+               std::vector<std::pair<std::string, Precision>>{{"fp32", Precision::Fp32},
+                                                              {"tf32", Precision::Tf32},
+                                                              {"bf16", Precision::Bf16},
+                                                              {"fp16", Precision::Fp16}});
+  k.add("train.batch_size", "Examples per micro-batch",
+        [](R& c) -> auto& { return c.train.batch_size; });
+  k.add("train.grad_accum", "Micro-batches per optimizer step",
+        [](R& c) -> auto& { return c.train.grad_accum; });
+  k.add("train.epochs", "Passes over the training data (when train.max_steps is 0)",
+        [](R& c) -> auto& { return c.train.epochs; });
+  k.add("train.max_steps", "Optimizer steps; 0 lets train.epochs decide",
+        [](R& c) -> auto& { return c.train.max_steps; });
+  k.add("train.time_limit", "Stop training after this many seconds; 0: no limit",
+        [](R& c) -> auto& { return c.train.time_limit; });
+  k.add("train.log_every", "Steps between metrics.jsonl lines",
+        [](R& c) -> auto& { return c.train.log_every; });
+  k.add("train.eval_every", "Steps between evaluations; 0 evaluates once per epoch",
+        [](R& c) -> auto& { return c.train.eval_every; });
+  k.add("train.eval_batches", "Batches per periodic evaluation; 0 uses the whole set",
+        [](R& c) -> auto& { return c.train.eval_batches; });
+  k.add("train.checkpoint_every", "Steps between checkpoints; 0 writes one at the end",
+        [](R& c) -> auto& { return c.train.checkpoint_every; });
+  k.add("train.early_stop_patience",
+        "Stop after this many evaluations without improvement; 0: off",
+        [](R& c) -> auto& { return c.train.early_stop_patience; });
+  k.add("train.max_grad_norm", "Clip the global gradient norm to this; 0: no clipping",
+        [](R& c) -> auto& { return c.train.max_grad_norm; });
+  k.add("train.seed", "Seed of initialisation, shuffling and dropout",
+        [](R& c) -> auto& { return c.train.seed; });
+}
+
+void add_optim_keys(Keys& k) {
+  k.add_choice("optim.name", "adamw, adan or sgd", [](R& c) -> auto& { return c.optim.name; },
+               std::vector<std::pair<std::string, OptimizerKind>>{{"adamw", OptimizerKind::AdamW},
+                                                                  {"adan", OptimizerKind::Adan},
+                                                                  {"sgd", OptimizerKind::Sgd}});
+  k.add("optim.lr", "Peak learning rate", [](R& c) -> auto& { return c.optim.lr; });
+  k.add("optim.weight_decay", "Weight decay on matrices and embeddings (not biases, norms)",
+        [](R& c) -> auto& { return c.optim.weight_decay; });
+  k.add("optim.eps", "Denominator epsilon (AdamW, Adan)",
+        [](R& c) -> auto& { return c.optim.eps; });
+  k.add("optim.adamw.beta1", "AdamW first-moment decay",
+        [](R& c) -> auto& { return c.optim.adamw_beta1; });
+  k.add("optim.adamw.beta2", "AdamW second-moment decay",
+        [](R& c) -> auto& { return c.optim.adamw_beta2; });
+  k.add("optim.adan.beta1", "Adan gradient-average decay (code convention, papers.md)",
+        [](R& c) -> auto& { return c.optim.adan_beta1; });
+  k.add("optim.adan.beta2", "Adan gradient-difference decay",
+        [](R& c) -> auto& { return c.optim.adan_beta2; });
+  k.add("optim.adan.beta3", "Adan second-moment decay",
+        [](R& c) -> auto& { return c.optim.adan_beta3; });
+  k.add("optim.adan.no_prox", "Adan decoupled decay (multiply) instead of proximal (divide)",
+        [](R& c) -> auto& { return c.optim.adan_no_prox; });
+  k.add("optim.sgd.momentum", "SGD momentum", [](R& c) -> auto& { return c.optim.sgd_momentum; });
+  k.add("optim.sgd.nesterov", "SGD Nesterov momentum",
+        [](R& c) -> auto& { return c.optim.sgd_nesterov; });
+  k.add_choice("optim.schedule", "Learning-rate decay after warmup: constant, linear or cosine",
+               [](R& c) -> auto& { return c.optim.schedule; },
+               std::vector<std::pair<std::string, Schedule>>{{"constant", Schedule::Constant},
+                                                             {"linear", Schedule::Linear},
+                                                             {"cosine", Schedule::Cosine}});
+  k.add("optim.warmup_steps", "Linear warmup steps",
+        [](R& c) -> auto& { return c.optim.warmup_steps; });
+  k.add("optim.min_lr_ratio", "Final learning rate as a fraction of optim.lr",
+        [](R& c) -> auto& { return c.optim.min_lr_ratio; });
+}
+
+Keys build_keys() {
+  Keys k;
+  add_model_keys(k);
+  add_data_keys(k);
+  add_train_keys(k);
+  add_optim_keys(k);
+  return k;
+}
+
+const ConfigKey<R>* find_key(std::string_view name) {
+  for (const auto& k : run_config_keys())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+[[noreturn]] void unknown_key(std::string_view name) {
+  const ConfigKey<R>* best = nullptr;
+  size_t best_d = 4;
+  for (const auto& k : run_config_keys()) {
+    const size_t d = edit_distance(name, k.name);
+    if (d < best_d) best_d = d, best = &k;
+  }
+  if (best) fail_input("unknown config key '{}' (did you mean '{}'?)", name, best->name);
+  fail_input("unknown config key '{}' (see docs/config.md)", name);
+}
+
+void set_key(RunConfig& c, std::string_view name, const nlohmann::json& v) {
+  const ConfigKey<R>* k = find_key(name);
+  if (!k) unknown_key(name);
+  k->set(c, v);
+}
+
+nlohmann::json toml_value(const toml::node& n, const std::string& key) {
+  if (auto v = n.as_integer()) return v->get();
+  if (auto v = n.as_floating_point()) return v->get();
+  if (auto v = n.as_boolean()) return v->get();
+  if (auto v = n.as_string()) return v->get();
+  fail_input("config {}: unsupported value type (use a number, true/false or a string)", key);
+}
+
+void apply_table(RunConfig& c, const toml::table& t, const std::string& prefix) {
+  for (const auto& [name, node] : t) {
+    const std::string key = prefix.empty() ? std::string(name.str())
+                                           : prefix + "." + std::string(name.str());
+    if (const toml::table* sub = node.as_table()) {
+      apply_table(c, *sub, key);
+      continue;
+    }
+    if (!find_key(key)) unknown_key(key);
+    set_key(c, key, toml_value(node, key));
+  }
+}
+
+// Parses an override's text by the key's type: --set model.hidden=512.
+nlohmann::json parse_override_value(const ConfigKey<R>& k, const std::string& text) {
+  if (k.type == "int") {
+    int64_t v = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size())
+      fail_input("--set {}: expected an integer, got '{}'", k.name, text);
+    return v;
+  }
+  if (k.type == "float") {
+    try {
+      size_t used = 0;
+      const double v = std::stod(text, &used);
+      if (used == text.size()) return v;
+    } catch (const std::exception&) {
+    }
+    fail_input("--set {}: expected a number, got '{}'", k.name, text);
+  }
+  if (k.type == "bool") {
+    if (text == "true" || text == "1") return true;
+    if (text == "false" || text == "0") return false;
+    fail_input("--set {}: expected true or false, got '{}'", k.name, text);
+  }
+  std::string s = text;
+  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front())
+    s = s.substr(1, s.size() - 2);
+  return s;
+}
+
+std::string toml_literal(const nlohmann::json& v) {
+  // JSON string escapes are valid TOML basic-string escapes.
+  if (v.is_number_float()) {
+    std::string s = fmt::format("{}", v.get<double>());
+    if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+    return s;
+  }
+  return v.dump();
+}
+
+}  // namespace
+
+const std::vector<ConfigKey<RunConfig>>& run_config_keys() {
+  static const Keys keys = build_keys();
+  return keys.keys();
+}
+
+void apply_override(RunConfig& c, const std::string& kv) {
+  const size_t eq = kv.find('=');
+  if (eq == std::string::npos || eq == 0)
+    fail_input("--set expects key=value, got '{}'", kv);
+  const std::string key = kv.substr(0, eq);
+  const ConfigKey<R>* k = find_key(key);
+  if (!k) unknown_key(key);
+  k->set(c, parse_override_value(*k, kv.substr(eq + 1)));
+}
+
+RunConfig load_run_config(const std::string& toml_path,
+                          const std::vector<std::string>& overrides) {
+  RunConfig c;
+  if (!toml_path.empty()) {
+    toml::table t;
+    try {
+      t = toml::parse_file(toml_path);
+    } catch (const toml::parse_error& e) {
+      const auto& src = e.source();
+      if (!src.begin)
+        fail_input("config {}: cannot read the file ({})", toml_path, e.description());
+      fail_input("config {}:{}:{}: {}", toml_path, src.begin.line, src.begin.column,
+                 e.description());
+    }
+    apply_table(c, t, "");
+  }
+  for (const std::string& kv : overrides) apply_override(c, kv);
+  validate(c);
+  return c;
+}
+
+void validate(const RunConfig& c) {
+  validate(c.model);
+  const DataConfig& d = c.data;
+  const TrainConfig& t = c.train;
+  if (d.max_len < 2) fail_input("config data.max_len={} must be at least 2", d.max_len);
+  if (d.min_freq < 1) fail_input("config data.min_freq={} must be at least 1", d.min_freq);
+  if (d.max_vocab < 4) fail_input("config data.max_vocab={} must be at least 4", d.max_vocab);
+  if (d.valid_fraction < 0 || d.test_fraction < 0 || d.valid_fraction + d.test_fraction >= 1)
+    fail_input("config data.valid_fraction={} and data.test_fraction={} must be >= 0 and sum < 1",
+               d.valid_fraction, d.test_fraction);
+  if (d.max_examples < 0) fail_input("config data.max_examples must not be negative");
+  if (d.max_len > c.model.max_seq)
+    fail_input("config data.max_len={} exceeds model.max_seq={}", d.max_len, c.model.max_seq);
+  if (t.batch_size < 1) fail_input("config train.batch_size={} must be positive", t.batch_size);
+  if (t.grad_accum < 1) fail_input("config train.grad_accum={} must be positive", t.grad_accum);
+  if (t.epochs < 1 && t.max_steps < 1)
+    fail_input("config needs train.epochs >= 1 or train.max_steps >= 1");
+  if (t.max_steps < 0 || t.log_every < 1 || t.eval_every < 0 || t.checkpoint_every < 0 ||
+      t.eval_batches < 0 || t.early_stop_patience < 0 || t.threads < 0 || t.time_limit < 0)
+    fail_input("config train: step counts must not be negative and train.log_every >= 1");
+  if (t.max_grad_norm < 0) fail_input("config train.max_grad_norm must not be negative");
+  const OptimConfig& o = c.optim;
+  if (!(o.lr > 0)) fail_input("config optim.lr={} must be positive", o.lr);
+  if (o.weight_decay < 0) fail_input("config optim.weight_decay must not be negative");
+  if (o.warmup_steps < 0) fail_input("config optim.warmup_steps must not be negative");
+  if (o.min_lr_ratio < 0 || o.min_lr_ratio > 1)
+    fail_input("config optim.min_lr_ratio={} must be in [0, 1]", o.min_lr_ratio);
+  for (double b : {o.adamw_beta1, o.adamw_beta2, o.adan_beta1, o.adan_beta2, o.adan_beta3})
+    if (b < 0 || b >= 1) fail_input("config optim betas must be in [0, 1), got {}", b);
+}
+
+nlohmann::json to_json(const RunConfig& c) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& k : run_config_keys()) j[k.name] = k.get(c);
+  return j;
+}
+
+RunConfig run_config_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) fail_input("config: expected a JSON object of key: value");
+  RunConfig c;
+  for (const auto& [key, value] : j.items()) set_key(c, key, value);
+  validate(c);
+  return c;
+}
+
+std::string to_toml(const RunConfig& c) {
+  std::string out, section;
+  for (const auto& k : run_config_keys()) {
+    const size_t dot = k.name.find('.');
+    const std::string sec = k.name.substr(0, dot);
+    if (sec != section) {
+      out += fmt::format("{}[{}]\n", out.empty() ? "" : "\n", sec);
+      section = sec;
+    }
+    out += fmt::format("{} = {}\n", k.name.substr(dot + 1), toml_literal(k.get(c)));
+  }
+  return out;
+}
+
+std::string config_reference_markdown() {
+  const RunConfig defaults;
+  std::string out =
+      "# Configuration keys\n\n"
+      "Generated by `hwt config --reference`; a test keeps this file equal to that output.\n"
+      "Set keys in a TOML file (`--config FILE.toml`, sections are the part before the first\n"
+      "dot) or one at a time with `--set key=value`. Unknown keys are errors.\n";
+  std::string section;
+  for (const auto& k : run_config_keys()) {
+    const std::string sec = k.name.substr(0, k.name.find('.'));
+    if (sec != section) {
+      out += fmt::format("\n## [{}]\n\n| key | type | default | meaning |\n|---|---|---|---|\n", sec);
+      section = sec;
+    }
+    std::string type = k.type;
+    if (k.type == "choice") {
+      type.clear();
+      for (const auto& ch : k.choices) type += (type.empty() ? "" : " \\| ") + ch;
+    }
+    out += fmt::format("| `{}` | {} | `{}` | {} |\n", k.name, type, k.get(defaults).dump(), k.doc);
+  }
+  return out;
+}
+
+}  // namespace hwt

@@ -1,0 +1,41 @@
+// RunConfig: everything a run is configured by, loaded from TOML plus --set overrides.
+// The key table is the single source for parsing, validation messages, run.json and docs.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <string>
+#include <vector>
+
+#include "config/config_key.h"
+#include "data/data_config.h"
+#include "model/model_config.h"
+#include "train/train_config.h"
+
+namespace hwt {
+
+struct RunConfig {
+  ModelConfig model;
+  DataConfig data;
+  TrainConfig train;
+  OptimConfig optim;
+};
+
+const std::vector<ConfigKey<RunConfig>>& run_config_keys();
+
+// Reads a TOML file (empty path: defaults only), then applies "key=value" overrides in order.
+// Malformed TOML, unknown keys, wrong types and inconsistent values raise InputError.
+RunConfig load_run_config(const std::string& toml_path, const std::vector<std::string>& overrides);
+
+void apply_override(RunConfig& c, const std::string& key_equals_value);
+void validate(const RunConfig& c);
+
+// Flat {"model.hidden": 256, ...}: stored in run.json and checkpoint metadata.
+nlohmann::json to_json(const RunConfig& c);
+RunConfig run_config_from_json(const nlohmann::json& j);
+std::string to_toml(const RunConfig& c);
+
+// The key reference (docs/config.md is this text).
+std::string config_reference_markdown();
+
+}  // namespace hwt

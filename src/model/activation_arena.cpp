@@ -1,0 +1,22 @@
+#include "model/activation_arena.h"
+
+namespace hwt {
+
+ActivationArena::Slot ActivationArena::reserve(DType dtype, int64_t max_elements) {
+  HWT_CHECK(!buffer_.data() && max_elements >= 0, "reserve after allocation");
+  entries_.push_back({dtype, max_elements, total_});
+  // 256-byte alignment keeps every slot aligned for vector loads and GEMM libraries.
+  total_ += (static_cast<size_t>(max_elements) * dtype_size(dtype) + 255) / 256 * 256;
+  return entries_.size() - 1;
+}
+
+void ActivationArena::allocate(Backend& backend) { buffer_ = DeviceBuffer(backend, total_); }
+
+Tensor ActivationArena::view(Slot slot, Shape shape) const {
+  const Entry& e = entries_.at(slot);
+  HWT_CHECK(shape.numel() <= e.max_elements, "activation view {} exceeds planned {} elements",
+            shape.str(), e.max_elements);
+  return buffer_.tensor(e.dtype, shape, e.offset);
+}
+
+}  // namespace hwt

@@ -1,0 +1,194 @@
+#include "model/block.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace hwt {
+
+Block::Block(const ModelConfig& cfg, ParamStore& ps, int index) : cfg_(cfg), index_(index) {
+  const std::string p = fmt::format("layers.{}.", index);
+  const int64_t h = cfg.hidden;
+  const float std = static_cast<float>(cfg.init_std);
+  ln1_ = LayerNormParams(ps, p + "ln1", h);
+  qkv_ = Linear(ps, p + "attn.qkv", h, 3 * h, true, std);
+  out_ = Linear(ps, p + "attn.out", h, h, true, std);
+  ln2_ = LayerNormParams(ps, p + "ln2", h);
+  fc1_ = Linear(ps, p + "mlp.fc1", h, cfg.ffn, true, std);
+  fc2_ = Linear(ps, p + "mlp.fc2", cfg.ffn, h, true, std);
+}
+
+void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
+  const int64_t h = cfg_.hidden;
+  const bool pre = cfg_.norm == NormPlacement::Pre;
+  if (pre) ln1_out_ = arena.reserve(dt, max_rows * h);
+  ln1_mean_ = arena.reserve(DType::F32, max_rows);
+  ln1_rstd_ = arena.reserve(DType::F32, max_rows);
+  qkv_act_ = arena.reserve(dt, max_rows * 3 * h);
+  ctx_ = arena.reserve(dt, max_rows * h);
+  lse_ = arena.reserve(DType::F32, cfg_.heads * max_rows);
+  sum1_ = arena.reserve(dt, max_rows * h);
+  x1_ = arena.reserve(dt, max_rows * h);
+  ln2_mean_ = arena.reserve(DType::F32, max_rows);
+  ln2_rstd_ = arena.reserve(DType::F32, max_rows);
+  f_pre_ = arena.reserve(dt, max_rows * cfg_.ffn);
+  f_ = arena.reserve(dt, max_rows * cfg_.ffn);
+  if (!pre) sum2_ = arena.reserve(dt, max_rows * h);
+  out_act_ = arena.reserve(dt, max_rows * h);
+  scratch_ = arena.reserve(dt, max_rows * h);
+}
+
+Tensor Block::output(const StepContext& c) const { return c.act(out_act_, cfg_.hidden); }
+
+AttentionDims Block::attention_dims(const StepContext& c) const {
+  AttentionDims d;
+  d.batch = c.batch;
+  d.seq = c.seq;
+  d.heads = cfg_.heads;
+  d.head_dim = cfg_.head_dim();
+  d.causal = cfg_.causal;
+  d.key_lengths = c.key_lengths;
+  d.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(cfg_.head_dim())));
+  d.drop = c.dropout(cfg_.attn_dropout, site(0));
+  return d;
+}
+
+Tensor Block::forward(const StepContext& c, Tensor x) const {
+  const int64_t h = cfg_.hidden, rows = c.rows();
+  const bool pre = cfg_.norm == NormPlacement::Pre;
+  const float eps = static_cast<float>(cfg_.ln_eps);
+  Backend& be = c.backend;
+  const std::string scope = fmt::format("layers.{}", index_);
+  be.set_scope(scope + ".attn", Phase::Forward);
+
+  // Attention sublayer input: LN1(x) for pre-LN, x itself for post-LN.
+  Tensor attn_in = x;
+  if (pre) {
+    attn_in = c.act(ln1_out_, h);
+    be.layernorm_forward({x, c.params.compute(ln1_.gamma), c.params.compute(ln1_.beta), attn_in,
+                          c.arena.view(ln1_mean_, Shape{rows}), c.arena.view(ln1_rstd_, Shape{rows}),
+                          eps});
+  }
+  const Tensor qkv = c.act(qkv_act_, 3 * h), ctx = c.act(ctx_, h), tmp = c.act(scratch_, h);
+  qkv_.forward(c, attn_in, qkv);
+  be.attention_forward({attention_dims(c), qkv, ctx,
+                        c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq})});
+  out_.forward(c, ctx, tmp);
+
+  // Residual 1. Pre-LN: x1 = x + drop(a), ffn_in = LN2(x1). Post-LN: x1 = LN1(x + drop(a)).
+  const Tensor x1 = c.act(x1_, h), s1 = c.act(sum1_, h);
+  ResidualFwd r1;
+  r1.x = tmp;
+  r1.residual = x;
+  r1.drop = c.dropout(cfg_.dropout, site(1));
+  r1.eps = eps;
+  const LayerNormParams& ln_after_attn = pre ? ln2_ : ln1_;
+  r1.gamma = c.params.compute(ln_after_attn.gamma);
+  r1.beta = c.params.compute(ln_after_attn.beta);
+  r1.mean = c.arena.view(pre ? ln2_mean_ : ln1_mean_, Shape{rows});
+  r1.rstd = c.arena.view(pre ? ln2_rstd_ : ln1_rstd_, Shape{rows});
+  r1.sum = pre ? x1 : s1;
+  r1.y = pre ? s1 : x1;
+  be.residual_forward(r1);
+  const Tensor ffn_in = pre ? s1 : x1;
+
+  be.set_scope(scope + ".mlp", Phase::Forward);
+  const Tensor f_pre = c.act(f_pre_, cfg_.ffn), f = c.act(f_, cfg_.ffn);
+  fc1_.forward(c, ffn_in, f, cfg_.activation, f_pre);
+  fc2_.forward(c, f, tmp);
+
+  // Residual 2. Pre-LN: out = x1 + drop(m). Post-LN: out = LN2(x1 + drop(m)).
+  const Tensor out = c.act(out_act_, h);
+  ResidualFwd r2;
+  r2.x = tmp;
+  r2.residual = x1;
+  r2.drop = c.dropout(cfg_.dropout, site(2));
+  r2.eps = eps;
+  if (pre) {
+    r2.sum = out;
+  } else {
+    r2.sum = c.act(sum2_, h);
+    r2.gamma = c.params.compute(ln2_.gamma);
+    r2.beta = c.params.compute(ln2_.beta);
+    r2.y = out;
+    r2.mean = c.arena.view(ln2_mean_, Shape{rows});
+    r2.rstd = c.arena.view(ln2_rstd_, Shape{rows});
+  }
+  be.residual_forward(r2);
+  return out;
+}
+
+void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScratch& s) const {
+  const int64_t h = cfg_.hidden, rows = c.rows();
+  const bool pre = cfg_.norm == NormPlacement::Pre;
+  Backend& be = c.backend;
+  const std::string scope = fmt::format("layers.{}", index_);
+  const Tensor da = c.act(s.a, h), db = c.act(s.b, h), df = c.act(s.ffn, cfg_.ffn);
+  const Tensor dqkv = c.act(s.qkv, 3 * h);
+  const Tensor x1 = c.act(x1_, h), s1 = c.act(sum1_, h);
+  const Tensor ffn_in = pre ? s1 : x1;
+  auto mean = [&](ActivationArena::Slot slot) { return c.arena.view(slot, Shape{rows}); };
+
+  be.set_scope(scope + ".mlp", Phase::Backward);
+  // Residual 2: dres <- gradient into x1 through the skip path (post-LN: through LN2 too).
+  ResidualBwd r2;
+  r2.drop = c.dropout(cfg_.dropout, site(2));
+  r2.d_x = da;
+  r2.d_residual = dres;
+  if (pre) {
+    r2.d_sum = dres;
+  } else {
+    r2.d_y = dres;
+    r2.sum = c.act(sum2_, h);
+    r2.gamma = c.params.compute(ln2_.gamma);
+    r2.mean = mean(ln2_mean_);
+    r2.rstd = mean(ln2_rstd_);
+    r2.d_gamma = c.params.grad(ln2_.gamma);
+    r2.d_beta = c.params.grad(ln2_.beta);
+  }
+  be.residual_backward(r2);
+  fc2_.backward(c, c.act(f_, cfg_.ffn), da, df);
+  // Pre-LN: the FFN input is LN2(x1), so its gradient goes through LN2 below; post-LN: the
+  // FFN input is x1 itself, so add it to the skip gradient now.
+  fc1_.backward(c, ffn_in, df, pre ? db : dres, !pre, cfg_.activation, c.act(f_pre_, cfg_.ffn));
+
+  be.set_scope(scope + ".attn", Phase::Backward);
+  ResidualBwd r1;
+  r1.drop = c.dropout(cfg_.dropout, site(1));
+  r1.d_x = da;
+  r1.d_residual = dres;
+  const LayerNormParams& ln_after_attn = pre ? ln2_ : ln1_;
+  r1.gamma = c.params.compute(ln_after_attn.gamma);
+  r1.mean = mean(pre ? ln2_mean_ : ln1_mean_);
+  r1.rstd = mean(pre ? ln2_rstd_ : ln1_rstd_);
+  r1.d_gamma = c.params.grad(ln_after_attn.gamma);
+  r1.d_beta = c.params.grad(ln_after_attn.beta);
+  r1.d_y = pre ? db : dres;
+  r1.sum = pre ? x1 : s1;
+  if (pre) r1.d_sum = dres;
+  be.residual_backward(r1);
+
+  const Tensor ctx = c.act(ctx_, h), qkv = c.act(qkv_act_, 3 * h);
+  out_.backward(c, ctx, da, db);
+  be.attention_backward({attention_dims(c), qkv, ctx, db,
+                         c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq}), dqkv});
+  if (!pre) {
+    qkv_.backward(c, x, dqkv, dres, true);
+    return;
+  }
+  const Tensor ln1_out = c.act(ln1_out_, h);
+  qkv_.backward(c, ln1_out, dqkv, da);
+  LayerNormBwd l1;
+  l1.x = x;
+  l1.gamma = c.params.compute(ln1_.gamma);
+  l1.mean = mean(ln1_mean_);
+  l1.rstd = mean(ln1_rstd_);
+  l1.dy = da;
+  l1.dx = dres;
+  l1.dgamma = c.params.grad(ln1_.gamma);
+  l1.dbeta = c.params.grad(ln1_.beta);
+  l1.accumulate_dx = true;
+  be.layernorm_backward(l1);
+}
+
+}  // namespace hwt

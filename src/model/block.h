@@ -1,0 +1,44 @@
+// One transformer block: multi-head self-attention and a GELU feed-forward network, each
+// wrapped in a residual connection with layernorm before (pre-LN, GPT-2) or after (post-LN,
+// BERT) the sublayer.
+#pragma once
+
+#include <string>
+
+#include "model/linear.h"
+#include "model/model_config.h"
+
+namespace hwt {
+
+// Backward scratch shared by all blocks (activation gradients are consumed layer by layer).
+struct BlockScratch {
+  ActivationArena::Slot a, b, ffn, qkv;  // [rows, hidden] x2, [rows, ffn], [rows, 3*hidden]
+};
+
+class Block {
+ public:
+  Block(const ModelConfig& cfg, ParamStore& ps, int index);
+  void plan(ActivationArena& arena, DType dt, int64_t max_rows);
+  // x: block input [rows, hidden] (kept for backward); returns the output tensor.
+  Tensor forward(const StepContext& c, Tensor x) const;
+  Tensor output(const StepContext& c) const;  // what forward returned, for backward
+  // dres holds the gradient of the block output on entry and of its input on return.
+  void backward(const StepContext& c, Tensor x, Tensor dres, const BlockScratch& s) const;
+
+ private:
+  Dropout attn_probs_drop(const StepContext& c) const;
+  AttentionDims attention_dims(const StepContext& c) const;
+  uint64_t site(int k) const { return 1 + 3 * static_cast<uint64_t>(index_) + static_cast<uint64_t>(k); }
+
+  const ModelConfig& cfg_;
+  int index_;
+  LayerNormParams ln1_, ln2_;
+  Linear qkv_, out_, fc1_, fc2_;
+  // Saved activations (slots in the arena). sum1_ is the pre-LN1 sum in post-LN blocks and
+  // LN2's output (the FFN input) in pre-LN blocks.
+  ActivationArena::Slot ln1_out_ = 0, ln1_mean_ = 0, ln1_rstd_ = 0, qkv_act_ = 0, ctx_ = 0,
+                        lse_ = 0, sum1_ = 0, x1_ = 0, ln2_mean_ = 0, ln2_rstd_ = 0, f_pre_ = 0,
+                        f_ = 0, sum2_ = 0, out_act_ = 0, scratch_ = 0;
+};
+
+}  // namespace hwt

@@ -1,0 +1,65 @@
+#include "model/embeddings.h"
+
+namespace hwt {
+
+Embeddings::Embeddings(const ModelConfig& cfg, ParamStore& ps)
+    : cfg_(cfg),
+      tok_(ps.add("embed.tokens", Shape{cfg.vocab_size, cfg.hidden}, true, Init::Normal,
+                  static_cast<float>(cfg.init_std))),
+      pos_(ps.add("embed.positions", Shape{cfg.max_seq, cfg.hidden}, true, Init::Normal,
+                  static_cast<float>(cfg.init_std))) {
+  if (cfg.norm == NormPlacement::Post) ln_ = LayerNormParams(ps, "embed.ln", cfg.hidden);
+}
+
+void Embeddings::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
+  sum_ = arena.reserve(dt, max_rows * cfg_.hidden);
+  if (cfg_.norm == NormPlacement::Pre) return;
+  out_ = arena.reserve(dt, max_rows * cfg_.hidden);
+  mean_ = arena.reserve(DType::F32, max_rows);
+  rstd_ = arena.reserve(DType::F32, max_rows);
+}
+
+Tensor Embeddings::output(const StepContext& c) const {
+  return c.act(cfg_.norm == NormPlacement::Pre ? sum_ : out_, cfg_.hidden);
+}
+
+Tensor Embeddings::forward(const StepContext& c, Tensor ids) const {
+  Backend& be = c.backend;
+  be.set_scope("embed", Phase::Forward);
+  const Tensor sum = c.act(sum_, cfg_.hidden);
+  be.embedding_forward({ids, c.params.compute(tok_), c.params.compute(pos_), sum, c.seq});
+  Tensor out = sum;
+  if (cfg_.norm == NormPlacement::Post) {
+    out = c.act(out_, cfg_.hidden);
+    be.layernorm_forward({sum, c.params.compute(ln_.gamma), c.params.compute(ln_.beta), out,
+                          c.arena.view(mean_, Shape{c.rows()}),
+                          c.arena.view(rstd_, Shape{c.rows()}), static_cast<float>(cfg_.ln_eps)});
+  }
+  const Dropout drop = c.dropout(cfg_.dropout, kDropSite);
+  if (drop.active()) be.dropout_forward({out, out, drop});
+  return out;
+}
+
+void Embeddings::backward(const StepContext& c, Tensor ids, Tensor dx, Tensor scratch) const {
+  Backend& be = c.backend;
+  be.set_scope("embed", Phase::Backward);
+  const Dropout drop = c.dropout(cfg_.dropout, kDropSite);
+  if (drop.active()) be.dropout_backward({dx, dx, drop});
+  Tensor d_sum = dx;
+  if (cfg_.norm == NormPlacement::Post) {
+    LayerNormBwd l;
+    l.x = c.act(sum_, cfg_.hidden);
+    l.gamma = c.params.compute(ln_.gamma);
+    l.mean = c.arena.view(mean_, Shape{c.rows()});
+    l.rstd = c.arena.view(rstd_, Shape{c.rows()});
+    l.dy = dx;
+    l.dx = scratch;
+    l.dgamma = c.params.grad(ln_.gamma);
+    l.dbeta = c.params.grad(ln_.beta);
+    be.layernorm_backward(l);
+    d_sum = scratch;
+  }
+  be.embedding_backward({ids, d_sum, c.params.grad(tok_), c.params.grad(pos_), c.seq});
+}
+
+}  // namespace hwt

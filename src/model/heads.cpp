@@ -1,0 +1,81 @@
+#include "model/heads.h"
+
+namespace hwt {
+
+Heads::Heads(const ModelConfig& cfg, ParamStore& ps, ParamStore::Handle token_table) : cfg_(cfg) {
+  const float std = static_cast<float>(cfg.init_std);
+  if (cfg.has_sequence_head())
+    cls_ = Linear(ps, "head.classifier", cfg.hidden, cfg.num_labels, true, std);
+  if (cfg.has_token_head())
+    token_ = Linear(ps, "head.tokens", cfg.hidden, cfg.num_token_labels, true, std);
+  if (cfg.head == HeadKind::Lm)
+    token_ = cfg.tie_embeddings ? Linear::tied(token_table, cfg.hidden, cfg.vocab_size)
+                                : Linear(ps, "head.lm", cfg.hidden, cfg.vocab_size, false, std);
+}
+
+void Heads::plan(ActivationArena& arena, DType dt, int64_t max_batch, int64_t max_rows) {
+  if (has_seq()) {
+    pooled_ = arena.reserve(dt, max_batch * cfg_.hidden);
+    dpooled_ = arena.reserve(dt, max_batch * cfg_.hidden);
+    seq_logits_ = arena.reserve(dt, max_batch * cls_.out());
+    seq_losses_ = arena.reserve(DType::F32, max_batch);
+  }
+  if (has_token()) {
+    token_logits_ = arena.reserve(dt, max_rows * token_.out());
+    token_losses_ = arena.reserve(DType::F32, max_rows);
+  }
+}
+
+Tensor Heads::seq_logits(const StepContext& c) const {
+  return c.arena.view(seq_logits_, Shape{c.batch, cls_.out()});
+}
+Tensor Heads::token_logits(const StepContext& c) const { return c.act(token_logits_, token_.out()); }
+Tensor Heads::seq_losses(const StepContext& c) const {
+  return c.arena.view(seq_losses_, Shape{c.batch});
+}
+Tensor Heads::token_losses(const StepContext& c) const {
+  return c.arena.view(token_losses_, Shape{c.rows()});
+}
+
+void Heads::forward(const StepContext& c, Tensor h, const HeadTargets& t) const {
+  Backend& be = c.backend;
+  // Loss = mean over counted labels (per head), so each logit gradient is scaled by 1/count.
+  auto scale = [&](int64_t valid) {
+    return valid > 0 ? t.grad_multiplier / static_cast<float>(valid) : 0.0f;
+  };
+  if (has_seq()) {
+    be.set_scope("head.classifier", Phase::Forward);
+    const Tensor pooled = c.arena.view(pooled_, Shape{c.batch, cfg_.hidden});
+    be.pool_forward({h, pooled, c.key_lengths, c.seq, cfg_.pooling});
+    const Tensor logits = seq_logits(c);
+    cls_.forward(c, pooled, logits);
+    be.cross_entropy({logits, t.seq_labels, seq_losses(c), c.training ? logits : Tensor{},
+                      scale(t.seq_valid)});
+  }
+  if (has_token()) {
+    be.set_scope(cfg_.head == HeadKind::Lm ? "head.lm" : "head.tokens", Phase::Forward);
+    const Tensor logits = token_logits(c);
+    token_.forward(c, h, logits);
+    be.cross_entropy({logits, t.token_labels, token_losses(c), c.training ? logits : Tensor{},
+                      scale(t.token_valid)});
+  }
+}
+
+void Heads::backward(const StepContext& c, Tensor h, Tensor dh) const {
+  Backend& be = c.backend;
+  if (has_token()) {
+    be.set_scope(cfg_.head == HeadKind::Lm ? "head.lm" : "head.tokens", Phase::Backward);
+    token_.backward(c, h, token_logits(c), dh);
+  } else {
+    be.fill(dh, 0.0f);
+  }
+  if (has_seq()) {
+    be.set_scope("head.classifier", Phase::Backward);
+    const Tensor pooled = c.arena.view(pooled_, Shape{c.batch, cfg_.hidden});
+    const Tensor dpooled = c.arena.view(dpooled_, Shape{c.batch, cfg_.hidden});
+    cls_.backward(c, pooled, seq_logits(c), dpooled);
+    be.pool_backward({dpooled, dh, c.key_lengths, c.seq, cfg_.pooling});
+  }
+}
+
+}  // namespace hwt

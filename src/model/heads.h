@@ -1,0 +1,41 @@
+// Task heads on the final hidden states: sequence classification (pooled), token
+// classification, their joint sum, and the causal LM head. Forward computes logits, per-row
+// losses and, when training, the logits' gradients in the same pass.
+#pragma once
+
+#include "model/linear.h"
+#include "model/model_config.h"
+
+namespace hwt {
+
+struct HeadTargets {
+  Tensor seq_labels;    // i32 [batch]
+  Tensor token_labels;  // i32 [rows]
+  int64_t seq_valid = 0, token_valid = 0;  // labels that count (>= 0)
+  float grad_multiplier = 1.0f;            // 1 / gradient-accumulation steps
+};
+
+class Heads {
+ public:
+  Heads(const ModelConfig& cfg, ParamStore& ps, ParamStore::Handle token_table);
+  void plan(ActivationArena& arena, DType dt, int64_t max_batch, int64_t max_rows);
+  void forward(const StepContext& c, Tensor h, const HeadTargets& t) const;
+  // Writes dh, the gradient of the hidden states.
+  void backward(const StepContext& c, Tensor h, Tensor dh) const;
+
+  bool has_seq() const { return cfg_.has_sequence_head(); }
+  bool has_token() const { return cfg_.head != HeadKind::Classify; }
+  int64_t token_classes() const { return token_.out(); }
+  Tensor seq_logits(const StepContext& c) const;
+  Tensor token_logits(const StepContext& c) const;
+  Tensor seq_losses(const StepContext& c) const;
+  Tensor token_losses(const StepContext& c) const;
+
+ private:
+  const ModelConfig& cfg_;
+  Linear cls_, token_;  // token_ is the LM head for HeadKind::Lm
+  ActivationArena::Slot pooled_ = 0, dpooled_ = 0, seq_logits_ = 0, seq_losses_ = 0,
+                        token_logits_ = 0, token_losses_ = 0;
+};
+
+}  // namespace hwt

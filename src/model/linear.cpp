@@ -1,0 +1,53 @@
+#include "model/linear.h"
+
+namespace hwt {
+
+Linear::Linear(ParamStore& ps, const std::string& name, int64_t in, int64_t out, bool bias,
+               float std)
+    : w_(ps.add(name + ".weight", Shape{out, in}, true, Init::Normal, std)),
+      has_bias_(bias),
+      in_(in),
+      out_(out) {
+  if (bias) b_ = ps.add(name + ".bias", Shape{out}, false, Init::Zeros);
+}
+
+Linear Linear::tied(ParamStore::Handle weight, int64_t in, int64_t out) {
+  Linear l;
+  l.w_ = weight;
+  l.in_ = in;
+  l.out_ = out;
+  return l;
+}
+
+void Linear::forward(const StepContext& c, Tensor x, Tensor y, Activation act,
+                     Tensor pre_act) const {
+  LinearFwd a;
+  a.x = x;
+  a.w = c.params.compute(w_);
+  if (has_bias_) a.b = c.params.compute(b_);
+  a.y = y;
+  a.act = act;
+  a.pre_act = pre_act;
+  c.backend.linear_forward(a);
+}
+
+void Linear::backward(const StepContext& c, Tensor x, Tensor dy, Tensor dx, bool accumulate_dx,
+                      Activation act, Tensor pre_act) const {
+  LinearBwd a;
+  a.x = x;
+  a.w = c.params.compute(w_);
+  a.dy = dy;
+  a.pre_act = pre_act;
+  a.act = act;
+  a.dx = dx;
+  a.dw = c.params.grad(w_);
+  if (has_bias_) a.db = c.params.grad(b_);
+  a.accumulate_dx = accumulate_dx;
+  c.backend.linear_backward(a);
+}
+
+LayerNormParams::LayerNormParams(ParamStore& ps, const std::string& name, int64_t dim)
+    : gamma(ps.add(name + ".weight", Shape{dim}, false, Init::Ones)),
+      beta(ps.add(name + ".bias", Shape{dim}, false, Init::Zeros)) {}
+
+}  // namespace hwt

@@ -1,0 +1,39 @@
+// Linear and LayerNorm parameter groups: register their parameters and wrap the backend ops.
+#pragma once
+
+#include <string>
+
+#include "model/step_context.h"
+
+namespace hwt {
+
+class Linear {
+ public:
+  Linear() = default;
+  Linear(ParamStore& ps, const std::string& name, int64_t in, int64_t out, bool bias, float std);
+  // A bias-free linear map reusing an existing [out, in] parameter (tied LM head).
+  static Linear tied(ParamStore::Handle weight, int64_t in, int64_t out);
+
+  // y = act(x wᵀ + b); pre_act must be defined when act is not None.
+  void forward(const StepContext& c, Tensor x, Tensor y, Activation act = Activation::None,
+               Tensor pre_act = {}) const;
+  // dy is overwritten when act is not None; dx may be undefined (no input gradient needed).
+  void backward(const StepContext& c, Tensor x, Tensor dy, Tensor dx, bool accumulate_dx = false,
+                Activation act = Activation::None, Tensor pre_act = {}) const;
+  int64_t in() const { return in_; }
+  int64_t out() const { return out_; }
+  ParamStore::Handle weight() const { return w_; }
+
+ private:
+  ParamStore::Handle w_ = 0, b_ = 0;
+  bool has_bias_ = false;
+  int64_t in_ = 0, out_ = 0;
+};
+
+struct LayerNormParams {
+  LayerNormParams() = default;
+  LayerNormParams(ParamStore& ps, const std::string& name, int64_t dim);
+  ParamStore::Handle gamma = 0, beta = 0;
+};
+
+}  // namespace hwt

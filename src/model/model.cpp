@@ -1,0 +1,178 @@
+#include "model/model.h"
+
+namespace hwt {
+
+double LossSums::mean() const {
+  double m = 0;
+  if (seq_count > 0) m += seq / static_cast<double>(seq_count);
+  if (token_count > 0) m += token / static_cast<double>(token_count);
+  return m;
+}
+
+Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype)
+    : cfg_(cfg), backend_(backend), act_dtype_(act_dtype) {
+  validate(cfg_);
+  HWT_CHECK(cfg_.vocab_size > 0, "model.vocab_size must be known before building the model");
+  HWT_CHECK(!cfg_.has_sequence_head() || cfg_.num_labels > 0, "model.num_labels unknown");
+  HWT_CHECK(!cfg_.has_token_head() || cfg_.num_token_labels > 0, "model.num_token_labels unknown");
+  embed_ = std::make_unique<Embeddings>(cfg_, params_);
+  for (int i = 0; i < cfg_.layers; ++i) blocks_.push_back(std::make_unique<Block>(cfg_, params_, i));
+  if (cfg_.norm == NormPlacement::Pre) final_ln_ = LayerNormParams(params_, "final_ln", cfg_.hidden);
+  heads_ = std::make_unique<Heads>(cfg_, params_, embed_->token_table());
+  params_.allocate(backend_, act_dtype_);
+}
+
+Model::~Model() = default;
+
+void Model::plan(int64_t max_batch, int64_t max_seq) {
+  HWT_CHECK(max_seq <= cfg_.max_seq, "planned sequence {} exceeds model.max_seq {}", max_seq,
+            cfg_.max_seq);
+  max_batch_ = max_batch;
+  max_seq_ = max_seq;
+  const int64_t rows = max_batch * max_seq, h = cfg_.hidden;
+  const DType dt = act_dtype_;
+  ids_ = arena_.reserve(DType::I32, rows);
+  lengths_ = arena_.reserve(DType::I32, max_batch);
+  seq_labels_ = arena_.reserve(DType::I32, max_batch);
+  token_labels_ = arena_.reserve(DType::I32, rows);
+  embed_->plan(arena_, dt, rows);
+  for (auto& b : blocks_) b->plan(arena_, dt, rows);
+  if (cfg_.norm == NormPlacement::Pre) {
+    final_out_ = arena_.reserve(dt, rows * h);
+    final_mean_ = arena_.reserve(DType::F32, rows);
+    final_rstd_ = arena_.reserve(DType::F32, rows);
+    dfinal_ = arena_.reserve(dt, rows * h);
+  }
+  heads_->plan(arena_, dt, max_batch, rows);
+  dres_ = arena_.reserve(dt, rows * h);
+  scratch_ = {arena_.reserve(dt, rows * h), arena_.reserve(dt, rows * h),
+              arena_.reserve(dt, rows * cfg_.ffn), arena_.reserve(dt, rows * 3 * h)};
+  loss_sums_ = arena_.reserve(DType::F32, 2);
+  seq_pred_ = arena_.reserve(DType::I32, max_batch);
+  token_pred_ = arena_.reserve(DType::I32, rows);
+  arena_.allocate(backend_);
+}
+
+StepContext Model::context() {
+  return StepContext{backend_, params_,  arena_,     act_dtype_,
+                     batch_,   seq_,     training_, step_seed_,
+                     arena_.view(lengths_, Shape{batch_})};
+}
+
+void Model::set_batch(const Batch& b, float grad_multiplier) {
+  HWT_CHECK(max_batch_ > 0, "Model::plan must run before set_batch");
+  HWT_CHECK(b.batch >= 1 && b.batch <= max_batch_ && b.seq >= 1 && b.seq <= max_seq_,
+            "batch {}x{} exceeds the planned {}x{}", b.batch, b.seq, max_batch_, max_seq_);
+  batch_ = b.batch;
+  seq_ = b.seq;
+  const int64_t rows = b.batch * b.seq;
+  HWT_CHECK(static_cast<int64_t>(b.ids.size()) == rows && static_cast<int64_t>(b.lengths.size()) == b.batch,
+            "batch arrays do not match {}x{}", b.batch, b.seq);
+  backend_.upload(arena_.view(ids_, Shape{rows}), b.ids.data());
+  backend_.upload(arena_.view(lengths_, Shape{b.batch}), b.lengths.data());
+  targets_ = HeadTargets{};
+  targets_.grad_multiplier = grad_multiplier;
+  if (heads_->has_seq()) {
+    HWT_CHECK(static_cast<int64_t>(b.seq_labels.size()) == b.batch, "batch has no sequence labels");
+    targets_.seq_labels = arena_.view(seq_labels_, Shape{b.batch});
+    backend_.upload(targets_.seq_labels, b.seq_labels.data());
+    targets_.seq_valid = Batch::count_valid(b.seq_labels);
+  }
+  if (heads_->has_token()) {
+    HWT_CHECK(static_cast<int64_t>(b.token_labels.size()) == rows, "batch has no token labels");
+    targets_.token_labels = arena_.view(token_labels_, Shape{rows});
+    backend_.upload(targets_.token_labels, b.token_labels.data());
+    targets_.token_valid = Batch::count_valid(b.token_labels);
+  }
+}
+
+void Model::forward(bool training, uint64_t step_seed) {
+  training_ = training;
+  step_seed_ = step_seed;
+  const StepContext c = context();
+  Tensor x = embed_->forward(c, arena_.view(ids_, Shape{c.rows()}));
+  for (const auto& b : blocks_) x = b->forward(c, x);
+  if (cfg_.norm == NormPlacement::Pre) {
+    backend_.set_scope("final_ln", Phase::Forward);
+    const Tensor y = c.act(final_out_, cfg_.hidden);
+    backend_.layernorm_forward({x, params_.compute(final_ln_.gamma),
+                                params_.compute(final_ln_.beta), y,
+                                arena_.view(final_mean_, Shape{c.rows()}),
+                                arena_.view(final_rstd_, Shape{c.rows()}),
+                                static_cast<float>(cfg_.ln_eps)});
+    x = y;
+  }
+  heads_->forward(c, x, targets_);
+}
+
+void Model::backward() {
+  HWT_CHECK(training_, "backward needs a training forward first");
+  const StepContext c = context();
+  const bool pre = cfg_.norm == NormPlacement::Pre;
+  // Block l's input is block l-1's output (its saved activation); block 0's is the embedding.
+  std::vector<Tensor> inputs;
+  Tensor x = embed_->output(c);
+  for (const auto& b : blocks_) {
+    inputs.push_back(x);
+    x = b->output(c);
+  }
+  const Tensor dres = c.act(dres_, cfg_.hidden);
+  if (pre) {
+    const Tensor dfinal = c.act(dfinal_, cfg_.hidden);
+    heads_->backward(c, c.act(final_out_, cfg_.hidden), dfinal);
+    backend_.set_scope("final_ln", Phase::Backward);
+    LayerNormBwd l;
+    l.x = x;
+    l.gamma = params_.compute(final_ln_.gamma);
+    l.mean = arena_.view(final_mean_, Shape{c.rows()});
+    l.rstd = arena_.view(final_rstd_, Shape{c.rows()});
+    l.dy = dfinal;
+    l.dx = dres;
+    l.dgamma = params_.grad(final_ln_.gamma);
+    l.dbeta = params_.grad(final_ln_.beta);
+    backend_.layernorm_backward(l);
+  } else {
+    heads_->backward(c, x, dres);
+  }
+  for (size_t i = blocks_.size(); i-- > 0;) blocks_[i]->backward(c, inputs[i], dres, scratch_);
+  embed_->backward(c, arena_.view(ids_, Shape{c.rows()}), dres, c.act(scratch_.a, cfg_.hidden));
+}
+
+LossSums Model::losses() {
+  const StepContext c = context();
+  backend_.set_scope("loss", Phase::Other);
+  LossSums s;
+  const Tensor sums = arena_.view(loss_sums_, Shape{2});
+  if (heads_->has_seq()) backend_.sum(heads_->seq_losses(c), sums.flat_slice(0, 1));
+  if (heads_->has_token()) backend_.sum(heads_->token_losses(c), sums.flat_slice(1, 1));
+  float host[2] = {0, 0};
+  backend_.download(host, sums);
+  if (heads_->has_seq()) s.seq = host[0], s.seq_count = targets_.seq_valid;
+  if (heads_->has_token()) s.token = host[1], s.token_count = targets_.token_valid;
+  return s;
+}
+
+Predictions Model::predictions() {
+  const StepContext c = context();
+  Predictions p;
+  if (heads_->has_seq()) {
+    const Tensor out = arena_.view(seq_pred_, Shape{batch_});
+    backend_.argmax_rows(heads_->seq_logits(c), out);
+    p.seq.resize(static_cast<size_t>(batch_));
+    backend_.download(p.seq.data(), out);
+  }
+  if (heads_->has_token()) {
+    const Tensor out = arena_.view(token_pred_, Shape{c.rows()});
+    backend_.argmax_rows(heads_->token_logits(c), out);
+    p.tokens.resize(static_cast<size_t>(c.rows()));
+    backend_.download(p.tokens.data(), out);
+  }
+  return p;
+}
+
+Tensor Model::seq_logits() { return heads_->has_seq() ? heads_->seq_logits(context()) : Tensor{}; }
+Tensor Model::token_logits() {
+  return heads_->has_token() ? heads_->token_logits(context()) : Tensor{};
+}
+
+}  // namespace hwt

@@ -1,0 +1,81 @@
+// Model: embeddings, transformer blocks and task heads over one ParamStore and one planned
+// ActivationArena. Explicit forward and backward (no autograd); every op goes to the Backend.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "data/batch.h"
+#include "model/block.h"
+#include "model/embeddings.h"
+#include "model/heads.h"
+
+namespace hwt {
+
+struct LossSums {
+  double seq = 0, token = 0;  // sums of per-label losses
+  int64_t seq_count = 0, token_count = 0;
+  // Mean loss per head, summed over heads (the training objective).
+  double mean() const;
+};
+
+struct Predictions {
+  std::vector<int32_t> seq;     // [batch]
+  std::vector<int32_t> tokens;  // [batch*seq]
+};
+
+class Model {
+ public:
+  // `act_dtype` is the dtype of activations and of the weight copies layers read.
+  Model(const ModelConfig& cfg, Backend& backend, DType act_dtype = DType::F32);
+  ~Model();
+
+  // Plans activations for batches up to (max_batch, max_seq); call before the first step.
+  void plan(int64_t max_batch, int64_t max_seq);
+  void init_parameters(uint64_t seed) { params_.initialize(seed); }
+
+  // Uploads a batch; later forward/backward calls work on it.
+  void set_batch(const Batch& b, float grad_multiplier = 1.0f);
+  // Logits and per-label losses; when training also the logit gradients (fused in the loss).
+  void forward(bool training, uint64_t step_seed);
+  // Accumulates parameter gradients (call after a training forward).
+  void backward();
+
+  LossSums losses();          // downloads: synchronises
+  Predictions predictions();  // argmax of the logits; downloads
+  Tensor seq_logits();
+  Tensor token_logits();
+
+  const ModelConfig& config() const { return cfg_; }
+  ParamStore& params() { return params_; }
+  const ParamStore& params() const { return params_; }
+  Backend& backend() const { return backend_; }
+  size_t activation_bytes() const { return arena_.bytes(); }
+
+ private:
+  StepContext context();
+
+  ModelConfig cfg_;
+  Backend& backend_;
+  DType act_dtype_;
+  ParamStore params_;
+  ActivationArena arena_;
+  std::unique_ptr<Embeddings> embed_;
+  std::vector<std::unique_ptr<Block>> blocks_;
+  LayerNormParams final_ln_;
+  std::unique_ptr<Heads> heads_;
+
+  int64_t max_batch_ = 0, max_seq_ = 0;
+  // Current batch.
+  int64_t batch_ = 0, seq_ = 0;
+  HeadTargets targets_;
+  bool training_ = false;
+  uint64_t step_seed_ = 0;
+  // Arena slots.
+  ActivationArena::Slot ids_ = 0, lengths_ = 0, seq_labels_ = 0, token_labels_ = 0;
+  ActivationArena::Slot final_out_ = 0, final_mean_ = 0, final_rstd_ = 0, dres_ = 0, dfinal_ = 0;
+  ActivationArena::Slot loss_sums_ = 0, seq_pred_ = 0, token_pred_ = 0;
+  BlockScratch scratch_{};
+};
+
+}  // namespace hwt

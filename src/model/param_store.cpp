@@ -1,0 +1,102 @@
+#include "model/param_store.h"
+
+#include <cmath>
+
+#include "core/philox.h"
+
+namespace hwt {
+namespace {
+
+uint64_t hash_name(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Standard normal draws from Philox uniforms (Box-Muller): identical on every platform,
+// unlike std::normal_distribution.
+void fill_normal(float* out, int64_t n, float std, uint64_t seed) {
+  for (int64_t i = 0; i < n; i += 2) {
+    const double u1 = (static_cast<double>(philox_uniform(seed, static_cast<uint64_t>(i))) + 0x1p-25);
+    const double u2 = philox_uniform(seed, static_cast<uint64_t>(i + 1));
+    const double r = std::sqrt(-2.0 * std::log(u1)), t = 6.283185307179586 * u2;
+    out[i] = static_cast<float>(std * r * std::cos(t));
+    if (i + 1 < n) out[i + 1] = static_cast<float>(std * r * std::sin(t));
+  }
+}
+
+}  // namespace
+
+ParamStore::Handle ParamStore::add(std::string name, Shape shape, bool decay, Init init,
+                                   float std) {
+  HWT_CHECK(!backend_, "parameter {} added after allocation", name);
+  HWT_CHECK(!find(name), "duplicate parameter {}", name);
+  infos_.push_back(ParamInfo{std::move(name), shape, decay, init, std, -1});
+  return infos_.size() - 1;
+}
+
+const ParamInfo* ParamStore::find(const std::string& name) const {
+  for (const ParamInfo& p : infos_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+void ParamStore::allocate(Backend& backend, DType compute) {
+  backend_ = &backend;
+  compute_dtype_ = compute;
+  int64_t offset = 0;
+  for (bool decayed : {true, false}) {
+    for (ParamInfo& p : infos_)
+      if (p.decay == decayed) {
+        p.offset = offset;
+        offset += p.shape.numel();
+      }
+    if (decayed) n_decay_ = offset;
+  }
+  count_ = offset;
+  params_ = DeviceBuffer(backend, static_cast<size_t>(count_) * 4);
+  grads_ = DeviceBuffer(backend, static_cast<size_t>(count_) * 4);
+  if (compute != DType::F32)
+    compute_ = DeviceBuffer(backend, static_cast<size_t>(count_) * dtype_size(compute));
+}
+
+void ParamStore::initialize(uint64_t seed) {
+  std::vector<float> host(static_cast<size_t>(count_));
+  for (const ParamInfo& p : infos_) {
+    float* dst = host.data() + p.offset;
+    const int64_t n = p.shape.numel();
+    switch (p.init) {
+      case Init::Zeros: std::fill_n(dst, n, 0.0f); break;
+      case Init::Ones: std::fill_n(dst, n, 1.0f); break;
+      case Init::Normal: fill_normal(dst, n, p.std, mix_seed(seed ^ hash_name(p.name))); break;
+    }
+  }
+  backend_->upload(params_flat(), host.data());
+  sync_compute();
+  zero_grads();
+}
+
+Tensor ParamStore::view(const DeviceBuffer& buf, DType dtype, Handle h) const {
+  const ParamInfo& p = infos_.at(h);
+  return buf.tensor(dtype, p.shape, static_cast<size_t>(p.offset) * dtype_size(dtype));
+}
+
+Tensor ParamStore::param(Handle h) const { return view(params_, DType::F32, h); }
+Tensor ParamStore::grad(Handle h) const { return view(grads_, DType::F32, h); }
+Tensor ParamStore::compute(Handle h) const {
+  return compute_dtype_ == DType::F32 ? param(h) : view(compute_, compute_dtype_, h);
+}
+
+Tensor ParamStore::params_flat() const { return params_.tensor(DType::F32, Shape{count_}); }
+Tensor ParamStore::grads_flat() const { return grads_.tensor(DType::F32, Shape{count_}); }
+Tensor ParamStore::compute_flat() const {
+  return compute_dtype_ == DType::F32 ? Tensor{} : compute_.tensor(compute_dtype_, Shape{count_});
+}
+
+void ParamStore::zero_grads() { backend_->fill(grads_flat(), 0.0f); }
+
+void ParamStore::sync_compute() {
+  if (compute_dtype_ != DType::F32) backend_->convert(compute_flat(), params_flat());
+}
+
+}  // namespace hwt

@@ -1,0 +1,63 @@
+// ParamStore: every parameter lives in one flat fp32 buffer (with matching flat gradient and,
+// for mixed precision, compute-dtype buffers). Decayed parameters (matrices, embeddings) come
+// first, so optimizers run as one launch with a single decay boundary and checkpoints write
+// whole buffers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+
+namespace hwt {
+
+enum class Init : uint8_t { Normal, Zeros, Ones };
+
+struct ParamInfo {
+  std::string name;
+  Shape shape;
+  bool decay = true;
+  Init init = Init::Normal;
+  float std = 0.0f;
+  int64_t offset = -1;  // element offset in the flat buffers, set by allocate()
+};
+
+class ParamStore {
+ public:
+  using Handle = size_t;
+
+  Handle add(std::string name, Shape shape, bool decay, Init init, float std = 0.0f);
+  // Lays out and allocates the flat buffers; `compute` is the dtype layers read weights in.
+  void allocate(Backend& backend, DType compute);
+  // Deterministic initialisation: each parameter's values depend only on (seed, its name).
+  void initialize(uint64_t seed);
+
+  Tensor param(Handle h) const;    // fp32 master
+  Tensor grad(Handle h) const;     // fp32 gradient
+  Tensor compute(Handle h) const;  // what layers read (the master itself in fp32)
+
+  Tensor params_flat() const;
+  Tensor grads_flat() const;
+  Tensor compute_flat() const;  // undefined when compute dtype is fp32
+  int64_t n_decay() const { return n_decay_; }
+  int64_t count() const { return count_; }
+  const std::vector<ParamInfo>& infos() const { return infos_; }
+  const ParamInfo* find(const std::string& name) const;
+  Backend& backend() const { return *backend_; }
+
+  void zero_grads();
+  // Refreshes the compute copy from the masters (after loading or initialising).
+  void sync_compute();
+
+ private:
+  Tensor view(const DeviceBuffer& buf, DType dtype, Handle h) const;
+
+  std::vector<ParamInfo> infos_;
+  Backend* backend_ = nullptr;
+  DType compute_dtype_ = DType::F32;
+  int64_t count_ = 0, n_decay_ = 0;
+  DeviceBuffer params_, grads_, compute_;
+};
+
+}  // namespace hwt

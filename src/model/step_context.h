@@ -1,0 +1,32 @@
+// What every layer needs during one forward/backward pass.
+#pragma once
+
+#include <cstdint>
+
+#include "backend/backend.h"
+#include "core/philox.h"
+#include "model/activation_arena.h"
+#include "model/param_store.h"
+
+namespace hwt {
+
+struct StepContext {
+  Backend& backend;
+  ParamStore& params;
+  ActivationArena& arena;
+  DType act_dtype = DType::F32;
+  int64_t batch = 0, seq = 0;  // this step's padded shape
+  bool training = false;
+  uint64_t step_seed = 0;  // differs per micro-step; dropout seeds derive from it
+  Tensor key_lengths;      // i32 [batch]
+
+  int64_t rows() const { return batch * seq; }
+  Tensor act(ActivationArena::Slot s, int64_t cols) const { return arena.view(s, Shape{rows(), cols}); }
+  // Dropout of one site (a fixed id per place in the model); inactive in evaluation.
+  Dropout dropout(double p, uint64_t site) const {
+    if (!training || p <= 0.0) return {};
+    return Dropout{static_cast<float>(p), mix_seed(step_seed ^ mix_seed(site))};
+  }
+};
+
+}  // namespace hwt

@@ -1,0 +1,34 @@
+// Optimizer: AdamW, Adan or SGD over the ParamStore's flat buffers. One step is at most two
+// backend ops (gradient-norm reduction when clipping, then the fused update), with no host
+// synchronisation.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/param_store.h"
+#include "train/train_config.h"
+
+namespace hwt {
+
+class Optimizer {
+ public:
+  Optimizer(const OptimConfig& cfg, ParamStore& params, double max_grad_norm);
+  void step(int64_t step, double lr);
+  // Named flat state buffers (moments etc.), for checkpoints.
+  std::vector<std::pair<std::string, Tensor>> state() const;
+  void zero_state();
+  const OptimConfig& config() const { return cfg_; }
+
+ private:
+  OptimizerTensors tensors() const;
+
+  OptimConfig cfg_;
+  ParamStore& params_;
+  float max_grad_norm_;
+  std::vector<std::pair<std::string, DeviceBuffer>> state_;
+  DeviceBuffer norm_sq_;
+};
+
+}  // namespace hwt

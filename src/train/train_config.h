@@ -1,0 +1,47 @@
+// How to train: the config keys under [train] and [optim].
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hwt {
+
+enum class DeviceChoice : uint8_t { Auto, Cpu, Cuda };
+enum class Precision : uint8_t { Fp32, Tf32, Bf16, Fp16 };
+enum class OptimizerKind : uint8_t { AdamW, Adan, Sgd };
+enum class Schedule : uint8_t { Constant, Linear, Cosine };
+
+struct TrainConfig {
+  DeviceChoice device = DeviceChoice::Auto;
+  int64_t threads = 0;  // CPU threads; 0: all cores
+  Precision precision = Precision::Fp32;
+  int64_t batch_size = 32;
+  int64_t grad_accum = 1;
+  int64_t epochs = 3;
+  int64_t max_steps = 0;  // 0: epochs decide
+  double time_limit = 0;  // seconds of training; 0: none
+  int64_t log_every = 10;
+  int64_t eval_every = 0;        // steps; 0: once per epoch
+  int64_t eval_batches = 0;      // 0: the whole validation set
+  int64_t checkpoint_every = 0;  // steps; 0: only at the end
+  int64_t early_stop_patience = 0;  // evaluations without improvement; 0: off
+  double max_grad_norm = 1.0;       // 0: no clipping
+  int64_t seed = 42;
+};
+
+struct OptimConfig {
+  OptimizerKind name = OptimizerKind::AdamW;
+  double lr = 1e-3;
+  double weight_decay = 0.01;
+  double eps = 1e-8;
+  double adamw_beta1 = 0.9, adamw_beta2 = 0.999;
+  double adan_beta1 = 0.98, adan_beta2 = 0.92, adan_beta3 = 0.99;
+  bool adan_no_prox = false;
+  double sgd_momentum = 0.9;
+  bool sgd_nesterov = false;
+  Schedule schedule = Schedule::Linear;
+  int64_t warmup_steps = 0;
+  double min_lr_ratio = 0.0;  // final learning rate as a fraction of lr
+};
+
+}  // namespace hwt

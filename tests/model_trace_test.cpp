@@ -1,0 +1,132 @@
+// The traced workload against published formulas: parameter counts and GEMM FLOPs
+// (Anthony et al. / Megatron: 24·b·s·h² + 4·b·s²·h per layer forward; training = 3x forward).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "backend/trace/trace_backend.h"
+#include "model/model.h"
+#include "workload/trace_step.h"
+
+namespace hwt {
+namespace {
+
+ModelConfig gpt2_small() {
+  ModelConfig m;
+  m.vocab_size = 50257;
+  m.max_seq = 1024;
+  m.hidden = 768;
+  m.heads = 12;
+  m.ffn = 3072;
+  m.layers = 12;
+  m.causal = true;
+  m.head = HeadKind::Lm;
+  m.activation = Activation::GeluTanh;
+  return m;
+}
+
+TEST(ModelParams, Gpt2SmallHas124439808Parameters) {
+  TraceBackend be;
+  Model model(gpt2_small(), be);
+  // V·h + S·h + L·(12h² + 13h) + 2h, the published GPT-2 124M count (tied LM head).
+  EXPECT_EQ(model.params().count(), 124439808);
+}
+
+TEST(ModelParams, BertBaseEncoderCountMatchesFormula) {
+  ModelConfig m;
+  m.vocab_size = 30522;
+  m.max_seq = 512;
+  m.hidden = 768;
+  m.heads = 12;
+  m.ffn = 3072;
+  m.layers = 12;
+  m.norm = NormPlacement::Post;
+  m.num_labels = 2;
+  TraceBackend be;
+  Model model(m, be);
+  const int64_t h = 768, V = 30522, S = 512, L = 12;
+  // Embeddings + embedding LN + blocks + classifier (no token-type embeddings or pooler here).
+  EXPECT_EQ(model.params().count(), V * h + S * h + 2 * h + L * (12 * h * h + 13 * h) + h * 2 + 2);
+}
+
+TEST(ModelParams, DecayedParametersComeFirst) {
+  TraceBackend be;
+  ModelConfig m = gpt2_small();
+  m.layers = 2;
+  Model model(m, be);
+  for (const ParamInfo& p : model.params().infos())
+    EXPECT_EQ(p.decay, p.offset < model.params().n_decay()) << p.name;
+}
+
+class TraceFlops : public ::testing::TestWithParam<NormPlacement> {};
+
+TEST_P(TraceFlops, GemmFlopsMatchPublishedFormula) {
+  const int64_t b = 2, s = 64, h = 128, L = 3, V = 1000;
+  TraceRequest r;
+  r.model.vocab_size = V;
+  r.model.max_seq = s;
+  r.model.hidden = h;
+  r.model.heads = 4;
+  r.model.ffn = 4 * h;
+  r.model.layers = L;
+  r.model.norm = GetParam();
+  r.model.causal = true;
+  r.model.head = HeadKind::Lm;
+  r.batch = b;
+  r.seq = s;
+  const Workload w = trace_step(r);
+  double layer_fwd = 0, layer_bwd = 0;
+  for (const OpRecord& op : w.ops)
+    if (op.scope.rfind("layers.", 0) == 0) (op.phase == Phase::Forward ? layer_fwd : layer_bwd) += op.gemm_flops();
+  const double bd = static_cast<double>(b), sd = static_cast<double>(s), hd = static_cast<double>(h);
+  const double per_layer = 24 * bd * sd * hd * hd + 4 * bd * sd * sd * hd;
+  EXPECT_DOUBLE_EQ(layer_fwd, L * per_layer);
+  EXPECT_DOUBLE_EQ(layer_bwd, 2 * L * per_layer);
+  const double logits = 2 * bd * sd * hd * static_cast<double>(V);
+  EXPECT_DOUBLE_EQ(w.gemm_flops(Phase::Forward), L * per_layer + logits);
+  EXPECT_DOUBLE_EQ(w.gemm_flops(Phase::Forward) + w.gemm_flops(Phase::Backward),
+                   3 * w.gemm_flops(Phase::Forward));
+}
+
+INSTANTIATE_TEST_SUITE_P(Norms, TraceFlops, ::testing::Values(NormPlacement::Pre, NormPlacement::Post));
+
+TEST(Trace, RecordsEveryPhaseScopeAndTheOptimizer) {
+  TraceRequest r;
+  r.model.vocab_size = 500;
+  r.model.max_seq = 32;
+  r.model.hidden = 64;
+  r.model.heads = 4;
+  r.model.ffn = 128;
+  r.model.layers = 2;
+  r.model.head = HeadKind::Joint;
+  r.model.norm = NormPlacement::Post;
+  r.model.num_labels = 5;
+  r.model.num_token_labels = 9;
+  r.batch = 4;
+  r.seq = 32;
+  r.optim.name = OptimizerKind::Adan;
+  const Workload w = trace_step(r);
+  std::set<std::string> scopes;
+  int optimizer_ops = 0;
+  for (const OpRecord& op : w.ops) {
+    scopes.insert(op.scope);
+    EXPECT_GE(op.flops, 0);
+    EXPECT_GT(op.bytes_read + op.bytes_written, 0) << op.op << " " << op.scope;
+    if (op.kind == OpKind::Optimizer) {
+      ++optimizer_ops;
+      EXPECT_EQ(op.params, w.parameters);
+      EXPECT_EQ(op.op, "adan_step");
+    }
+  }
+  EXPECT_EQ(optimizer_ops, 1);
+  for (const char* s : {"embed", "layers.0.attn", "layers.1.mlp", "head.classifier", "head.tokens", "optimizer"})
+    EXPECT_TRUE(scopes.count(s)) << s;
+  EXPECT_GT(w.flops(Phase::Backward), w.flops(Phase::Forward));
+
+  r.mode = TraceMode::Infer;
+  const Workload inf = trace_step(r);
+  for (const OpRecord& op : inf.ops) EXPECT_EQ(op.phase, Phase::Forward) << op.op;
+}
+
+}  // namespace
+}  // namespace hwt

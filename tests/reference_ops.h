@@ -1,0 +1,157 @@
+// Direct double-precision implementations of the backend ops' forward passes, written
+// independently of the backends (textbook formulas, no fusion), for tests.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "backend/ops.h"
+#include "core/philox.h"
+
+namespace hwt::ref {
+
+using Vec = std::vector<double>;
+
+inline double activation(Activation a, double x) {
+  switch (a) {
+    case Activation::None: return x;
+    case Activation::Relu: return x > 0 ? x : 0;
+    case Activation::Gelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case Activation::GeluTanh:
+      return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  }
+  return x;
+}
+
+// Inverted-dropout factor of element i: 0 or 1/(1-p).
+inline double drop_factor(const Dropout& d, uint64_t i) {
+  if (!d.active()) return 1;
+  return dropout_keep(d.seed, i, d.p) ? 1.0 / (1.0 - d.p) : 0.0;
+}
+
+// y[m,n] = act(sum_k x[m,k] w[n,k] + b[n])
+inline Vec linear(const Vec& x, const Vec& w, const Vec& b, int64_t M, int64_t K, int64_t N,
+                  Activation act) {
+  Vec y(static_cast<size_t>(M * N));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      double s = b.empty() ? 0.0 : b[static_cast<size_t>(n)];
+      for (int64_t k = 0; k < K; ++k) s += x[static_cast<size_t>(m * K + k)] * w[static_cast<size_t>(n * K + k)];
+      y[static_cast<size_t>(m * N + n)] = activation(act, s);
+    }
+  return y;
+}
+
+inline Vec layernorm(const Vec& x, const Vec& g, const Vec& b, int64_t rows, int64_t n, double eps) {
+  Vec y(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* row = x.data() + r * n;
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < n; ++j) mean += row[j];
+    mean /= static_cast<double>(n);
+    for (int64_t j = 0; j < n; ++j) var += (row[j] - mean) * (row[j] - mean);
+    var /= static_cast<double>(n);
+    for (int64_t j = 0; j < n; ++j)
+      y[static_cast<size_t>(r * n + j)] =
+          (row[j] - mean) / std::sqrt(var + eps) * g[static_cast<size_t>(j)] + b[static_cast<size_t>(j)];
+  }
+  return y;
+}
+
+inline Vec dropout(const Vec& x, const Dropout& d) {
+  Vec y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * drop_factor(d, i);
+  return y;
+}
+
+// sum = residual + dropout(x)
+inline Vec residual_sum(const Vec& x, const Vec& r, const Dropout& d) {
+  Vec s = dropout(x, d);
+  for (size_t i = 0; i < s.size(); ++i) s[i] += r[i];
+  return s;
+}
+
+struct AttnSpec {
+  int64_t batch, seq, heads, dim;
+  bool causal;
+  std::vector<int32_t> lengths;  // empty: all valid
+  double scale;
+  Dropout drop;
+};
+
+// qkv [B*S, 3*H*D] -> out [B*S, H*D], straight from the definition softmax(QKᵀ·scale + mask)V.
+inline Vec attention(const Vec& qkv, const AttnSpec& a) {
+  const int64_t S = a.seq, H = a.heads, D = a.dim, W = 3 * H * D;
+  Vec out(static_cast<size_t>(a.batch * S * H * D), 0.0);
+  for (int64_t b = 0; b < a.batch; ++b) {
+    const int64_t len = a.lengths.empty() ? S : a.lengths[static_cast<size_t>(b)];
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < S; ++i) {
+        Vec s(static_cast<size_t>(S), -std::numeric_limits<double>::infinity());
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < S; ++j) {
+          if (j >= len || (a.causal && j > i)) continue;
+          double dotp = 0;
+          for (int64_t c = 0; c < D; ++c)
+            dotp += qkv[static_cast<size_t>((b * S + i) * W + h * D + c)] *
+                    qkv[static_cast<size_t>((b * S + j) * W + H * D + h * D + c)];
+          s[static_cast<size_t>(j)] = dotp * a.scale;
+          mx = std::max(mx, s[static_cast<size_t>(j)]);
+        }
+        if (mx == -std::numeric_limits<double>::infinity()) continue;
+        double z = 0;
+        for (int64_t j = 0; j < S; ++j) z += std::exp(s[static_cast<size_t>(j)] - mx);
+        for (int64_t j = 0; j < S; ++j) {
+          const double p = std::exp(s[static_cast<size_t>(j)] - mx) / z *
+                           drop_factor(a.drop, static_cast<uint64_t>(((b * H + h) * S + i) * S + j));
+          for (int64_t c = 0; c < D; ++c)
+            out[static_cast<size_t>((b * S + i) * H * D + h * D + c)] +=
+                p * qkv[static_cast<size_t>((b * S + j) * W + 2 * H * D + h * D + c)];
+        }
+      }
+  }
+  return out;
+}
+
+inline Vec embedding(const std::vector<int32_t>& ids, const Vec& table, const Vec& pos, int64_t h,
+                     int64_t seq) {
+  Vec out(ids.size() * static_cast<size_t>(h));
+  for (size_t r = 0; r < ids.size(); ++r)
+    for (int64_t j = 0; j < h; ++j)
+      out[r * static_cast<size_t>(h) + static_cast<size_t>(j)] =
+          table[static_cast<size_t>(ids[r] * h + j)] +
+          (pos.empty() ? 0.0 : pos[static_cast<size_t>((static_cast<int64_t>(r) % seq) * h + j)]);
+  return out;
+}
+
+inline Vec pool(const Vec& x, const std::vector<int32_t>& lengths, int64_t seq, int64_t h,
+                Pooling mode) {
+  const int64_t B = static_cast<int64_t>(lengths.size());
+  Vec out(static_cast<size_t>(B * h), 0.0);
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n = mode == Pooling::First ? 1 : lengths[static_cast<size_t>(b)];
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t j = 0; j < h; ++j)
+        out[static_cast<size_t>(b * h + j)] += x[static_cast<size_t>((b * seq + t) * h + j)] / static_cast<double>(n);
+  }
+  return out;
+}
+
+// Per-row -log softmax(x)[target]; 0 for ignored (negative) targets.
+inline Vec cross_entropy(const Vec& logits, const std::vector<int32_t>& targets, int64_t C) {
+  Vec loss(targets.size(), 0.0);
+  for (size_t r = 0; r < targets.size(); ++r) {
+    if (targets[r] < 0) continue;
+    const double* x = logits.data() + r * static_cast<size_t>(C);
+    const double mx = *std::max_element(x, x + C);
+    double z = 0;
+    for (int64_t j = 0; j < C; ++j) z += std::exp(x[j] - mx);
+    loss[r] = mx + std::log(z) - x[targets[r]];
+  }
+  return loss;
+}
+
+}  // namespace hwt::ref
