@@ -1,0 +1,28 @@
+// Minimal SVG charts (line and scatter series on linear or log axes), enough for the reports'
+// throughput, loss and Pareto plots without a plotting dependency.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hwt {
+
+struct PlotSeries {
+  std::string label;
+  std::vector<double> x, y;
+  bool line = true;     // connect points in order
+  bool markers = true;  // draw a dot at each point
+  std::string color;    // empty: next from the palette
+};
+
+struct PlotSpec {
+  std::string title, x_label, y_label;
+  bool log_x = false, log_y = false;
+  int width = 720, height = 440;
+  std::vector<PlotSeries> series;
+};
+
+// Renders the chart as a standalone SVG document.
+std::string render_svg(const PlotSpec& spec);
+
+}  // namespace hwt
