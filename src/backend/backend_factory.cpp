@@ -1,0 +1,29 @@
+#include "backend/backend_factory.h"
+
+#include "core/error.h"
+#ifdef HWT_WITH_CUDA
+#include "backend/cuda/cuda_backend.h"
+#endif
+
+namespace hwt {
+
+bool cuda_available() {
+#ifdef HWT_WITH_CUDA
+  return cuda_device_count() > 0;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(DeviceChoice choice, int cpu_threads) {
+  if (choice == DeviceChoice::Cpu || (choice == DeviceChoice::Auto && !cuda_available()))
+    return make_cpu_backend(cpu_threads);
+#ifdef HWT_WITH_CUDA
+  if (cuda_available()) return make_cuda_backend(0);
+  fail_input("train.device=\"cuda\" but no CUDA GPU is visible");
+#else
+  fail_input("train.device=\"cuda\" but this hwt was built without CUDA (nvcc not found at build time)");
+#endif
+}
+
+}  // namespace hwt

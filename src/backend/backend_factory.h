@@ -1,0 +1,17 @@
+// Chooses and creates the backend a run asks for.
+#pragma once
+
+#include <memory>
+
+#include "backend/backend.h"
+#include "train/train_config.h"
+
+namespace hwt {
+
+// True when hwt was built with CUDA and a GPU is visible.
+bool cuda_available();
+
+// auto: CUDA when available, else CPU. cuda without a GPU raises InputError.
+std::unique_ptr<Backend> make_backend(DeviceChoice choice, int cpu_threads);
+
+}  // namespace hwt

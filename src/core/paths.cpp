@@ -1,0 +1,40 @@
+#include "core/paths.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "core/error.h"
+
+namespace hwt {
+namespace {
+
+std::vector<std::filesystem::path> roots() {
+  std::vector<std::filesystem::path> r;
+  if (const char* home = std::getenv("HWT_HOME")) r.emplace_back(home);
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) r.push_back(exe.parent_path().parent_path());
+  r.emplace_back(HWT_SOURCE_DIR);
+  return r;
+}
+
+}  // namespace
+
+std::optional<std::string> find_shipped_file(const std::string& relative) {
+  for (const auto& root : roots()) {
+    const auto p = root / relative;
+    std::error_code ec;
+    if (std::filesystem::exists(p, ec)) return p.string();
+  }
+  return std::nullopt;
+}
+
+std::string require_shipped_file(const std::string& relative) {
+  if (auto p = find_shipped_file(relative)) return *p;
+  std::string where;
+  for (const auto& root : roots()) where += (where.empty() ? "" : ", ") + root.string();
+  fail_input("{} not found (looked under {}; set HWT_HOME to the hwt folder)", relative, where);
+}
+
+}  // namespace hwt
