@@ -13,7 +13,8 @@ if(NOT HWT_CUDA STREQUAL "OFF")
   endif()
 endif()
 
-file(GLOB_RECURSE HWT_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/backend/cuda/*.cu
+# Every .cu under src/, plus host-side .cpp of the CUDA backend (they include CUDA headers).
+file(GLOB_RECURSE HWT_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/*.cu
      ${CMAKE_SOURCE_DIR}/src/backend/cuda/*.cpp)
 if(HWT_HAVE_CUDA AND HWT_CUDA_SOURCES)
   enable_language(CUDA)
