@@ -1,0 +1,173 @@
+"""PyTorch oracle for hwt's whole-model parity tests (run with Debian's /usr/bin/python3, torch 1.13).
+
+Reads a JSON case written by tests/torch_parity_test.cpp: the model config, every parameter
+under hwt's names, batches and optimizer settings. Rebuilds the same transformer with plain
+torch ops in float64, then writes the logits, every parameter gradient of the first batch and
+the loss of each of N optimizer steps (AdamW via torch.optim, Adan written from papers.md).
+
+usage: torch_transformer.py CASE.json OUT.json
+"""
+import json
+import math
+import sys
+
+import torch
+import torch.nn.functional as F
+
+torch.set_default_dtype(torch.float64)
+
+
+def activation(name, x):
+    if name == "gelu":
+        return F.gelu(x)
+    if name == "gelu_tanh":
+        return F.gelu(x, approximate="tanh")
+    if name == "relu":
+        return F.relu(x)
+    raise ValueError(name)
+
+
+class Transformer:
+    def __init__(self, cfg, params):
+        self.c = cfg
+        self.p = {k: torch.tensor(v["data"]).reshape(v["shape"]).requires_grad_(True)
+                  for k, v in params.items()}
+
+    def ln(self, x, name):
+        return F.layer_norm(x, (self.c["hidden"],), self.p[name + ".weight"],
+                            self.p[name + ".bias"], self.c["ln_eps"])
+
+    def linear(self, x, name, bias=True):
+        return F.linear(x, self.p[name + ".weight"], self.p[name + ".bias"] if bias else None)
+
+    def attention(self, x, name, lengths):
+        B, S, H = x.shape
+        nh = self.c["heads"]
+        d = H // nh
+        q, k, v = self.linear(x, name + ".qkv").split(H, dim=2)
+        q, k, v = (t.view(B, S, nh, d).transpose(1, 2) for t in (q, k, v))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(d)
+        keys = torch.arange(S)
+        mask = keys[None, :] >= lengths[:, None]                     # [B, S] padded keys
+        mask = mask[:, None, None, :].expand(B, 1, S, S)
+        if self.c["causal"]:
+            mask = mask | (keys[None, :] > keys[:, None])[None, None]
+        scores = scores.masked_fill(mask, float("-inf"))
+        y = torch.softmax(scores, dim=-1) @ v
+        return self.linear(y.transpose(1, 2).reshape(B, S, H), name + ".out")
+
+    def forward(self, batch):
+        B, S = batch["batch"], batch["seq"]
+        ids = torch.tensor(batch["ids"]).view(B, S)
+        lengths = torch.tensor(batch["lengths"])
+        pre = self.c["norm"] == "pre"
+        x = self.p["embed.tokens"][ids] + self.p["embed.positions"][:S][None]
+        if not pre:
+            x = self.ln(x, "embed.ln")
+        for i in range(self.c["layers"]):
+            n = f"layers.{i}."
+            if pre:
+                x = x + self.attention(self.ln(x, n + "ln1"), n + "attn", lengths)
+                f = activation(self.c["activation"], self.linear(self.ln(x, n + "ln2"), n + "mlp.fc1"))
+                x = x + self.linear(f, n + "mlp.fc2")
+            else:
+                x = self.ln(x + self.attention(x, n + "attn", lengths), n + "ln1")
+                f = activation(self.c["activation"], self.linear(x, n + "mlp.fc1"))
+                x = self.ln(x + self.linear(f, n + "mlp.fc2"), n + "ln2")
+        if pre:
+            x = self.ln(x, "final_ln")
+        out, loss = {}, torch.zeros(())
+        head = self.c["head"]
+        if head in ("classify", "joint"):
+            if self.c["pooling"] == "first":
+                pooled = x[:, 0]
+            else:
+                valid = (torch.arange(S)[None, :] < lengths[:, None]).to(x.dtype)
+                pooled = (x * valid[..., None]).sum(1) / lengths[:, None].to(x.dtype)
+            logits = self.linear(pooled, "head.classifier")
+            out["seq_logits"] = logits
+            loss = loss + F.cross_entropy(logits, torch.tensor(batch["seq_labels"]), ignore_index=-1)
+        if head in ("tokens", "joint", "lm"):
+            if head == "lm":
+                w = self.p["embed.tokens"] if self.c["tie_embeddings"] else self.p["head.lm.weight"]
+                logits = F.linear(x, w)
+            else:
+                logits = self.linear(x, "head.tokens")
+            logits = logits.reshape(B * S, -1)
+            out["token_logits"] = logits
+            loss = loss + F.cross_entropy(logits, torch.tensor(batch["token_labels"]), ignore_index=-1)
+        return out, loss
+
+
+class Adan:
+    """Adan exactly as papers.md §1 states it (code-convention betas, d_1 = 0, prox decay)."""
+
+    def __init__(self, groups, lr, betas, eps, no_prox):
+        self.groups, self.lr, self.b, self.eps, self.no_prox = groups, lr, betas, eps, no_prox
+        self.k = 0
+        self.state = {}
+
+    @torch.no_grad()
+    def step(self):
+        self.k += 1
+        b1, b2, b3 = self.b
+        lr, k = self.lr, self.k
+        for params, wd in self.groups:
+            for p in params:
+                g = p.grad
+                s = self.state.setdefault(id(p), {"m": torch.zeros_like(p), "v": torch.zeros_like(p),
+                                                   "n": torch.zeros_like(p), "prev": g.clone()})
+                d = g - s["prev"] if k > 1 else torch.zeros_like(g)
+                s["m"].mul_(b1).add_(g, alpha=1 - b1)
+                s["v"].mul_(b2).add_(d, alpha=1 - b2)
+                s["n"].mul_(b3).add_((g + b2 * d) ** 2, alpha=1 - b3)
+                denom = s["n"].sqrt() / math.sqrt(1 - b3 ** k) + self.eps
+                if self.no_prox:
+                    p.mul_(1 - lr * wd)
+                p.sub_(lr / (1 - b1 ** k) * s["m"] / denom + lr * b2 / (1 - b2 ** k) * s["v"] / denom)
+                if not self.no_prox:
+                    p.div_(1 + lr * wd)
+                s["prev"] = g.clone()
+
+
+def main():
+    case = json.load(open(sys.argv[1]))
+    model = Transformer(case["config"], case["params"])
+    batches = case["batches"]
+    result = {}
+
+    out, loss = model.forward(batches[0])
+    loss.backward()
+    for k, v in out.items():
+        result[k] = v.detach().reshape(-1).tolist()
+    result["loss"] = loss.item()
+    result["grads"] = {k: p.grad.reshape(-1).tolist() for k, p in model.p.items()}
+
+    o = case["optim"]
+    decay = [model.p[n] for n in case["decay"]]
+    no_decay = [p for n, p in model.p.items() if n not in set(case["decay"])]
+    for p in model.p.values():
+        p.grad = None
+    if o["name"] == "adamw":
+        opt = torch.optim.AdamW([{"params": decay, "weight_decay": o["weight_decay"]},
+                                 {"params": no_decay, "weight_decay": 0.0}],
+                                lr=o["lr"], betas=(o["beta1"], o["beta2"]), eps=o["eps"])
+    else:
+        opt = Adan([(decay, o["weight_decay"]), (no_decay, 0.0)], o["lr"],
+                   (o["beta1"], o["beta2"], o["beta3"]), o["eps"], o["no_prox"])
+    losses = []
+    for step in range(case["steps"]):
+        for p in model.p.values():
+            p.grad = None
+        _, loss = model.forward(batches[step % len(batches)])
+        loss.backward()
+        if o["max_grad_norm"] > 0:
+            torch.nn.utils.clip_grad_norm_(list(model.p.values()), o["max_grad_norm"])
+        opt.step()
+        losses.append(loss.item())
+    result["losses"] = losses
+    json.dump(result, open(sys.argv[2], "w"))
+
+
+if __name__ == "__main__":
+    main()

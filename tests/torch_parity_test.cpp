@@ -1,0 +1,235 @@
+// Whole-model parity with PyTorch on the CPU: the same weights in hwt and in a plain-torch
+// float64 rebuild (tests/oracle/torch_transformer.py): logits and every parameter gradient
+// within 1e-5 relative, and ten optimizer steps (AdamW, Adan) with losses within 1e-4.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "backend/cpu/cpu_backend.h"
+#include "config/run_config.h"
+#include "model/model.h"
+#include "test_util.h"
+#include "train/optimizer.h"
+
+namespace hwt {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kPython = "/usr/bin/python3";
+
+bool torch_available() {
+  static const bool ok =
+      std::system((std::string(kPython) + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
+  return ok;
+}
+
+struct Case {
+  std::string name;
+  ModelConfig model;
+  std::vector<Batch> batches;
+};
+
+Batch make_batch(const ModelConfig& m, int64_t B, int64_t S, std::vector<int32_t> lengths,
+                 uint64_t seed) {
+  Batch b;
+  b.batch = B;
+  b.seq = S;
+  b.lengths = lengths;
+  b.ids.assign(static_cast<size_t>(B * S), 0);
+  uint64_t r = seed;
+  auto next = [&](int64_t n) { return static_cast<int32_t>((r = mix_seed(r)) % static_cast<uint64_t>(n)); };
+  const bool lm = m.head == HeadKind::Lm;
+  if (m.has_sequence_head())
+    for (int64_t i = 0; i < B; ++i) b.seq_labels.push_back(next(m.num_labels));
+  if (m.head != HeadKind::Classify) b.token_labels.assign(static_cast<size_t>(B * S), -1);
+  for (int64_t i = 0; i < B; ++i)
+    for (int64_t t = 0; t < lengths[static_cast<size_t>(i)]; ++t) {
+      const size_t at = static_cast<size_t>(i * S + t);
+      b.ids[at] = (t == 0 && !lm) ? 2 : 3 + next(m.vocab_size - 3);
+      if (lm) b.token_labels[at] = next(m.vocab_size);
+      else if (m.has_token_head() && t > 0) b.token_labels[at] = next(m.num_token_labels);
+    }
+  return b;
+}
+
+Case encoder_joint() {
+  Case c{"encoder_joint_postln", {}, {}};
+  ModelConfig& m = c.model;
+  m.vocab_size = 23;
+  m.max_seq = 8;
+  m.hidden = 16;
+  m.heads = 4;
+  m.ffn = 24;
+  m.layers = 2;
+  m.dropout = m.attn_dropout = 0;
+  m.norm = NormPlacement::Post;
+  m.head = HeadKind::Joint;
+  m.num_labels = 5;
+  m.num_token_labels = 7;
+  c.batches = {make_batch(m, 3, 7, {7, 4, 2}, 1), make_batch(m, 2, 8, {5, 8}, 2)};
+  return c;
+}
+
+Case decoder_lm() {
+  Case c{"decoder_lm_preln", {}, {}};
+  ModelConfig& m = c.model;
+  m.vocab_size = 29;
+  m.max_seq = 10;
+  m.hidden = 16;
+  m.heads = 2;
+  m.ffn = 32;
+  m.layers = 2;
+  m.dropout = m.attn_dropout = 0;
+  m.causal = true;
+  m.activation = Activation::GeluTanh;
+  m.head = HeadKind::Lm;
+  c.batches = {make_batch(m, 2, 9, {9, 9}, 3), make_batch(m, 3, 6, {6, 6, 6}, 4)};
+  return c;
+}
+
+Case encoder_mean_pool() {
+  Case c{"encoder_classify_preln_mean", {}, {}};
+  ModelConfig& m = c.model;
+  m.vocab_size = 17;
+  m.max_seq = 6;
+  m.hidden = 12;
+  m.heads = 3;
+  m.ffn = 20;
+  m.layers = 1;
+  m.dropout = m.attn_dropout = 0;
+  m.activation = Activation::Relu;
+  m.pooling = Pooling::Mean;
+  m.num_labels = 3;
+  c.batches = {make_batch(m, 4, 6, {6, 3, 1, 5}, 5)};
+  return c;
+}
+
+// Random values for every parameter (not the model's init), so biases and norms are exercised.
+void randomize(ParamStore& ps) {
+  std::vector<float> host = test::randn(ps.count(), 77, 0.3f);
+  for (const ParamInfo& p : ps.infos())
+    if (p.name.find("ln") != std::string::npos && p.name.ends_with(".weight"))
+      for (int64_t i = 0; i < p.shape.numel(); ++i) host[static_cast<size_t>(p.offset + i)] += 1.0f;
+  ps.backend().upload(ps.params_flat(), host.data());
+}
+
+json batch_json(const Batch& b) {
+  return {{"batch", b.batch}, {"seq", b.seq}, {"ids", b.ids}, {"lengths", b.lengths},
+          {"seq_labels", b.seq_labels}, {"token_labels", b.token_labels}};
+}
+
+std::vector<float> slice(const std::vector<float>& flat, const ParamInfo& p) {
+  return {flat.begin() + p.offset, flat.begin() + p.offset + p.shape.numel()};
+}
+
+// Relative error, or absolute when the reference is (near) zero, e.g. unused positions.
+double err(const std::vector<float>& got, const std::vector<double>& want) {
+  double n = 0;
+  for (double v : want) n += v * v;
+  if (std::sqrt(n) < 1e-8) {
+    double m = 0;
+    for (size_t i = 0; i < got.size(); ++i) m = std::max(m, std::abs(got[i] - want[i]));
+    return m;
+  }
+  return test::rel_err(got, want);
+}
+
+class TorchParity : public ::testing::TestWithParam<std::tuple<int, OptimizerKind>> {};
+
+TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
+  if (!torch_available()) GTEST_SKIP() << "skipped: /usr/bin/python3 has no torch (apt install python3-torch)";
+  const auto [which, opt_kind] = GetParam();
+  const Case c = which == 0 ? encoder_joint() : which == 1 ? decoder_lm() : encoder_mean_pool();
+  CpuBackend be(2);
+  Model model(c.model, be);
+  model.plan(4, c.model.max_seq);
+  randomize(model.params());
+
+  OptimConfig oc;
+  oc.name = opt_kind;
+  oc.lr = 3e-3;
+  oc.weight_decay = 0.05;
+  const double max_norm = 0.5;  // small enough that clipping is active
+  RunConfig rc;
+  rc.model = c.model;
+  json cfg = to_json(rc);
+  json model_cfg;
+  for (const auto& [k, v] : cfg.items())
+    if (k.rfind("model.", 0) == 0) model_cfg[k.substr(6)] = v;
+
+  std::vector<float> flat(static_cast<size_t>(model.params().count()));
+  be.download(flat.data(), model.params().params_flat());
+  json params, decay = json::array();
+  for (const ParamInfo& p : model.params().infos()) {
+    std::vector<int64_t> shape(p.shape.dims.begin(), p.shape.dims.begin() + p.shape.rank);
+    params[p.name] = {{"shape", shape}, {"data", slice(flat, p)}};
+    if (p.decay) decay.push_back(p.name);
+  }
+  json batches = json::array();
+  for (const Batch& b : c.batches) batches.push_back(batch_json(b));
+  const bool adamw = opt_kind == OptimizerKind::AdamW;
+  json optim = {{"name", adamw ? "adamw" : "adan"}, {"lr", oc.lr}, {"weight_decay", oc.weight_decay},
+                {"eps", oc.eps}, {"max_grad_norm", max_norm},
+                {"beta1", adamw ? oc.adamw_beta1 : oc.adan_beta1},
+                {"beta2", adamw ? oc.adamw_beta2 : oc.adan_beta2}, {"beta3", oc.adan_beta3},
+                {"no_prox", oc.adan_no_prox}};
+  const int steps = 10;
+  const json in = {{"config", model_cfg}, {"params", params}, {"batches", batches},
+                   {"optim", optim}, {"decay", decay}, {"steps", steps}};
+
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("hwt_parity_" + c.name + (adamw ? "_adamw" : "_adan"));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "case.json") << in.dump();
+  const std::string cmd = std::string(kPython) + " " + HWT_TEST_DIR "/oracle/torch_transformer.py " +
+                          (dir / "case.json").string() + " " + (dir / "out.json").string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const json out = json::parse(std::ifstream(dir / "out.json"));
+
+  // Logits and every gradient of the first batch.
+  model.set_batch(c.batches[0]);
+  model.forward(true, 0);
+  if (out.contains("seq_logits")) {
+    // Training forward overwrites logits with their gradient, so compare an eval forward.
+    model.forward(false, 0);
+    EXPECT_LT(err(test::TensorPool(be).read(model.seq_logits()), out["seq_logits"].get<std::vector<double>>()), 1e-5);
+  }
+  if (out.contains("token_logits")) {
+    model.forward(false, 0);
+    EXPECT_LT(err(test::TensorPool(be).read(model.token_logits()), out["token_logits"].get<std::vector<double>>()), 1e-5);
+  }
+  model.params().zero_grads();
+  model.forward(true, 0);
+  EXPECT_NEAR(model.losses().mean(), out["loss"].get<double>(), 1e-5);
+  model.backward();
+  std::vector<float> grads(flat.size());
+  be.download(grads.data(), model.params().grads_flat());
+  for (const ParamInfo& p : model.params().infos())
+    EXPECT_LT(err(slice(grads, p), out["grads"][p.name].get<std::vector<double>>()), 1e-5) << p.name;
+
+  // Ten optimizer steps from the same weights.
+  be.upload(model.params().params_flat(), flat.data());
+  Optimizer opt(oc, model.params(), max_norm);
+  const auto want = out["losses"].get<std::vector<double>>();
+  for (int s = 0; s < steps; ++s) {
+    model.params().zero_grads();
+    model.set_batch(c.batches[static_cast<size_t>(s) % c.batches.size()]);
+    model.forward(true, 0);
+    const double loss = model.losses().mean();
+    model.backward();
+    opt.step(s + 1, oc.lr);
+    EXPECT_NEAR(loss, want[static_cast<size_t>(s)], 1e-4) << "step " << s + 1;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, TorchParity,
+                         ::testing::Combine(::testing::Values(0, 1, 2),
+                                            ::testing::Values(OptimizerKind::AdamW, OptimizerKind::Adan)));
+
+}  // namespace
+}  // namespace hwt
