@@ -1,0 +1,40 @@
+// Atomic file output: data goes to a temporary file beside the target, which is fsynced and
+// renamed over the target only on commit(), so a crash never leaves a half-written file.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace hwt {
+
+class AtomicFileWriter {
+ public:
+  // Creates the temporary file; throws hwt::Error if it cannot (e.g. missing directory).
+  explicit AtomicFileWriter(std::string path);
+  // Removes the temporary file unless commit() succeeded; the target is never touched.
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  // Unbuffered: each call goes to the OS, so callers should write large chunks.
+  void write(const void* data, size_t bytes);
+  void write(std::string_view s) { write(s.data(), s.size()); }
+  // fsync the file, rename it over the target, fsync the directory.
+  void commit();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::string tmp_path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+void write_file_atomic(const std::string& path, std::string_view contents);
+
+// The whole file; throws hwt::InputError "cannot read <path>: <reason>".
+std::string read_file(const std::string& path);
+
+}  // namespace hwt

@@ -1,0 +1,260 @@
+#include "core/safetensors.h"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+
+namespace hwt {
+namespace {
+
+using nlohmann::json;
+
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's limit
+constexpr const char* kMetadataKey = "__metadata__";
+constexpr std::array kDTypes = {DType::F32, DType::F16, DType::BF16, DType::I32};
+
+std::string_view format_name(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "F32";
+    case DType::F16:
+      return "F16";
+    case DType::BF16:
+      return "BF16";
+    case DType::I32:
+      return "I32";
+  }
+  return "?";
+}
+
+std::optional<DType> dtype_from_format_name(std::string_view s) {
+  for (DType t : kDTypes)
+    if (format_name(t) == s) return t;
+  return std::nullopt;
+}
+
+// Bytes of a tensor, or nullopt when the count overflows 64 bits.
+std::optional<uint64_t> tensor_bytes(DType t, const std::vector<uint64_t>& shape) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
+  uint64_t n = dtype_size(t);
+  for (uint64_t d : shape) {
+    if (n > std::numeric_limits<uint64_t>::max() / d) return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
+template <class... Args>
+[[noreturn]] void bad(const std::string& path, fmt::format_string<Args...> f, Args&&... args) {
+  fail_input("checkpoint {}: {}", path, fmt::format(f, std::forward<Args>(args)...));
+}
+
+uint64_t read_header_length(const std::string& path, const std::string& bytes) {
+  if (bytes.size() < 8)
+    bad(path, "too short ({} bytes) to hold the 8-byte header length", bytes.size());
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[size_t(i)]);
+  if (n > kMaxHeaderBytes)
+    bad(path, "header length {} exceeds the {}-byte limit (not a safetensors file?)", n,
+        kMaxHeaderBytes);
+  if (n > bytes.size() - 8)
+    bad(path, "truncated (header length is {} bytes, file has {} after the length)", n,
+        bytes.size() - 8);
+  return n;
+}
+
+json parse_header(const std::string& path, const char* begin, const char* end) {
+  try {
+    json header = json::parse(begin, end);
+    if (!header.is_object()) bad(path, "header is not a JSON object");
+    return header;
+  } catch (const json::exception& e) {
+    // Drop nlohmann's "[json.exception.parse_error.101] " tag; the rest is the useful part.
+    std::string_view what = e.what();
+    if (size_t tag_end = what.find("] "); tag_end != std::string_view::npos)
+      what.remove_prefix(tag_end + 2);
+    bad(path, "header is not valid JSON: {}", what);
+  }
+}
+
+const json& field(const std::string& path, const std::string& name, const json& entry,
+                  const char* key) {
+  auto it = entry.find(key);
+  if (it == entry.end()) bad(path, "tensor '{}' has no {}", name, key);
+  return *it;
+}
+
+DType parse_dtype(const std::string& path, const std::string& name, const json& entry) {
+  const json& v = field(path, name, entry, "dtype");
+  if (!v.is_string()) bad(path, "tensor '{}': dtype is not a string", name);
+  std::optional<DType> t = dtype_from_format_name(v.get<std::string>());
+  if (!t)
+    bad(path, "tensor '{}': unsupported dtype {} (hwt reads F32, F16, BF16, I32)", name, v.dump());
+  return *t;
+}
+
+std::vector<uint64_t> parse_shape(const std::string& path, const std::string& name,
+                                  const json& entry) {
+  const json& v = field(path, name, entry, "shape");
+  if (!v.is_array()) bad(path, "tensor '{}': shape is not an array", name);
+  std::vector<uint64_t> shape;
+  for (const json& d : v) {
+    if (!d.is_number_integer()) bad(path, "tensor '{}': shape holds {}", name, d.dump());
+    if (!d.is_number_unsigned()) bad(path, "tensor '{}': negative dimension {}", name, d.dump());
+    if (d.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+      bad(path, "tensor '{}': dimension {} is too large", name, d.dump());
+    shape.push_back(d.get<uint64_t>());
+  }
+  return shape;
+}
+
+std::pair<uint64_t, uint64_t> parse_offsets(const std::string& path, const std::string& name,
+                                            const json& entry) {
+  const json& v = field(path, name, entry, "data_offsets");
+  if (!v.is_array() || v.size() != 2 || !v[0].is_number_unsigned() || !v[1].is_number_unsigned())
+    bad(path, "tensor '{}': data_offsets {} is not a pair of non-negative integers", name,
+        v.dump());
+  uint64_t begin = v[0].get<uint64_t>(), end = v[1].get<uint64_t>();
+  if (begin > end) bad(path, "tensor '{}': data_offsets [{}, {}] are reversed", name, begin, end);
+  return {begin, end};
+}
+
+struct Span {
+  uint64_t begin, end;
+  const std::string* name;
+};
+
+// Tensors must tile the data section exactly: no overlap, no hole, nothing past the end.
+void check_layout(const std::string& path, std::vector<Span>& spans, uint64_t data_size) {
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return std::tie(a.begin, a.end, *a.name) < std::tie(b.begin, b.end, *b.name);
+  });
+  uint64_t max_end = 0;
+  for (const Span& s : spans) max_end = std::max(max_end, s.end);
+  if (max_end > data_size)
+    bad(path, "truncated (header says {} bytes of data, file has {})", max_end, data_size);
+  uint64_t pos = 0;
+  const std::string* prev = nullptr;
+  for (const Span& s : spans) {
+    if (s.begin < pos) bad(path, "tensors '{}' and '{}' overlap", *prev, *s.name);
+    if (s.begin > pos) bad(path, "{} unused bytes before tensor '{}'", s.begin - pos, *s.name);
+    pos = s.end;
+    prev = s.name;
+  }
+  if (pos < data_size) bad(path, "{} bytes of trailing garbage after the tensors", data_size - pos);
+}
+
+}  // namespace
+
+void write_safetensors(const std::string& path, const std::vector<SafetensorsEntry>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  // ordered_json keeps the reference layout: metadata first, then tensors in data order.
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) header[kMetadataKey] = metadata;
+  std::set<std::string_view> seen;
+  std::vector<size_t> sizes;
+  size_t offset = 0;
+  for (const SafetensorsEntry& t : tensors) {
+    if (t.name == kMetadataKey) fail("cannot write {}: a tensor is named {}", path, kMetadataKey);
+    if (!seen.insert(t.name).second) fail("cannot write {}: duplicate tensor '{}'", path, t.name);
+    size_t bytes = dtype_size(t.dtype);
+    for (int64_t d : t.shape) {
+      HWT_CHECK(d >= 0, "tensor '{}' has negative dimension {}", t.name, d);
+      bytes *= static_cast<size_t>(d);
+    }
+    HWT_CHECK(bytes == 0 || t.data != nullptr, "tensor '{}' has no data", t.name);
+    nlohmann::ordered_json& e = header[t.name];
+    e["dtype"] = format_name(t.dtype);
+    e["shape"] = t.shape;
+    e["data_offsets"] = {offset, offset + bytes};
+    sizes.push_back(bytes);
+    offset += bytes;
+  }
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const nlohmann::ordered_json::exception&) {
+    fail("cannot write {}: a tensor name or metadata string is not valid UTF-8", path);
+  }
+  text.append((8 - text.size() % 8) % 8, ' ');  // so the data section starts 8-byte aligned
+
+  std::array<unsigned char, 8> length{};
+  for (size_t i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(text.size() >> (8 * i));
+  AtomicFileWriter out(path);
+  out.write(length.data(), length.size());
+  out.write(text);
+  for (size_t i = 0; i < tensors.size(); ++i) out.write(tensors[i].data, sizes[i]);
+  out.commit();
+}
+
+SafetensorsFile SafetensorsFile::open(const std::string& path) {
+  SafetensorsFile f;
+  f.path_ = path;
+  f.bytes_ = read_file(path);
+  uint64_t header_bytes = read_header_length(path, f.bytes_);
+  size_t data_start = 8 + header_bytes;
+  uint64_t data_size = f.bytes_.size() - data_start;
+  json header = parse_header(path, f.bytes_.data() + 8, f.bytes_.data() + data_start);
+
+  std::vector<Span> spans;
+  for (const auto& [name, value] : header.items()) {
+    if (name == kMetadataKey) {
+      if (!value.is_object()) bad(path, "{} is not an object", kMetadataKey);
+      for (const auto& [k, v] : value.items()) {
+        if (!v.is_string()) bad(path, "metadata '{}' is not a string: {}", k, v.dump());
+        f.metadata_[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    if (!value.is_object()) bad(path, "tensor '{}': entry is not an object", name);
+    DType dtype = parse_dtype(path, name, value);
+    std::vector<uint64_t> shape = parse_shape(path, name, value);
+    auto [begin, end] = parse_offsets(path, name, value);
+    std::optional<uint64_t> need = tensor_bytes(dtype, shape);
+    if (!need) bad(path, "tensor '{}': shape {} is too large", name, shape);
+    if (*need != end - begin)
+      bad(path, "tensor '{}': data_offsets [{}, {}] hold {} bytes but {} {} needs {}", name, begin,
+          end, end - begin, format_name(dtype), shape, *need);
+    // JSON object keys are unique, so every emplace inserts.
+    auto it = f.entries_
+                  .emplace(name, Entry{dtype, std::vector<int64_t>(shape.begin(), shape.end()),
+                                       begin, end})
+                  .first;
+    spans.push_back({begin, end, &it->first});
+  }
+  check_layout(path, spans, data_size);
+  for (const Span& s : spans) f.order_.push_back(*s.name);
+
+  // Writers pad the header so data starts 8-byte aligned; shift an unpadded file's data down
+  // so that views are as aligned as their offsets.
+  size_t aligned = data_start & ~size_t{7};
+  if (aligned != data_start) {
+    std::memmove(f.bytes_.data() + aligned, f.bytes_.data() + data_start, data_size);
+    f.bytes_.resize(aligned + data_size);
+  }
+  f.data_start_ = aligned;
+  return f;
+}
+
+std::vector<std::string> SafetensorsFile::names() const {
+  return order_;
+}
+
+SafetensorsFile::View SafetensorsFile::get(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) bad(path_, "tensor '{}' missing", name);
+  const Entry& e = it->second;
+  return {e.dtype, e.shape, bytes_.data() + data_start_ + e.begin, e.end - e.begin};
+}
+
+}  // namespace hwt

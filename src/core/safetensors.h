@@ -1,0 +1,65 @@
+// The safetensors checkpoint format (https://github.com/huggingface/safetensors): an 8-byte
+// little-endian header length N, N bytes of JSON header (padded with spaces to a multiple of
+// 8), then the raw tensor data. Shape [] is a scalar (one element), as in the reference.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace hwt {
+
+struct SafetensorsEntry {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  const void* data;  // host memory
+};
+
+// Writes atomically. The data section follows the order given, one write per tensor, so callers
+// passing tensors in flat-buffer order get large sequential writes. Throws hwt::Error on a
+// duplicate name or a tensor named "__metadata__".
+void write_safetensors(const std::string& path, const std::vector<SafetensorsEntry>& tensors,
+                       const std::map<std::string, std::string>& metadata);
+
+// A whole file read into memory and fully validated on open(): every malformed input raises
+// hwt::InputError "checkpoint <path>: <problem>".
+class SafetensorsFile {
+ public:
+  struct View {
+    DType dtype;
+    std::vector<int64_t> shape;
+    const void* data;  // 8-byte aligned; valid while the file object lives
+    size_t bytes;
+  };
+
+  static SafetensorsFile open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  std::vector<std::string> names() const;  // in data-offset order
+  bool contains(const std::string& name) const { return entries_.count(name) != 0; }
+  View get(const std::string& name) const;
+
+ private:
+  struct Entry {
+    DType dtype;
+    std::vector<int64_t> shape;
+    size_t begin, end;  // relative to the data section
+  };
+
+  SafetensorsFile() = default;
+
+  std::string path_;
+  std::string bytes_;  // the whole file; views point into it by offset, so moves are safe
+  size_t data_start_ = 0;
+  std::map<std::string, Entry> entries_;
+  std::vector<std::string> order_;
+  std::map<std::string, std::string> metadata_;
+};
+
+}  // namespace hwt

@@ -1,0 +1,285 @@
+#include "core/safetensors.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+
+namespace hwt {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string le64(uint64_t n) {
+  std::string s;
+  for (int i = 0; i < 8; ++i) s += static_cast<char>((n >> (8 * i)) & 0xff);
+  return s;
+}
+
+// A file as another writer might make it; `pad` spaces the header to a multiple of 8.
+std::string build(std::string header, const std::string& data, bool pad = true) {
+  if (pad) header.append((8 - header.size() % 8) % 8, ' ');
+  return le64(header.size()) + header + data;
+}
+
+class Safetensors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           fmt::format("hwt_safetensors_{}_{}", ::getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Plain write, no fsync: corruption tests write thousands of files. Removing first avoids
+  // ext4's flush-on-close after a truncating rewrite.
+  std::string put(const std::string& bytes) const {
+    std::string p = path("t.safetensors");
+    fs::remove(p);
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  }
+
+  // Opening must succeed or raise InputError; anything else (or a crash) fails the test.
+  void open_or_input_error(const std::string& bytes) const {
+    try {
+      SafetensorsFile f = SafetensorsFile::open(put(bytes));
+      for (const std::string& n : f.names()) {
+        SafetensorsFile::View v = f.get(n);
+        EXPECT_TRUE(v.bytes == 0 || v.data != nullptr) << n;
+      }
+    } catch (const InputError&) {
+    }
+  }
+
+  void expect_input_error(const std::string& bytes, const std::string& needle) const {
+    std::string p = put(bytes);
+    try {
+      SafetensorsFile::open(p);
+      ADD_FAILURE() << "no error; expected one mentioning: " << needle;
+    } catch (const InputError& e) {
+      std::string msg = e.what();
+      EXPECT_EQ(msg.rfind("checkpoint " + p + ": ", 0), 0u) << msg;
+      EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    }
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Safetensors, RoundTripsDtypesShapesAndMetadata) {
+  std::vector<int32_t> ids = {-1, 0, 7};
+  std::vector<float> w = {0.f, 0.5f, 1.f, 1.5f, 2.f, 2.5f};
+  std::vector<uint16_t> half = {0x3c00, 0xbc00, 0x7bff, 0x0001};
+  std::vector<uint16_t> bf = {0x3f80, 0xc000, 0x7f80, 0x0000};
+  float scalar = 3.25f;
+  // Given order is data order, deliberately not alphabetical.
+  std::vector<SafetensorsEntry> in = {
+      {"ids", DType::I32, {3}, ids.data()},   {"w", DType::F32, {2, 3}, w.data()},
+      {"half", DType::F16, {4}, half.data()}, {"bf", DType::BF16, {2, 2}, bf.data()},
+      {"scalar", DType::F32, {}, &scalar},    {"empty", DType::F32, {0, 5}, nullptr},
+  };
+  std::map<std::string, std::string> meta = {
+      {"format", "pt"}, {"step", "100"}, {"note", "ünïcode \"quoted\"\n"}};
+  write_safetensors(path("m.safetensors"), in, meta);
+
+  SafetensorsFile f = SafetensorsFile::open(path("m.safetensors"));
+  EXPECT_EQ(f.metadata(), meta);
+  EXPECT_EQ(f.names(), (std::vector<std::string>{"ids", "w", "half", "bf", "scalar", "empty"}));
+  EXPECT_TRUE(f.contains("half"));
+  EXPECT_FALSE(f.contains("__metadata__"));
+  for (const SafetensorsEntry& e : in) {
+    SafetensorsFile::View v = f.get(e.name);
+    EXPECT_EQ(v.dtype, e.dtype) << e.name;
+    EXPECT_EQ(v.shape, e.shape) << e.name;
+    size_t bytes = dtype_size(e.dtype);
+    for (int64_t d : e.shape) bytes *= static_cast<size_t>(d);
+    ASSERT_EQ(v.bytes, bytes) << e.name;
+    EXPECT_TRUE(bytes == 0 || std::memcmp(v.data, e.data, bytes) == 0) << e.name;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data) % dtype_size(e.dtype), 0u) << e.name;
+  }
+}
+
+TEST_F(Safetensors, HeaderIsPaddedToEightBytes) {
+  for (std::string name : {"a", "ab", "abc", "abcd", "abcde", "abcdef", "abcdefg", "abcdefgh"}) {
+    float x = 1.f;
+    write_safetensors(path("p"), {{name, DType::F32, {1}, &x}}, {});
+    std::string bytes = read_file(path("p"));
+    uint64_t n = 0;
+    for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[size_t(i)]);
+    EXPECT_EQ(n % 8, 0u) << name;
+    ASSERT_EQ(bytes.size(), 8 + n + 4) << name;
+    EXPECT_EQ(bytes[8], '{');
+    EXPECT_EQ(bytes.substr(bytes.size() - 4), std::string("\x00\x00\x80\x3f", 4));
+  }
+}
+
+TEST_F(Safetensors, MatchesHandBuiltReference) {
+  float w[2] = {1.f, -2.f};
+  uint16_t a = 0x3f80;  // bf16 1.0
+  write_safetensors(path("ref"), {{"w", DType::F32, {2}, w}, {"a", DType::BF16, {1}, &a}},
+                    {{"k", "v"}});
+  std::string expected = std::string("\x88\0\0\0\0\0\0\0", 8) +  // 136-byte header
+                         R"({"__metadata__":{"k":"v"},)"
+                         R"("w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                         R"("a":{"dtype":"BF16","shape":[1],"data_offsets":[8,10]}})"
+                         "  " +                                // padding 134 -> 136
+                         std::string("\x00\x00\x80\x3f", 4) +  // 1.0f
+                         std::string("\x00\x00\x00\xc0", 4) +  // -2.0f
+                         std::string("\x80\x3f", 2);           // bf16 1.0
+  EXPECT_EQ(read_file(path("ref")), expected);
+}
+
+TEST_F(Safetensors, WriterRejectsBadNames) {
+  float x = 0.f;
+  EXPECT_THROW(
+      write_safetensors(path("d"), {{"a", DType::F32, {1}, &x}, {"a", DType::F32, {1}, &x}}, {}),
+      Error);
+  EXPECT_THROW(write_safetensors(path("d"), {{"__metadata__", DType::F32, {1}, &x}}, {}), Error);
+  EXPECT_FALSE(fs::exists(path("d")));
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+TEST_F(Safetensors, EmptyFileAndMissingTensor) {
+  write_safetensors(path("e"), {}, {});
+  EXPECT_EQ(read_file(path("e")), build("{}", ""));
+  SafetensorsFile f = SafetensorsFile::open(path("e"));
+  EXPECT_TRUE(f.names().empty());
+  EXPECT_TRUE(f.metadata().empty());
+  try {
+    f.get("nope");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "checkpoint " + path("e") + ": tensor 'nope' missing");
+  }
+}
+
+TEST_F(Safetensors, ReadsUnpaddedHeaderWithAlignedData) {
+  std::string header = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}   )";
+  ASSERT_NE(header.size() % 8, 0u);
+  float x[2] = {1.5f, -4.f};
+  std::string bytes = build(header, std::string(reinterpret_cast<char*>(x), 8), false);
+  SafetensorsFile f = SafetensorsFile::open(put(bytes));
+  SafetensorsFile::View v = f.get("a");
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data) % 8, 0u);
+  ASSERT_EQ(v.bytes, 8u);
+  EXPECT_EQ(std::memcmp(v.data, x, 8), 0);
+}
+
+struct Corrupt {
+  std::string bytes;
+  std::string needle;
+};
+
+TEST_F(Safetensors, EveryCorruptionIsInputError) {
+  auto one = [](const std::string& entry) { return R"({"a":)" + entry + "}"; };
+  std::string f32x2 = std::string(8, '\1');
+  const std::vector<Corrupt> cases = {
+      {"abc", "too short (3 bytes)"},
+      {le64(200'000'000) + "{}", "exceeds the 100000000-byte limit"},
+      {le64(100) + "{}", "truncated (header length is 100 bytes, file has 2 after the length)"},
+      {build("", ""), "not valid JSON"},
+      {build(R"({"a": )", ""), "not valid JSON"},
+      {build("{\"\xff\":{}}", ""), "not valid JSON"},
+      {build("[1,2]", ""), "not a JSON object"},
+      {build(std::string(100000, '[') + std::string(100000, ']'), ""), "not a JSON object"},
+      {build(one("3"), ""), "tensor 'a': entry is not an object"},
+      {build(one(R"({"shape":[2],"data_offsets":[0,8]})"), f32x2), "tensor 'a' has no dtype"},
+      {build(one(R"({"dtype":"F32","data_offsets":[0,8]})"), f32x2), "has no shape"},
+      {build(one(R"({"dtype":"F32","shape":[2]})"), f32x2), "has no data_offsets"},
+      {build(one(R"({"dtype":5,"shape":[2],"data_offsets":[0,8]})"), f32x2),
+       "dtype is not a string"},
+      {build(one(R"({"dtype":"F64","shape":[1],"data_offsets":[0,8]})"), f32x2),
+       "unsupported dtype \"F64\""},
+      {build(one(R"({"dtype":"F32","shape":2,"data_offsets":[0,8]})"), f32x2),
+       "shape is not an array"},
+      {build(one(R"({"dtype":"F32","shape":[1.5],"data_offsets":[0,8]})"), f32x2),
+       "shape holds 1.5"},
+      {build(one(R"({"dtype":"F32","shape":[-2],"data_offsets":[0,8]})"), f32x2),
+       "negative dimension -2"},
+      {build(one(R"({"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,8]})"), f32x2),
+       "shape [4611686018427387904, 4] is too large"},
+      {build(one(R"({"dtype":"F32","shape":[0,18446744073709551615],"data_offsets":[0,0]})"), ""),
+       "dimension 18446744073709551615 is too large"},
+      {build(one(R"({"dtype":"F32","shape":[2],"data_offsets":[8]})"), f32x2),
+       "not a pair of non-negative integers"},
+      {build(one(R"({"dtype":"F32","shape":[2],"data_offsets":[-8,0]})"), f32x2),
+       "not a pair of non-negative integers"},
+      {build(one(R"({"dtype":"F32","shape":[2],"data_offsets":[0,8.0]})"), f32x2),
+       "not a pair of non-negative integers"},
+      {build(one(R"({"dtype":"F32","shape":[0],"data_offsets":[8,0]})"), f32x2), "reversed"},
+      {build(one(R"({"dtype":"F32","shape":[2],"data_offsets":[0,4]})"), "xxxx"),
+       "data_offsets [0, 4] hold 4 bytes but F32 [2] needs 8"},
+      {build(one(R"({"dtype":"F32","shape":[2],"data_offsets":[0,8]})"), "xxxxx"),
+       "truncated (header says 8 bytes of data, file has 5)"},
+      {build(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+             R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+             std::string(12, 'x')),
+       "tensors 'a' and 'b' overlap"},
+      {build(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+             R"("b":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}})",
+             std::string(12, 'x')),
+       "4 unused bytes before tensor 'b'"},
+      {build(one(R"({"dtype":"F32","shape":[1],"data_offsets":[0,4]})"), f32x2),
+       "4 bytes of trailing garbage"},
+      {build(R"({"__metadata__":{"k":1}})", ""), "metadata 'k' is not a string: 1"},
+      {build(R"({"__metadata__":"k"})", ""), "__metadata__ is not an object"},
+  };
+  for (const Corrupt& c : cases) {
+    SCOPED_TRACE(c.needle);
+    expect_input_error(c.bytes, c.needle);
+  }
+}
+
+class SafetensorsFuzz : public Safetensors {
+ protected:
+  std::string valid_file() {
+    float w[3] = {1.f, 2.f, 3.f};
+    uint16_t h[2] = {0x3c00, 0x4000};
+    write_safetensors(path("v.safetensors"),
+                      {{"w", DType::F32, {3}, w}, {"h", DType::F16, {1, 2}, h}}, {{"k", "v"}});
+    return read_file(path("v.safetensors"));
+  }
+};
+
+TEST_F(SafetensorsFuzz, EveryTruncationIsInputError) {
+  std::string bytes = valid_file();
+  for (size_t len = 0; len < bytes.size(); ++len) {
+    SCOPED_TRACE(len);
+    EXPECT_THROW(SafetensorsFile::open(put(bytes.substr(0, len))), InputError);
+  }
+}
+
+TEST_F(SafetensorsFuzz, ByteFlipsNeverCrash) {
+  std::string bytes = valid_file();
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (unsigned char v : {'\x00', '\xff', '"', '{', '}', ']', ',', '9', '-', ' '}) {
+      std::string b = bytes;
+      if (static_cast<unsigned char>(b[i]) == v) continue;
+      b[i] = static_cast<char>(v);
+      SCOPED_TRACE(fmt::format("byte {} = {:#x}", i, v));
+      // The header length decides where the JSON ends and the data starts: any change breaks it.
+      if (i < 8) {
+        EXPECT_THROW(SafetensorsFile::open(put(b)), InputError);
+      } else {
+        open_or_input_error(b);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hwt
