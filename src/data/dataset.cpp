@@ -1,0 +1,187 @@
+#include "data/dataset.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "data/lm_dataset.h"
+#include "data/partition.h"
+#include "data/raw_data.h"
+
+namespace hwt {
+namespace {
+
+const char* task_name(Task t) {
+  switch (t) {
+    case Task::Classify:
+      return "classify";
+    case Task::Tokens:
+      return "tokens";
+    case Task::Joint:
+      return "joint";
+    case Task::Lm:
+      return "lm";
+  }
+  return "?";
+}
+
+bool has_sequence_labels(Task t) {
+  return t == Task::Classify || t == Task::Joint;
+}
+bool has_token_labels(Task t) {
+  return t == Task::Tokens || t == Task::Joint;
+}
+
+void check_compatible(DataFormat f, Task t) {
+  if (f == DataFormat::Text && t != Task::Lm)
+    fail_input(
+        "config data.format=text is for language modelling: it needs model.head=lm (got "
+        "model.head={})",
+        task_name(t));
+  if (t == Task::Lm && f != DataFormat::Text)
+    fail_input("config model.head=lm needs data.format=text (got data.format={})", format_name(f));
+  if (has_token_labels(t) && f != DataFormat::JointBert)
+    fail_input(
+        "config model.head={} needs token labels, which only data.format=jointbert "
+        "provides (got data.format={})",
+        task_name(t), format_name(f));
+}
+
+// Training labels in sorted order; with data.unseen_labels="unk", LabelSet::kUnseen after them
+// (see labels.h for why).
+LabelSet training_labels(std::vector<std::string> names, const DataConfig& c) {
+  LabelSet set = LabelSet::sorted(std::move(names));
+  if (c.unseen_labels == UnseenLabels::Unk) set.add(std::string(LabelSet::kUnseen));
+  return set;
+}
+
+int32_t label_id(const LabelSet& set, const std::string& name, const DataConfig& c,
+                 const std::string& file, int64_t line) {
+  if (const int32_t id = set.id(name); id >= 0) return id;
+  if (c.unseen_labels == UnseenLabels::Unk) return set.id(std::string(LabelSet::kUnseen));
+  fail_input(
+      "label '{}' in {}{} was not seen in training (set data.unseen_labels=\"unk\" to "
+      "score it as wrong)",
+      name, file, line > 0 ? fmt::format(" line {}", line) : "");
+}
+
+Example encode(const RawExample& r, const Dataset& d, const DataConfig& c) {
+  Example e;
+  e.ids.push_back(Tokenizer::kCls);
+  const std::vector<int32_t> tokens = has_token_labels(d.task)
+                                          ? d.tokenizer->encode(r.text)
+                                          : d.tokenizer->encode_prefix(r.text, c.max_len - 1);
+  e.ids.insert(e.ids.end(), tokens.begin(), tokens.end());
+  if (has_sequence_labels(d.task)) e.label = label_id(d.labels, r.label, c, *r.label_file, r.line);
+  if (has_token_labels(d.task)) {
+    HWT_CHECK(r.tags.size() == tokens.size(), "{} tags for {} tokens", r.tags.size(),
+              tokens.size());
+    e.token_labels.push_back(-1);
+    for (const std::string& tag : r.tags)
+      e.token_labels.push_back(label_id(d.token_labels, tag, c, *r.tags_file, r.line));
+    e.token_labels.resize(std::min<size_t>(e.token_labels.size(), static_cast<size_t>(c.max_len)));
+  }
+  e.ids.resize(std::min<size_t>(e.ids.size(), static_cast<size_t>(c.max_len)));
+  return e;
+}
+
+}  // namespace
+
+std::string_view format_name(DataFormat f) {
+  switch (f) {
+    case DataFormat::Spam:
+      return "spam";
+    case DataFormat::JointBert:
+      return "jointbert";
+    case DataFormat::Tsv:
+      return "tsv";
+    case DataFormat::Csv:
+      return "csv";
+    case DataFormat::Jsonl:
+      return "jsonl";
+    case DataFormat::Text:
+      return "text";
+  }
+  return "?";
+}
+
+int64_t Split::size() const {
+  if (window == 0) return std::ssize(examples);
+  return std::ssize(stream) > window ? (std::ssize(stream) - 1) / window : 0;
+}
+
+Task task_for(HeadKind head) {
+  switch (head) {
+    case HeadKind::Classify:
+      return Task::Classify;
+    case HeadKind::Tokens:
+      return Task::Tokens;
+    case HeadKind::Joint:
+      return Task::Joint;
+    case HeadKind::Lm:
+      return Task::Lm;
+  }
+  HWT_CHECK(false, "unknown head kind {}", static_cast<int>(head));
+}
+
+Dataset load_dataset(const DataConfig& c, Task task) {
+  check_compatible(c.format, task);
+  if (task == Task::Lm) return load_lm_dataset(c);
+  RawSplits raw = c.format == DataFormat::Spam ? read_spam(c)
+                  : c.format == DataFormat::JointBert
+                      ? read_jointbert(c, has_sequence_labels(task), has_token_labels(task))
+                      : read_table(c);
+  for (auto* split : {&raw.train, &raw.valid, &raw.test}) keep_first(*split, c.max_examples);
+  if (raw.train.empty()) fail_input("no training examples in {}", raw.source);
+
+  Dataset d;
+  d.task = task;
+  std::vector<std::string_view> texts;
+  std::vector<std::string> names, tags;
+  for (const RawExample& r : raw.train) {
+    texts.push_back(r.text);
+    names.push_back(r.label);
+    tags.insert(tags.end(), r.tags.begin(), r.tags.end());
+  }
+  d.tokenizer = train_tokenizer(c, texts);
+  if (has_sequence_labels(task)) d.labels = training_labels(std::move(names), c);
+  if (has_token_labels(task)) d.token_labels = training_labels(std::move(tags), c);
+  const auto encode_all = [&](const std::vector<RawExample>& in, Split& out) {
+    out.examples.reserve(in.size());
+    for (const RawExample& r : in) out.examples.push_back(encode(r, d, c));
+  };
+  encode_all(raw.train, d.train);
+  encode_all(raw.valid, d.valid);
+  encode_all(raw.test, d.test);
+  d.source = fmt::format("{} (train {}, valid {}, test {} examples)", raw.source, d.train.size(),
+                         d.valid.size(), d.test.size());
+  return d;
+}
+
+nlohmann::json Dataset::vocab_json() const {
+  HWT_CHECK(tokenizer != nullptr, "vocab_json on a dataset without a tokenizer");
+  return {{"task", task_name(task)},
+          {"tokenizer", tokenizer->to_json()},
+          {"labels", labels.to_json()},
+          {"token_labels", token_labels.to_json()}};
+}
+
+Dataset dataset_from_vocab_json(const nlohmann::json& j, Task task) {
+  try {
+    if (!j.is_object()) fail_input("checkpoint vocabulary: expected a JSON object");
+    const std::string stored = j.at("task").get<std::string>();
+    if (stored != task_name(task))
+      fail_input("checkpoint vocabulary is for model.head={}, not {}", stored, task_name(task));
+    Dataset d;
+    d.task = task;
+    d.tokenizer = Tokenizer::from_json(j.at("tokenizer"));
+    d.labels = LabelSet::from_json(j.at("labels"));
+    d.token_labels = LabelSet::from_json(j.at("token_labels"));
+    return d;
+  } catch (const nlohmann::json::exception& e) {
+    fail_input("checkpoint vocabulary: {}", e.what());
+  }
+}
+
+}  // namespace hwt

@@ -1,0 +1,84 @@
+// Dataset: the tokenizer, label sets and encoded splits a run trains and evaluates on.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "data/batch.h"
+#include "data/data_config.h"
+#include "data/labels.h"
+#include "data/tokenizer.h"
+#include "model/model_config.h"
+
+namespace hwt {
+
+enum class Task : uint8_t { Classify, Tokens, Joint, Lm };
+
+// One encoded example. ids start with [CLS] for every task but LM; token_labels align with
+// ids (-1 where nothing is predicted, e.g. at [CLS]).
+struct Example {
+  std::vector<int32_t> ids;
+  int32_t label = -1;
+  std::vector<int32_t> token_labels;
+};
+
+struct Split {
+  std::vector<Example> examples;  // classification-style tasks
+  std::vector<int32_t> stream;    // LM: the split's whole token stream
+  int64_t window = 0;             // LM: data.max_len, the window size() counts in
+  int64_t size() const;           // examples, or LM windows of data.max_len tokens
+};
+
+struct Dataset {
+  Task task = Task::Classify;
+  std::unique_ptr<Tokenizer> tokenizer;
+  LabelSet labels;        // sequence classes
+  LabelSet token_labels;  // token classes
+  Split train, valid, test;
+  std::string source;  // where it came from, for run.json
+
+  // What predict/eval need to rebuild the tokenizer and labels from a checkpoint.
+  nlohmann::json vocab_json() const;
+};
+
+Task task_for(HeadKind head);
+
+// Loads, cleans, splits and encodes the dataset named by the config. Bad files raise InputError.
+Dataset load_dataset(const DataConfig& config, Task task);
+
+// Rebuilds the tokenizer and label sets stored by vocab_json() (splits stay empty).
+Dataset dataset_from_vocab_json(const nlohmann::json& j, Task task);
+
+// Where `hwt train` finds its default dataset (installed by scripts/setup.sh).
+std::string default_dataset_path();
+
+// Deterministic batches over one split. The order is a function of (seed, epoch) only, so a
+// resumed run continues exactly: state is (epoch, position).
+class BatchIterator {
+ public:
+  BatchIterator(const Dataset& data, const Split& split, int64_t batch_size, int64_t max_len,
+                bool shuffle, uint64_t seed);
+  // Fills the next batch of the current epoch; false at the end of the epoch.
+  bool next(Batch& out);
+  void start_epoch(int64_t epoch);  // reshuffles for that epoch
+  int64_t epoch() const { return epoch_; }
+  int64_t position() const { return position_; }
+  void seek(int64_t epoch, int64_t position);
+  int64_t batches_per_epoch() const;
+
+ private:
+  const Dataset& data_;
+  const Split& split_;
+  int64_t batch_size_, max_len_;
+  bool shuffle_;
+  uint64_t seed_;
+  int64_t epoch_ = 0, position_ = 0;
+  std::vector<int64_t> order_;  // example (or LM window) indices of this epoch
+  int64_t phase_ = 0;           // LM: window start offset of this epoch
+};
+
+}  // namespace hwt
