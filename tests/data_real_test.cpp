@@ -96,6 +96,22 @@ TEST(DataReal, MiniSpamFolder) {
   EXPECT_EQ(load_dataset(c, Task::Classify).train.size(), 2);
 }
 
+TEST(DataReal, DataDirOverridesDefaultDataset) {
+  const char* old = std::getenv("HWT_DATA_DIR");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("HWT_DATA_DIR", (kFixtures + "/spam").c_str(), 1);
+  EXPECT_EQ(default_dataset_path(), kFixtures + "/spam");
+  DataConfig c;
+  c.valid_fraction = 0;
+  c.test_fraction = 0;
+  EXPECT_EQ(load_dataset(c, Task::Classify).train.size(), 6);
+  if (old != nullptr) {
+    ::setenv("HWT_DATA_DIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("HWT_DATA_DIR");
+  }
+}
+
 TEST(DataReal, Atis) {
   if (!fs::exists(kAtis)) GTEST_SKIP() << kAtis << " not present";
   const Dataset d = load_dataset(jointbert(kAtis, UnseenLabels::Unk), Task::Joint);
