@@ -1,0 +1,159 @@
+#include "accel/accel_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "accel/toml_reader.h"
+#include "core/error.h"
+
+namespace hwt::accel {
+namespace {
+
+constexpr const char* kWhat = "accelerator";
+
+int64_t positive_int(const TomlReader& r, const std::string& key, int64_t fallback) {
+  const int64_t v = r.integer(key, fallback);
+  if (v < 1) r.fail(key, fmt::format("must be a positive integer, got {}", v));
+  return v;
+}
+
+double positive_num(const TomlReader& r, const std::string& key, double fallback) {
+  const double v = r.number(key, fallback);
+  if (v <= 0) r.fail(key, fmt::format("must be positive, got {}", v));
+  return v;
+}
+
+const MemoryOrganisation* find_org(const MemorySpec& m, const MainMemory& mm) {
+  for (const MemoryOrganisation& o : m.organisations)
+    if (o.banks == mm.banks && o.ranks == mm.ranks && o.channels == mm.channels) return &o;
+  return nullptr;
+}
+
+}  // namespace
+
+LoopOrder parse_loop_order(const std::string& s) {
+  LoopOrder o{};
+  std::string seen;
+  if (s.size() != 4) fail_input("dataflow '{}' must be a permutation of 'bijk'", s);
+  for (size_t i = 0; i < 4; ++i) {
+    const char c = s[i];
+    if (seen.find(c) != std::string::npos || std::string("bijk").find(c) == std::string::npos)
+      fail_input("dataflow '{}' must be a permutation of 'bijk'", s);
+    seen += c;
+    o[i] = c == 'b' ? Loop::B : c == 'i' ? Loop::I : c == 'j' ? Loop::J : Loop::K;
+  }
+  return o;
+}
+
+std::string loop_order_name(const LoopOrder& o) {
+  std::string s;
+  for (Loop l : o) s += "bijk"[static_cast<int>(l)];
+  return s;
+}
+
+void validate(const AccelConfig& c, const HardwareLibrary& lib, const std::string& where) {
+  if (!lib.modules.count(fmt::format("mac_lane_{}", c.macs_per_lane))) {
+    std::string have;
+    for (const auto& [name, m] : lib.modules)
+      if (name.rfind("mac_lane_", 0) == 0) have += (have.empty() ? "" : ", ") + name.substr(9);
+    fail_input("{}: pe.macs_per_lane={} has no MAC lane in {} (have {})", where, c.macs_per_lane,
+               lib.module_file, have);
+  }
+  auto mem = lib.memories.find(c.memory.type);
+  if (mem == lib.memories.end()) {
+    std::string have;
+    for (const auto& [name, m] : lib.memories) have += (have.empty() ? "" : ", ") + name;
+    fail_input("{}: memory.type='{}' is not in {} (have {})", where, c.memory.type, lib.memory_file,
+               have);
+  }
+  if (c.memory.access_energy_nj == 0 && !find_org(mem->second, c.memory)) {
+    std::string have;
+    for (const MemoryOrganisation& o : mem->second.organisations)
+      have += fmt::format("{}{}-{}-{}", have.empty() ? "" : ", ", o.banks, o.ranks, o.channels);
+    fail_input(
+        "{}: memory {} with banks-ranks-channels {}-{}-{} is not in {} (have {}); or set "
+        "memory.access_energy_nj",
+        where, c.memory.type, c.memory.banks, c.memory.ranks, c.memory.channels, lib.memory_file,
+        have);
+  }
+  if (c.word_bits < 1 || c.word_bits > 64)
+    fail_input("{}: word_bits={} must be within 1..64", where, c.word_bits);
+  if (c.technology_nm < lib.scaling.min_nm || c.technology_nm > lib.scaling.max_nm)
+    fail_input("{}: technology_nm={} is outside {}..{} nm, the range of the scaling rule in {}",
+               where, c.technology_nm, lib.scaling.min_nm, lib.scaling.max_nm, lib.module_file);
+}
+
+AccelConfig load_accel_config(const std::string& path, const HardwareLibrary& lib) {
+  const toml::table t = parse_toml_file(path, kWhat);
+  const TomlReader r(t, path, kWhat);
+  AccelConfig c;
+  c.name = r.string("name", c.name);
+  c.clock_mhz = positive_num(r, "clock_mhz", c.clock_mhz);
+  c.technology_nm = static_cast<int>(positive_int(r, "technology_nm", c.technology_nm));
+  c.word_bits = static_cast<int>(positive_int(r, "word_bits", c.word_bits));
+  try {
+    c.dataflow = parse_loop_order(r.string("dataflow", loop_order_name(c.dataflow)));
+  } catch (const InputError& e) {
+    r.fail("dataflow", e.what());
+  }
+  c.double_buffering = r.boolean("double_buffering", c.double_buffering);
+  c.power_gating = r.boolean("power_gating", c.power_gating);
+
+  const TomlReader pe = r.table("pe");
+  c.pes = positive_int(pe, "count", c.pes);
+  c.lanes_per_pe = positive_int(pe, "mac_lanes", c.lanes_per_pe);
+  c.macs_per_lane = positive_int(pe, "macs_per_lane", c.macs_per_lane);
+  c.softmax_per_pe = positive_int(pe, "softmax_units", c.softmax_per_pe);
+  c.layernorm_per_pe = positive_int(pe, "layernorm_units", c.layernorm_per_pe);
+  pe.reject_unknown();
+
+  const TomlReader tile = r.table("tile");
+  c.tile_b = positive_int(tile, "b", c.tile_b);
+  c.tile_x = positive_int(tile, "x", c.tile_x);
+  c.tile_y = positive_int(tile, "y", c.tile_y);
+  tile.reject_unknown();
+
+  const TomlReader buf = r.table("buffers");
+  c.activation_buffer_mb = positive_num(buf, "activation_mb", c.activation_buffer_mb);
+  c.weight_buffer_mb = positive_num(buf, "weight_mb", c.weight_buffer_mb);
+  c.mask_buffer_mb = positive_num(buf, "mask_mb", c.mask_buffer_mb);
+  c.buffer_bandwidth_gbps = positive_num(buf, "bandwidth_gbps", c.buffer_bandwidth_gbps);
+  buf.reject_unknown();
+
+  const TomlReader mem = r.table("memory");
+  c.memory.type = mem.string("type");
+  c.memory.banks = static_cast<int>(positive_int(mem, "banks", c.memory.banks));
+  c.memory.ranks = static_cast<int>(positive_int(mem, "ranks", c.memory.ranks));
+  c.memory.channels = static_cast<int>(positive_int(mem, "channels", c.memory.channels));
+  if (mem.has("bandwidth_gbps")) c.memory.bandwidth_gbps = positive_num(mem, "bandwidth_gbps", 0);
+  if (mem.has("access_energy_nj"))
+    c.memory.access_energy_nj = positive_num(mem, "access_energy_nj", 0);
+  mem.reject_unknown();
+
+  if (r.has("sparsity")) {
+    const TomlReader sp = r.table("sparsity");
+    c.skip_zeros = sp.boolean("skip_zeros", c.skip_zeros);
+    c.compress = sp.boolean("compress", c.compress);
+    sp.reject_unknown();
+  }
+  r.reject_unknown();
+  validate(c, lib, fmt::format("{} {}", kWhat, path));
+  return c;
+}
+
+ResolvedMemory resolve_memory(const AccelConfig& c, const HardwareLibrary& lib) {
+  const MemorySpec& m = lib.memories.at(c.memory.type);
+  ResolvedMemory out;
+  out.bandwidth_gbps = c.memory.bandwidth_gbps > 0 ? c.memory.bandwidth_gbps : m.bandwidth_gbps;
+  double nj = c.memory.access_energy_nj;
+  if (nj == 0) {
+    const MemoryOrganisation* org = find_org(m, c.memory);
+    HWT_CHECK(org != nullptr, "memory organisation of {} was not validated", c.name);
+    nj = org->access_energy_nj;
+  }
+  out.energy_per_byte_nj = nj / m.access_bytes;
+  return out;
+}
+
+}  // namespace hwt::accel

@@ -1,0 +1,146 @@
+#include "accel/toml_reader.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace hwt::accel {
+
+toml::table parse_toml_file(const std::string& path, const std::string& what) {
+  try {
+    return toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    const auto& src = e.source();
+    if (!src.begin) fail_input("{} {}: cannot read the file ({})", what, path, e.description());
+    fail_input("{} {}:{}:{}: {}", what, path, src.begin.line, src.begin.column, e.description());
+  }
+}
+
+TomlReader::TomlReader(const toml::table& t, std::string file, std::string what, std::string prefix)
+    : table_(&t),
+      file_(std::move(file)),
+      what_(std::move(what)),
+      prefix_(std::move(prefix)),
+      used_(std::make_shared<std::set<std::string>>()) {}
+
+std::string TomlReader::path(const std::string& key) const {
+  return prefix_.empty() ? key : prefix_ + "." + key;
+}
+
+void TomlReader::fail(const std::string& key, const std::string& message) const {
+  fail_input("{} {}: {} {}", what_, file_, path(key), message);
+}
+
+const toml::node* TomlReader::node(const std::string& key) const {
+  used_->insert(key);
+  return table_->get(key);
+}
+
+const toml::node& TomlReader::require(const std::string& key) const {
+  const toml::node* n = node(key);
+  if (!n) fail(key, "is missing");
+  return *n;
+}
+
+bool TomlReader::has(const std::string& key) const {
+  return table_->get(key) != nullptr;
+}
+
+double TomlReader::number(const std::string& key) const {
+  const toml::node& n = require(key);
+  std::optional<double> v = n.value<double>();
+  if (!v || !std::isfinite(*v)) fail(key, "must be a number");
+  return *v;
+}
+
+double TomlReader::number(const std::string& key, double fallback) const {
+  return has(key) ? number(key) : (used_->insert(key), fallback);
+}
+
+int64_t TomlReader::integer(const std::string& key) const {
+  const toml::node& n = require(key);
+  if (!n.is_integer()) fail(key, "must be an integer");
+  return *n.value<int64_t>();
+}
+
+int64_t TomlReader::integer(const std::string& key, int64_t fallback) const {
+  return has(key) ? integer(key) : (used_->insert(key), fallback);
+}
+
+bool TomlReader::boolean(const std::string& key, bool fallback) const {
+  if (!has(key)) return used_->insert(key), fallback;
+  const toml::node& n = require(key);
+  if (!n.is_boolean()) fail(key, "must be true or false");
+  return *n.value<bool>();
+}
+
+std::string TomlReader::string(const std::string& key) const {
+  const toml::node& n = require(key);
+  if (!n.is_string()) fail(key, "must be a string");
+  return *n.value<std::string>();
+}
+
+std::string TomlReader::string(const std::string& key, const std::string& fallback) const {
+  return has(key) ? string(key) : (used_->insert(key), fallback);
+}
+
+std::vector<double> TomlReader::numbers(const std::string& key) const {
+  const toml::node& n = require(key);
+  std::vector<double> out;
+  if (const toml::array* a = n.as_array()) {
+    for (const toml::node& e : *a) {
+      std::optional<double> v = e.value<double>();
+      if (!v || !std::isfinite(*v)) fail(key, "must be a list of numbers");
+      out.push_back(*v);
+    }
+  } else {
+    out.push_back(number(key));
+  }
+  if (out.empty()) fail(key, "must not be an empty list");
+  return out;
+}
+
+std::vector<std::string> TomlReader::strings(const std::string& key) const {
+  const toml::node& n = require(key);
+  std::vector<std::string> out;
+  if (const toml::array* a = n.as_array()) {
+    for (const toml::node& e : *a) {
+      if (!e.is_string()) fail(key, "must be a list of strings");
+      out.push_back(*e.value<std::string>());
+    }
+  } else {
+    out.push_back(string(key));
+  }
+  if (out.empty()) fail(key, "must not be an empty list");
+  return out;
+}
+
+TomlReader TomlReader::table(const std::string& key) const {
+  const toml::node& n = require(key);
+  const toml::table* t = n.as_table();
+  if (!t) fail(key, "must be a table");
+  return TomlReader(*t, file_, what_, path(key));
+}
+
+std::vector<TomlReader> TomlReader::tables(const std::string& key) const {
+  const toml::node& n = require(key);
+  const toml::array* a = n.as_array();
+  if (!a || !a->is_array_of_tables()) fail(key, "must be an array of tables ([[" + key + "]])");
+  std::vector<TomlReader> out;
+  for (size_t i = 0; i < a->size(); ++i)
+    out.emplace_back(*(*a)[i].as_table(), file_, what_, path(key) + "[" + std::to_string(i) + "]");
+  return out;
+}
+
+std::vector<std::string> TomlReader::keys() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : *table_) out.emplace_back(k.str());
+  return out;
+}
+
+void TomlReader::reject_unknown() const {
+  for (const auto& [k, v] : *table_)
+    if (!used_->count(std::string(k.str()))) fail(std::string(k.str()), "is not a known key");
+}
+
+}  // namespace hwt::accel
