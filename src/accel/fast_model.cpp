@@ -1,0 +1,197 @@
+#include "accel/fast_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "accel/mapping.h"
+
+namespace hwt::accel {
+namespace {
+
+struct Part {
+  int64_t ext = 0, count = 0;
+};
+
+// Full tiles and the one edge tile along a dimension.
+int split(int64_t dim, int64_t tile, Part out[2]) {
+  int n = 0;
+  if (dim / tile > 0) out[n++] = {tile, dim / tile};
+  if (dim % tile > 0) out[n++] = {dim % tile, 1};
+  return n;
+}
+
+// Lane cycles summed over every tile of a GEMM, edge tiles at their real size.
+double gemm_lane_cycles(const Stage& s, const DesignParams& p, double density) {
+  Part pb[2], pm[2], pn[2], pk[2];
+  const int nb = split(s.batch, p.tile_b, pb), nm = split(s.m, p.tile_x, pm),
+            nn = split(s.n, p.tile_x, pn), nk = split(s.k, p.tile_y, pk);
+  double total = 0;
+  for (int b = 0; b < nb; ++b)
+    for (int m = 0; m < nm; ++m)
+      for (int n = 0; n < nn; ++n)
+        for (int k = 0; k < nk; ++k)
+          total += static_cast<double>(pb[b].count * pm[m].count * pn[n].count * pk[k].count) *
+                   static_cast<double>(
+                       tile_cycles(pb[b].ext, pm[m].ext, pn[n].ext, pk[k].ext, density, p.macs));
+  return total;
+}
+
+// How many times an operand is brought on chip: once per trip of each loop that does not
+// index it, where the tiles touched inside that loop exceed the operand's buffer share. A run's
+// stationary operand stays in the lane across the run's loop.
+double refetch(const GemmMap& g, int o, const LoopOrder& order) {
+  if (g.fits[o]) return 1;
+  const double capacity = std::floor(g.share[o] / g.tile_bytes[o]);
+  double footprint = 1, mult = 1;
+  for (int i = 3; i >= 0; --i) {
+    const Loop l = order[static_cast<size_t>(i)];
+    const auto t = static_cast<double>(g.trips[static_cast<size_t>(l)]);
+    if (indexes(o, l))
+      footprint *= t;
+    else if (t > 1 && footprint > capacity && !(o == g.stationary && l == g.inner))
+      mult *= t;
+  }
+  return mult;
+}
+
+// Latency of a stage from its parts. With double buffering transfers hide behind compute
+// except the first load and the last store; without it each lane alternates load and compute
+// over its `units` of work (runs or tiles).
+double overlap(const DesignParams& p, double compute, double waves, double units,
+               double main_cycles, double port_cycles, double fill, double drain) {
+  if (p.double_buffering) return std::max({compute, main_cycles, port_cycles}) + fill + drain;
+  const double per_unit =
+      compute / std::max(waves, 1.0) + (main_cycles + port_cycles) / std::max(units, 1.0);
+  return std::max({main_cycles, port_cycles, waves * per_unit}) + drain;
+}
+
+Activity gemm(const Stage& s, const DesignParams& p) {
+  const GemmMap g = map_gemm(s, p);
+  Activity a;
+  const auto tiles = static_cast<double>(g.tiles), runs = static_cast<double>(g.runs);
+  const double lane_cycles = gemm_lane_cycles(s, p, g.compute_density);
+  const double waves = std::ceil(runs / static_cast<double>(p.lanes));
+  const double compute = waves * lane_cycles / runs;
+
+  const std::array<double, 3> mult = {refetch(g, kA, p.order), refetch(g, kB, p.order),
+                                      refetch(g, kC, p.order)};
+  const auto ti = static_cast<double>(g.trips[1]), tj = static_cast<double>(g.trips[2]),
+             tk = static_cast<double>(g.trips[3]);
+  std::array<double, 3> main_data{}, port_data{};
+  double main_mask = 0, port_mask = 0;
+  for (int o : {kA, kB}) {
+    main_data[o] = g.elems[o] * g.cost[o].data * mult[o];
+    main_mask += g.elems[o] * g.cost[o].mask * mult[o];
+    // Every tile reads its A and B tile, except a stationary one: once per run.
+    const double reads = o == g.stationary ? 1 : o == kA ? tj : ti;
+    port_data[o] = g.elems[o] * g.cost[o].data * reads;
+    port_mask += g.elems[o] * g.cost[o].mask * reads;
+  }
+  // C: final result out once; partial sums spilled and read back once per extra pass.
+  main_data[kC] = g.elems[kC] * (g.cost[kC].data + 2 * (mult[kC] - 1) * g.partial_bytes);
+  main_mask += g.elems[kC] * g.cost[kC].mask;
+  // Partial sums go back to the buffer after every step, unless they stay in the lane.
+  port_data[kC] = g.elems[kC] * (g.stationary == kC ? 1 : 2 * tk - 1) * g.partial_bytes;
+
+  for (int o : {kA, kB, kC}) {
+    a.main_bytes += main_data[o];
+    a.port_bytes += port_data[o];
+    (g.in_weight_buffer[o] ? a.weight_bytes : a.act_bytes) += main_data[o] + port_data[o];
+  }
+  a.main_bytes += main_mask;
+  a.port_bytes += port_mask;
+  a.mask_bytes = main_mask + port_mask;
+  a.lane_cycles = lane_cycles;
+  a.dispatches = tiles;
+
+  const double main_cycles = a.main_bytes / p.main_bpc;
+  const double active_pes = std::min(static_cast<double>(p.pes), runs);
+  const double port_cycles = a.port_bytes / (active_pes * p.port_bpc);
+  // The first tile: its A and B tiles fetched, then moved through the port (with its partial
+  // sums unless they stay in the lane).
+  const double eb = static_cast<double>(g.ext[0]);
+  const double c_tile = eb * static_cast<double>(g.ext[1] * g.ext[2]);
+  const double first = eb * static_cast<double>(g.ext[1] * g.ext[3]) * g.cost[kA].total() +
+                       eb * static_cast<double>(g.ext[3] * g.ext[2]) * g.cost[kB].total();
+  const double first_c = g.stationary == kC ? 0 : c_tile * g.partial_bytes;
+  const double fill = first / p.main_bpc + (first + first_c) / p.port_bpc;
+  const double drain = c_tile * g.cost[kC].total() / p.main_bpc;
+  a.compute_cycles = compute;
+  a.memory_cycles = main_cycles;
+  a.cycles = overlap(p, compute, waves, runs, main_cycles, port_cycles, fill, drain);
+  return a;
+}
+
+// Softmax, layernorm and vector stages: tiles of rows (or elements) streamed from main memory
+// through a unit and back.
+Activity streamed(const Stage& s, const DesignParams& p) {
+  const bool vector = s.kind == StageKind::Vector;
+  const int64_t units = vector                         ? p.lanes
+                        : s.kind == StageKind::Softmax ? p.softmax_units
+                                                       : p.layernorm_units;
+  const int64_t tiles = stage_tiles(s, p);
+  const int64_t items = vector ? s.elements : s.rows;  // what tiles are cut from
+  const int64_t per_tile = vector ? p.tile_x * p.tile_y : p.tile_x;
+  const int64_t full = items / per_tile, rest = items % per_tile;
+  auto cycles_of = [&](int64_t n) -> double {
+    if (n == 0) return 0;
+    if (vector) {
+      const double ops = s.ops * static_cast<double>(n) / static_cast<double>(s.elements);
+      return std::ceil(ops / static_cast<double>(p.macs) - 1e-9);
+    }
+    const int64_t width = s.kind == StageKind::Softmax ? p.softmax_width : p.layernorm_width;
+    return static_cast<double>(n * ceil_div(s.cols, width));
+  };
+  const double busy = static_cast<double>(full) * cycles_of(per_tile) + cycles_of(rest);
+  const auto t = static_cast<double>(tiles);
+  const double waves = std::ceil(t / static_cast<double>(units));
+  const double compute = tiles > 0 ? waves * busy / t : 0;
+
+  Activity a;
+  const ElementCost in = element_cost(s.dens_in, p), out = element_cost(s.dens_out, p);
+  const double data = s.in_words * in.data + s.out_words * out.data;
+  const double mask = s.in_words * in.mask + s.out_words * out.mask;
+  a.main_bytes = a.port_bytes = data + mask;
+  a.act_bytes = 2 * data;  // filled from memory, read by the unit; written, drained
+  a.mask_bytes = 2 * mask;
+  a.dispatches = t;
+  (vector                         ? a.lane_cycles
+   : s.kind == StageKind::Softmax ? a.softmax_cycles
+                                  : a.layernorm_cycles) = busy;
+
+  const double share =
+      tiles > 0 ? std::min(1.0, static_cast<double>(per_tile) / static_cast<double>(items)) : 0;
+  const double main_cycles = a.main_bytes / p.main_bpc;
+  const double active_pes = std::max(1.0, std::min(static_cast<double>(p.pes), t));
+  const double port_cycles = a.port_bytes / (active_pes * p.port_bpc);
+  const double first_in = share * s.in_words * in.total();
+  const double first_out = share * s.out_words * out.total();
+  const double fill = first_in / p.main_bpc + (first_in + first_out) / p.port_bpc;
+  const double drain = first_out / p.main_bpc;
+  a.compute_cycles = compute;
+  a.memory_cycles = main_cycles;
+  a.cycles = overlap(p, compute, waves, t, main_cycles, port_cycles, fill, drain);
+  return a;
+}
+
+}  // namespace
+
+Activity fast_stage(const Stage& s, const DesignParams& p) {
+  return s.kind == StageKind::Gemm ? gemm(s, p) : streamed(s, p);
+}
+
+std::vector<Activity> fast_classes(const SimWorkload& w, const DesignParams& p) {
+  std::vector<Activity> out;
+  out.reserve(w.classes.size());
+  for (const Stage& s : w.classes) out.push_back(fast_stage(s, p));
+  return out;
+}
+
+Activity fast_total(const SimWorkload& w, const DesignParams& p) {
+  Activity total;
+  for (size_t i = 0; i < w.classes.size(); ++i)
+    total.add_scaled(fast_stage(w.classes[i], p), w.class_count[i]);
+  return total;
+}
+
+}  // namespace hwt::accel

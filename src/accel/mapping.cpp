@@ -1,0 +1,91 @@
+#include "accel/mapping.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hwt::accel {
+
+ElementCost element_cost(double density, const DesignParams& p) {
+  if (!p.compress) return {p.word_bytes, 0};
+  return {p.word_bytes * density, 1.0 / 8};
+}
+
+bool indexes(int operand, Loop l) {
+  switch (operand) {
+    case kA:
+      return l != Loop::J;
+    case kB:
+      return l != Loop::I;
+    default:
+      return l != Loop::K;
+  }
+}
+
+int64_t tile_cycles(int64_t b, int64_t m, int64_t n, int64_t k, double density, int64_t macs) {
+  const double work = static_cast<double>(b * m) * static_cast<double>(n * k) * density;
+  // The epsilon keeps exact products (e.g. 4096 * 0.25) from rounding up.
+  return static_cast<int64_t>(std::ceil(work / static_cast<double>(macs) - 1e-9));
+}
+
+int64_t stage_tiles(const Stage& s, const DesignParams& p) {
+  if (s.kind == StageKind::Vector) return ceil_div(s.elements, p.tile_x * p.tile_y);
+  return ceil_div(s.rows, p.tile_x);
+}
+
+GemmMap map_gemm(const Stage& s, const DesignParams& p) {
+  GemmMap g;
+  g.dim = {s.batch, s.m, s.n, s.k};
+  const std::array<int64_t, 4> tile = {p.tile_b, p.tile_x, p.tile_x, p.tile_y};
+  g.tiles = 1;
+  for (int l = 0; l < 4; ++l) {
+    g.ext[l] = std::min(g.dim[l], tile[l]);
+    g.trips[l] = ceil_div(g.dim[l], tile[l]);
+    g.tiles *= g.trips[l];
+  }
+  const double b = static_cast<double>(s.batch);
+  g.elems = {b * static_cast<double>(s.m * s.k), b * static_cast<double>(s.k * s.n),
+             b * static_cast<double>(s.m * s.n)};
+  g.cost = {element_cost(s.dens_a, p), element_cost(s.dens_b, p), element_cost(s.dens_c, p)};
+  g.partial_bytes = p.word_bytes;
+  const double eb = static_cast<double>(g.ext[0]);
+  g.tile_bytes = {eb * static_cast<double>(g.ext[1] * g.ext[3]) * g.cost[kA].data,
+                  eb * static_cast<double>(g.ext[3] * g.ext[2]) * g.cost[kB].data,
+                  eb * static_cast<double>(g.ext[1] * g.ext[2]) * g.partial_bytes};
+  g.in_weight_buffer = {s.a == Operand::Weight, s.b == Operand::Weight, false};
+  g.compute_density = p.skip_zeros ? s.dens_a * s.dens_b : 1.0;
+  g.inner = p.order[3];
+  for (int i = 3; i >= 0; --i)
+    if (g.trips[static_cast<size_t>(p.order[static_cast<size_t>(i)])] > 1) {
+      g.inner = p.order[static_cast<size_t>(i)];
+      break;
+    }
+  g.runs = g.tiles / g.trips[static_cast<size_t>(g.inner)];
+  for (int o : {kA, kB, kC})
+    if (!indexes(o, g.inner)) g.stationary = o;
+
+  // Operands that fit together keep all of their data; otherwise smaller ones keep theirs
+  // and the rest split what remains equally.
+  const std::array<double, 3> full = {g.elems[kA] * g.cost[kA].data, g.elems[kB] * g.cost[kB].data,
+                                      g.elems[kC] * g.partial_bytes};
+  for (bool weight_buffer : {false, true}) {
+    std::array<int, 3> ops{};
+    int n = 0;
+    double need = 0;
+    for (int o = 0; o < 3; ++o)
+      if (g.in_weight_buffer[o] == weight_buffer) ops[n++] = o, need += full[o];
+    double left = weight_buffer ? p.weight_capacity : p.act_capacity;
+    if (need <= left) {
+      for (int i = 0; i < n; ++i) g.share[ops[i]] = full[ops[i]];
+      continue;
+    }
+    std::sort(ops.begin(), ops.begin() + n, [&](int x, int y) { return full[x] < full[y]; });
+    for (int i = 0; i < n; ++i) {
+      g.share[ops[i]] = std::min(full[ops[i]], left / (n - i));
+      left -= g.share[ops[i]];
+    }
+  }
+  for (int o = 0; o < 3; ++o) g.fits[o] = g.share[o] >= full[o];
+  return g;
+}
+
+}  // namespace hwt::accel

@@ -1,0 +1,171 @@
+#include "accel/sim_workload.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace hwt::accel {
+namespace {
+
+double density(Operand role, const Sparsity& s) {
+  switch (role) {
+    case Operand::Activation:
+      return 1 - s.activation;
+    case Operand::Weight:
+      return 1 - s.weight;
+    case Operand::Gradient:
+      return 1 - s.gradient;
+  }
+  return 1;
+}
+
+// What a non-GEMM stage moves is an activation in the forward pass and a gradient after it.
+double phase_density(Phase p, const Sparsity& s) {
+  switch (p) {
+    case Phase::Forward:
+      return 1 - s.activation;
+    case Phase::Backward:
+    case Phase::Optimizer:
+      return 1 - s.gradient;
+    case Phase::Other:
+      return 1;
+  }
+  return 1;
+}
+
+void check_sparsity(const Sparsity& s) {
+  for (double v : {s.activation, s.weight, s.gradient})
+    if (!(v >= 0 && v < 1)) fail_input("sparsity {} must be within [0, 1)", v);
+}
+
+Stage gemm_stage(const GemmDims& g, const Sparsity& s) {
+  Stage st;
+  st.kind = StageKind::Gemm;
+  st.batch = g.batch;
+  st.m = g.m;
+  st.n = g.n;
+  st.k = g.k;
+  st.a = g.a;
+  st.b = g.b;
+  // A product involving a gradient is a gradient (dX, dW); results live in the activation
+  // buffer either way.
+  st.c = (g.a == Operand::Gradient || g.b == Operand::Gradient) ? Operand::Gradient
+                                                                : Operand::Activation;
+  st.dens_a = density(g.a, s);
+  st.dens_b = density(g.b, s);
+  st.dens_c = density(st.c, s);
+  return st;
+}
+
+Stage row_stage(StageKind kind, int64_t rows, int64_t cols, double in_words, double out_words,
+                double dens) {
+  Stage st;
+  st.kind = kind;
+  st.rows = rows;
+  st.cols = cols;
+  st.in_words = in_words;
+  st.out_words = out_words;
+  st.dens_in = st.dens_out = dens;
+  return st;
+}
+
+void add_stages(const OpRecord& r, const Sparsity& s, std::vector<Stage>& out) {
+  const double esize = static_cast<double>(dtype_size(r.dtype));
+  const double in_words = r.bytes_read / esize, out_words = r.bytes_written / esize;
+  const double dens = phase_density(r.phase, s);
+  switch (r.kind) {
+    case OpKind::Gemm:
+      // Bias and activation epilogues run in the lane's nonlinearity unit as results leave.
+      for (const GemmDims& g : r.gemms) out.push_back(gemm_stage(g, s));
+      return;
+    case OpKind::Attention: {
+      // Scores, then softmax (or its backward), then the remaining products. Each is its own
+      // stage: intermediates round-trip through main memory (no fusion across stages).
+      const size_t before = std::min(r.gemms.size(), size_t{r.phase == Phase::Backward ? 2u : 1u});
+      for (size_t i = 0; i < before; ++i) out.push_back(gemm_stage(r.gemms[i], s));
+      const double cells = static_cast<double>(r.rows * r.cols);
+      const double reads = r.phase == Phase::Backward ? 2 * cells : cells;
+      out.push_back(row_stage(StageKind::Softmax, r.rows, r.cols, reads, cells, dens));
+      for (size_t i = before; i < r.gemms.size(); ++i) out.push_back(gemm_stage(r.gemms[i], s));
+      return;
+    }
+    case OpKind::Norm:
+      out.push_back(row_stage(StageKind::LayerNorm, r.rows, r.cols, in_words, out_words, dens));
+      return;
+    case OpKind::Loss:
+      out.push_back(row_stage(StageKind::Softmax, r.rows, r.cols, in_words, out_words, dens));
+      return;
+    case OpKind::Elementwise:
+    case OpKind::Embedding:
+    case OpKind::Pooling:
+    case OpKind::Reduction:
+    case OpKind::Optimizer: {
+      Stage st;
+      st.kind = StageKind::Vector;
+      st.ops = r.flops;  // one lane op per FLOP
+      st.elements = std::max<int64_t>(r.elements, static_cast<int64_t>(in_words));
+      st.in_words = in_words;
+      st.out_words = out_words;
+      st.dens_in = st.dens_out = dens;
+      if (r.kind == OpKind::Optimizer && in_words > 0) {
+        // Only the gradient read is sparse; parameters and moments are dense.
+        const double g = static_cast<double>(r.params);
+        st.dens_in = (in_words - g + g * (1 - s.gradient)) / in_words;
+        st.dens_out = 1;
+      }
+      if (st.elements == 0 && st.in_words + st.out_words == 0) return;
+      out.push_back(st);
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+std::string_view stage_kind_name(StageKind k) {
+  switch (k) {
+    case StageKind::Gemm:
+      return "gemm";
+    case StageKind::Softmax:
+      return "softmax";
+    case StageKind::LayerNorm:
+      return "layernorm";
+    case StageKind::Vector:
+      return "vector";
+  }
+  return "?";
+}
+
+SimWorkload build_sim_workload(const Workload& w, TraceMode mode, const Sparsity& s) {
+  check_sparsity(s);
+  SimWorkload sw;
+  sw.batch = w.batch;
+  sw.seq = w.seq;
+  sw.parameters = w.parameters;
+  sw.mode = mode;
+  sw.sparsity = s;
+  for (const OpRecord& r : w.ops) {
+    SimOp op;
+    op.label = r.scope.empty() ? r.op : r.scope + " " + r.op;
+    op.phase = r.phase;
+    op.first_stage = sw.stages.size();
+    add_stages(r, s, sw.stages);
+    op.stage_count = sw.stages.size() - op.first_stage;
+    if (op.stage_count > 0) sw.ops.push_back(std::move(op));
+  }
+  for (const Stage& st : sw.stages) {
+    auto it = std::find(sw.classes.begin(), sw.classes.end(), st);
+    if (it == sw.classes.end()) {
+      sw.class_of.push_back(sw.classes.size());
+      sw.classes.push_back(st);
+      sw.class_count.push_back(1);
+    } else {
+      const auto i = static_cast<size_t>(it - sw.classes.begin());
+      sw.class_of.push_back(i);
+      sw.class_count[i] += 1;
+    }
+  }
+  return sw;
+}
+
+}  // namespace hwt::accel

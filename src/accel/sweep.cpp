@@ -1,0 +1,146 @@
+#include "accel/sweep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <tuple>
+
+#include "accel/design_params.h"
+#include "accel/energy_model.h"
+#include "accel/fast_model.h"
+#include "report/svg_plot.h"
+
+namespace hwt::accel {
+namespace {
+
+double metric(const SweepPoint& p, Metric m) {
+  switch (m) {
+    case Metric::Latency:
+      return p.latency_per_seq();
+    case Metric::Energy:
+      return p.energy_per_seq();
+    case Metric::Area:
+      return p.area_mm2;
+  }
+  return 0;
+}
+
+const char* metric_label(Metric m) {
+  switch (m) {
+    case Metric::Latency:
+      return "latency per sequence (s)";
+    case Metric::Energy:
+      return "energy per sequence (J)";
+    case Metric::Area:
+      return "area (mm^2)";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<SweepPoint> run_sweep(const DesignSpace& space,
+                                  const std::map<int64_t, SimWorkload>& workloads,
+                                  const HardwareLibrary& lib, const std::vector<uint64_t>& indices,
+                                  const std::function<void(size_t, size_t)>& progress) {
+  std::vector<SweepPoint> out;
+  out.reserve(indices.size());
+  for (size_t n = 0; n < indices.size(); ++n) {
+    SweepPoint pt;
+    pt.index = indices[n];
+    const AccelConfig c = space.design(pt.index, &pt.batch);
+    const DesignParams p = make_design_params(c, lib);
+    const Activity a = fast_total(workloads.at(pt.batch), p);
+    const Costs costs = price(a, p);
+    pt.cycles = a.cycles;
+    pt.latency_s = a.cycles / p.clock_hz;
+    pt.dynamic_j = costs.dynamic_j;
+    pt.leakage_j = costs.leakage_j;
+    pt.area_mm2 = costs.area_mm2;
+    out.push_back(pt);
+    if (progress && (n + 1) % 4096 == 0) progress(n + 1, indices.size());
+  }
+  if (progress) progress(indices.size(), indices.size());
+  return out;
+}
+
+void mark_pareto(std::vector<SweepPoint>& points) {
+  // Sorted lexicographically, a point can only be dominated by an earlier one, and only by
+  // one already on the front.
+  std::vector<size_t> order(points.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  auto key = [&](size_t i) {
+    const SweepPoint& p = points[i];
+    return std::tuple(p.latency_per_seq(), p.energy_per_seq(), p.area_mm2);
+  };
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+  std::vector<size_t> front;
+  for (size_t i : order) {
+    const SweepPoint& p = points[i];
+    const bool dominated = std::any_of(front.begin(), front.end(), [&](size_t f) {
+      const SweepPoint& q = points[f];
+      return q.energy_per_seq() <= p.energy_per_seq() && q.area_mm2 <= p.area_mm2;
+    });
+    if (!dominated) front.push_back(i);
+  }
+  for (SweepPoint& p : points) p.pareto = false;
+  for (size_t f : front) points[f].pareto = true;
+}
+
+std::string sweep_csv(const DesignSpace& space, const std::vector<SweepPoint>& points) {
+  std::string s =
+      "index,batch,pes,mac_lanes,macs_per_lane,softmax_units,tile_b,tile_xy,activation_mb,"
+      "weight_mb,mask_mb,dataflow,memory,banks,ranks,channels,cycles,latency_s,energy_j,"
+      "dynamic_j,leakage_j,area_mm2,latency_per_seq_s,energy_per_seq_j,pareto\n";
+  for (const SweepPoint& p : points) {
+    int64_t batch = 0;
+    const AccelConfig c = space.design(p.index, &batch);
+    s += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},"
+        "{:.6g},{:.6g},{:.6g},{}\n",
+        p.index, batch, c.pes, c.lanes_per_pe, c.macs_per_lane, c.softmax_per_pe, c.tile_b,
+        c.tile_x, c.activation_buffer_mb, c.weight_buffer_mb, c.mask_buffer_mb,
+        loop_order_name(c.dataflow), c.memory.type, c.memory.banks, c.memory.ranks,
+        c.memory.channels, p.cycles, p.latency_s, p.energy_j(), p.dynamic_j, p.leakage_j,
+        p.area_mm2, p.latency_per_seq(), p.energy_per_seq(), p.pareto ? 1 : 0);
+  }
+  return s;
+}
+
+std::string pareto_svg(const std::vector<SweepPoint>& points, Metric x, Metric y,
+                       const std::string& title, size_t max_points) {
+  PlotSeries all{"designs", {}, {}, false, true, "#b0b0b0"};
+  const size_t step = std::max<size_t>(1, (points.size() + max_points - 1) / max_points);
+  for (size_t i = 0; i < points.size(); i += step) {
+    all.x.push_back(metric(points[i], x));
+    all.y.push_back(metric(points[i], y));
+  }
+  // The 2-D front of this pair: sorted by x, keep each point that lowers the best y so far.
+  std::vector<size_t> order(points.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair(metric(points[a], x), metric(points[a], y)) <
+           std::pair(metric(points[b], x), metric(points[b], y));
+  });
+  PlotSeries front{"Pareto front", {}, {}, true, true, "#d62728"};
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t i : order) {
+    const double vy = metric(points[i], y);
+    if (vy < best) {
+      best = vy;
+      front.x.push_back(metric(points[i], x));
+      front.y.push_back(vy);
+    }
+  }
+  PlotSpec spec;
+  spec.title = title;
+  spec.x_label = metric_label(x);
+  spec.y_label = metric_label(y);
+  spec.log_x = spec.log_y = true;
+  spec.series = {all, front};
+  return render_svg(spec);
+}
+
+}  // namespace hwt::accel
