@@ -11,5 +11,6 @@ void add_eval_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_flops_command(CLI::App& app);
 void add_config_command(CLI::App& app);
+void add_sim_command(CLI::App& app);
 
 }  // namespace hwt

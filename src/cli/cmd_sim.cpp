@@ -1,0 +1,185 @@
+// `hwt sim`: simulate a traced training step (or inference pass) on an accelerator design, or
+// sweep a design space with the fast model. Details: docs/sim.md.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "accel/design_space.h"
+#include "accel/simulator.h"
+#include "accel/sweep.h"
+#include "cli/commands.h"
+#include "config/run_config.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/paths.h"
+#include "workload/trace_step.h"
+
+namespace hwt {
+namespace {
+
+using namespace hwt::accel;
+using Clock = std::chrono::steady_clock;
+
+struct Opts {
+  std::string model, accel = "edge", sweep, out, mode = "train";
+  std::vector<std::string> sets;
+  int64_t batch = 0, seq = 0;
+  uint64_t samples = 2000, seed = 1;
+  double act = 0.5, weight = 0.5, grad = 0.9;
+  bool dense = false, detailed = false, json = false, quiet = false;
+};
+
+// A path, or the name of a shipped file: "edge" -> hardware/accel/edge.toml.
+std::string resolve(const std::string& arg, const std::string& prefix) {
+  if (std::filesystem::exists(arg) || arg.find('/') != std::string::npos || arg.ends_with(".toml"))
+    return arg;
+  return require_shipped_file("hardware/accel/" + prefix + arg + ".toml");
+}
+
+TraceMode parse_mode(const std::string& m) {
+  if (m == "train") return TraceMode::Train;
+  if (m == "infer") return TraceMode::Infer;
+  fail_input("--mode must be train or infer, got '{}'", m);
+}
+
+SimWorkload trace(const RunConfig& c, const Opts& o, int64_t batch) {
+  TraceRequest r;
+  r.model = with_analysis_defaults(c.model);
+  r.batch = batch;
+  r.seq = o.seq > 0 ? o.seq : c.data.max_len;
+  r.mode = parse_mode(o.mode);
+  r.optim = c.optim;
+  r.max_grad_norm = c.train.max_grad_norm;
+  const Sparsity s = o.dense ? Sparsity::dense() : Sparsity{o.act, o.weight, o.grad};
+  return build_sim_workload(trace_step(r), r.mode, s);
+}
+
+void write_out(const std::string& dir, const std::string& name, const std::string& text) {
+  std::filesystem::create_directories(dir);
+  write_file_atomic((std::filesystem::path(dir) / name).string(), text);
+}
+
+void run_single(const Opts& o) {
+  const RunConfig c = load_run_config(o.model.empty() ? "" : resolve(o.model, "models/"), o.sets);
+  const HardwareLibrary& lib = default_hardware_library();
+  const AccelConfig design = load_accel_config(resolve(o.accel, ""), lib);
+  const SimWorkload w = trace(c, o, o.batch > 0 ? o.batch : c.train.batch_size);
+  const auto t0 = Clock::now();
+  auto progress = [&](size_t done, size_t total) {
+    if (!o.quiet)
+      fmt::print(stderr, "\rdetailed: {}/{} stage classes, {:.1f} s", done, total,
+                 std::chrono::duration<double>(Clock::now() - t0).count());
+    if (!o.quiet && done == total) fmt::print(stderr, "\n");
+  };
+  const SimResult r =
+      simulate(w, design, lib, o.detailed ? Fidelity::Detailed : Fidelity::Fast, progress);
+  const nlohmann::json j = r;
+  if (!o.out.empty()) {
+    write_out(o.out, "sim.json", j.dump(1) + "\n");
+    write_out(o.out, "sim.txt", format_result(r, r.ops.size()));
+  }
+  if (o.json)
+    fmt::print("{}\n", j.dump(1));
+  else
+    fmt::print("{}", format_result(r));
+  if (!o.out.empty() && !o.json) fmt::print("\nwrote {0}/sim.json, {0}/sim.txt\n", o.out);
+}
+
+void run_sweep_command(const Opts& o) {
+  if (o.out.empty()) fail_input("--sweep needs --out DIR for its CSV and plots");
+  const RunConfig c = load_run_config(o.model.empty() ? "" : resolve(o.model, "models/"), o.sets);
+  const HardwareLibrary& lib = default_hardware_library();
+  const DesignSpace space = load_design_space(resolve(o.sweep, "space_"), lib);
+  const uint64_t size = space.size();
+  constexpr uint64_t kMaxEnumerated = 10'000'000;
+  const uint64_t n = o.samples == 0 ? size : std::min(o.samples, size);
+  if (n > kMaxEnumerated)
+    fail_input("--sweep {}: {} designs requested; pass --samples N (at most {})", o.sweep, n,
+               kMaxEnumerated);
+  std::map<int64_t, SimWorkload> workloads;
+  for (int64_t b : space.batch) workloads.emplace(b, trace(c, o, b));
+  const std::vector<uint64_t> indices = sample_indices(space, n, o.seed);
+  if (!o.quiet)
+    fmt::print(stderr, "sweep {}: {} of {} designs, {} batch sizes, fast model\n", space.name, n,
+               size, space.batch.size());
+
+  const auto t0 = Clock::now();
+  auto last = t0;
+  auto progress = [&](size_t done, size_t total) {
+    const auto now = Clock::now();
+    if (o.quiet || (done < total && now - last < std::chrono::seconds(1))) return;
+    last = now;
+    const double s = std::chrono::duration<double>(now - t0).count();
+    fmt::print(stderr, "  {}/{} designs ({:.0f}%), {:.0f} designs/s\n", done, total,
+               100.0 * static_cast<double>(done) / static_cast<double>(total),
+               static_cast<double>(done) / std::max(s, 1e-9));
+  };
+  std::vector<SweepPoint> points = run_sweep(space, workloads, lib, indices, progress);
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  mark_pareto(points);
+  const auto front =
+      std::count_if(points.begin(), points.end(), [](const SweepPoint& p) { return p.pareto; });
+
+  write_out(o.out, "sweep.csv", sweep_csv(space, points));
+  write_out(
+      o.out, "pareto_latency_energy.svg",
+      pareto_svg(points, Metric::Latency, Metric::Energy, space.name + ": latency vs energy"));
+  write_out(o.out, "pareto_latency_area.svg",
+            pareto_svg(points, Metric::Latency, Metric::Area, space.name + ": latency vs area"));
+  write_out(o.out, "pareto_energy_area.svg",
+            pareto_svg(points, Metric::Energy, Metric::Area, space.name + ": energy vs area"));
+  const nlohmann::json summary = {{"space", space.name},
+                                  {"space_size", size},
+                                  {"designs", n},
+                                  {"seed", o.seed},
+                                  {"mode", o.mode},
+                                  {"seconds", seconds},
+                                  {"designs_per_second", static_cast<double>(n) / seconds},
+                                  {"pareto_designs", front}};
+  write_out(o.out, "sweep.json", summary.dump(1) + "\n");
+  fmt::print(
+      "{} designs in {:.2f} s ({:.0f}/s); {} on the Pareto front (latency, energy, area "
+      "per sequence)\nwrote {}/sweep.csv, sweep.json and pareto_*.svg\n",
+      n, seconds, static_cast<double>(n) / seconds, front, o.out);
+}
+
+}  // namespace
+
+void add_sim_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "sim", "Simulate a model on an accelerator design, or sweep a design space");
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("--model", o->model,
+                  "Model config TOML, or a shipped workload name (bert-tiny, bert-base)");
+  cmd->add_option("--set", o->sets, "Override a config key (repeatable)");
+  cmd->add_option("--accel", o->accel, "Accelerator TOML or shipped name (edge, server)")
+      ->capture_default_str();
+  cmd->add_option("--sweep", o->sweep, "Design-space TOML or shipped name (acceltran)");
+  cmd->add_option("--mode", o->mode, "train (forward, backward, optimizer) or infer")
+      ->capture_default_str();
+  cmd->add_option("--batch", o->batch, "Batch size (default: train.batch_size)");
+  cmd->add_option("--seq", o->seq, "Sequence length (default: data.max_len)");
+  cmd->add_option("--act-sparsity", o->act, "Fraction of zero activations")->capture_default_str();
+  cmd->add_option("--weight-sparsity", o->weight, "Fraction of zero weights")
+      ->capture_default_str();
+  cmd->add_option("--grad-sparsity", o->grad, "Fraction of zero gradients")->capture_default_str();
+  cmd->add_flag("--dense", o->dense, "No sparsity at all (overrides the three above)");
+  cmd->add_flag("--detailed", o->detailed, "Tile-level simulation instead of the fast model");
+  cmd->add_option("--samples", o->samples, "Designs to sample in a sweep (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Sampling seed")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print the full result as JSON");
+  cmd->add_option("--out", o->out, "Output folder");
+  cmd->add_flag("--quiet", o->quiet, "No progress output");
+  cmd->callback([o] {
+    if (o->sweep.empty())
+      run_single(*o);
+    else
+      run_sweep_command(*o);
+  });
+}
+
+}  // namespace hwt
