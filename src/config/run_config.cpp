@@ -141,7 +141,7 @@ void add_train_keys(Keys& k) {
         [](R& c) -> auto& { return c.train.eval_every; });
   k.add("train.eval_batches", "Batches per periodic evaluation; 0 uses the whole set",
         [](R& c) -> auto& { return c.train.eval_batches; });
-  k.add("train.checkpoint_every", "Steps between checkpoints; 0 writes one at the end",
+  k.add("train.checkpoint_every", "Steps between checkpoint-step<N>.safetensors files; checkpoint.safetensors is always written at the end",
         [](R& c) -> auto& { return c.train.checkpoint_every; });
   k.add("train.early_stop_patience",
         "Stop after this many evaluations without improvement; 0: off",

@@ -20,6 +20,7 @@ class Optimizer {
   std::vector<std::pair<std::string, Tensor>> state() const;
   void zero_state();
   const OptimConfig& config() const { return cfg_; }
+  ParamStore& params() const { return params_; }
 
  private:
   OptimizerTensors tensors() const;

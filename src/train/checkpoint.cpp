@@ -1,0 +1,119 @@
+#include "train/checkpoint.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace hwt {
+namespace {
+
+constexpr const char* kFormat = "hwt-checkpoint-1";
+
+std::vector<int64_t> dims(const Shape& s) { return {s.dims.begin(), s.dims.begin() + s.rank}; }
+
+std::string shape_str(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", d[i]);
+  return s + "]";
+}
+
+nlohmann::json state_json(const TrainState& s) {
+  return {{"step", s.step}, {"epoch", s.epoch}, {"position", s.position},
+          {"best_score", std::isfinite(s.best_score) ? nlohmann::json(s.best_score) : nullptr},
+          {"evals_since_best", s.evals_since_best}};
+}
+
+TrainState state_from_json(const nlohmann::json& j) {
+  TrainState s;
+  s.step = j.at("step").get<int64_t>();
+  s.epoch = j.at("epoch").get<int64_t>();
+  s.position = j.at("position").get<int64_t>();
+  if (!j.at("best_score").is_null()) s.best_score = j.at("best_score").get<double>();
+  s.evals_since_best = j.at("evals_since_best").get<int64_t>();
+  return s;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const RunConfig& config, const nlohmann::json& vocab,
+                     const TrainState& state, const ParamStore& params, const Optimizer* optimizer) {
+  Backend& be = params.backend();
+  const size_t n = static_cast<size_t>(params.count());
+  std::vector<float> host(n);
+  be.download(host.data(), params.params_flat());
+  std::vector<SafetensorsEntry> entries;
+  // Names in flat-buffer order, so the data section is the parameter buffer as it lies.
+  std::vector<const ParamInfo*> order;
+  for (const ParamInfo& p : params.infos()) order.push_back(&p);
+  std::sort(order.begin(), order.end(),
+            [](const ParamInfo* a, const ParamInfo* b) { return a->offset < b->offset; });
+  for (const ParamInfo* p : order)
+    entries.push_back({p->name, DType::F32, dims(p->shape), host.data() + p->offset});
+  std::vector<std::vector<float>> states;
+  if (optimizer)
+    for (const auto& [name, t] : optimizer->state()) {
+      states.emplace_back(n);
+      be.download(states.back().data(), t);
+      entries.push_back({"optim." + name, DType::F32, {static_cast<int64_t>(n)}, states.back().data()});
+    }
+  std::map<std::string, std::string> meta = {
+      {"format", kFormat},
+      {"hwt_version", HWT_VERSION},
+      {"config", to_json(config).dump()},
+      {"vocab", vocab.dump()},
+      {"state", state_json(state).dump()},
+      {"optimizer", optimizer ? to_json(config)["optim.name"].get<std::string>() : ""}};
+  write_safetensors(path, entries, meta);
+}
+
+Checkpoint::Checkpoint(const std::string& path) : file_(SafetensorsFile::open(path)) {
+  const auto& meta = file_.metadata();
+  auto get = [&](const char* key) -> const std::string& {
+    const auto it = meta.find(key);
+    if (it == meta.end()) fail_input("checkpoint {}: not an hwt checkpoint (metadata '{}' missing)", path, key);
+    return it->second;
+  };
+  if (get("format") != kFormat)
+    fail_input("checkpoint {}: unsupported format '{}' (expected {})", path, get("format"), kFormat);
+  try {
+    info_.config = run_config_from_json(nlohmann::json::parse(get("config")));
+    info_.vocab = nlohmann::json::parse(get("vocab"));
+    info_.state = state_from_json(nlohmann::json::parse(get("state")));
+  } catch (const nlohmann::json::exception& e) {
+    fail_input("checkpoint {}: corrupted metadata ({})", path, e.what());
+  } catch (const InputError& e) {
+    fail_input("checkpoint {}: {}", path, e.what());
+  }
+  info_.has_optimizer = !get("optimizer").empty();
+}
+
+void Checkpoint::load_parameters(ParamStore& params) const {
+  std::vector<float> host(static_cast<size_t>(params.count()));
+  for (const ParamInfo& p : params.infos()) {
+    if (!file_.contains(p.name))
+      fail_input("checkpoint {} was saved for another model: it has no parameter '{}'", file_.path(), p.name);
+    const SafetensorsFile::View v = file_.get(p.name);
+    if (v.dtype != DType::F32 || v.shape != dims(p.shape))
+      fail_input("checkpoint {} was saved for another model shape: '{}' is {} there, {} here",
+                 file_.path(), p.name, shape_str(v.shape), p.shape.str());
+    std::memcpy(host.data() + p.offset, v.data, v.bytes);
+  }
+  params.backend().upload(params.params_flat(), host.data());
+  params.sync_compute();
+}
+
+void Checkpoint::load_optimizer(Optimizer& optimizer) const {
+  for (const auto& [name, t] : optimizer.state()) {
+    const std::string key = "optim." + name;
+    if (!file_.contains(key))
+      fail_input("checkpoint {} has no optimizer state '{}' (saved with another optimizer?)", file_.path(), key);
+    const SafetensorsFile::View v = file_.get(key);
+    if (v.dtype != DType::F32 || v.shape != std::vector<int64_t>{t.numel()})
+      fail_input("checkpoint {}: optimizer state '{}' does not match this model", file_.path(), key);
+    optimizer.params().backend().upload(t, v.data);
+  }
+}
+
+}  // namespace hwt

@@ -1,0 +1,52 @@
+// Checkpoints in safetensors format: every parameter under its name (in flat-buffer order, so
+// the data section is the parameter buffer), optimizer state as flat "optim.<state>" tensors,
+// and in the metadata the full config, the tokenizer/labels and the training cursor.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <limits>
+#include <string>
+
+#include "config/run_config.h"
+#include "core/safetensors.h"
+#include "model/param_store.h"
+#include "train/optimizer.h"
+
+namespace hwt {
+
+// Where training stands; restoring it (with the data cursor) makes a resumed run exact.
+struct TrainState {
+  int64_t step = 0;      // optimizer steps taken
+  int64_t epoch = 0;     // data epoch of the next batch
+  int64_t position = 0;  // batches of that epoch already consumed
+  double best_score = -std::numeric_limits<double>::infinity();
+  int64_t evals_since_best = 0;
+};
+
+struct CheckpointInfo {
+  RunConfig config;
+  nlohmann::json vocab;  // Dataset::vocab_json()
+  TrainState state;
+  bool has_optimizer = false;
+};
+
+void save_checkpoint(const std::string& path, const RunConfig& config, const nlohmann::json& vocab,
+                     const TrainState& state, const ParamStore& params, const Optimizer* optimizer);
+
+// Opens and validates a checkpoint; InputError for anything that is not a readable hwt checkpoint.
+class Checkpoint {
+ public:
+  explicit Checkpoint(const std::string& path);
+  const CheckpointInfo& info() const { return info_; }
+  // Copies parameters into `params`; InputError naming the first tensor whose name or shape
+  // differs (a checkpoint of another model shape).
+  void load_parameters(ParamStore& params) const;
+  void load_optimizer(Optimizer& optimizer) const;
+
+ private:
+  SafetensorsFile file_;
+  CheckpointInfo info_;
+};
+
+}  // namespace hwt

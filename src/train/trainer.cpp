@@ -1,0 +1,293 @@
+#include "train/trainer.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+
+#include "backend/backend_factory.h"
+#include "core/atomic_file.h"
+#include "core/philox.h"
+#include "data/dataset.h"
+#include "measure/host_info.h"
+#include "model/model.h"
+#include "train/checkpoint.h"
+#include "train/evaluate.h"
+#include "train/optimizer.h"
+#include "train/progress.h"
+#include "train/run_files.h"
+#include "train/schedule.h"
+
+namespace hwt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+DType activation_dtype(Precision p, Device device) {
+  if (device == Device::Cpu && p != Precision::Fp32)
+    fail_input("train.precision other than \"fp32\" needs a GPU (the CPU backend computes in fp32)");
+  switch (p) {
+    case Precision::Bf16: return DType::BF16;
+    case Precision::Fp16: return DType::F16;
+    case Precision::Fp32:
+    case Precision::Tf32: return DType::F32;
+  }
+  return DType::F32;
+}
+
+// Accumulated wall time per phase of training.
+struct PhaseTimes {
+  double load = 0, data = 0, forward = 0, backward = 0, optimizer = 0, eval = 0, checkpoint = 0;
+  nlohmann::json to_json(double total) const {
+    return {{"total_s", total},      {"load_s", load},           {"data_s", data},
+            {"forward_s", forward},  {"backward_s", backward},   {"optimizer_s", optimizer},
+            {"eval_s", eval},        {"checkpoint_s", checkpoint}};
+  }
+};
+
+class Run {
+ public:
+  explicit Run(const TrainRequest& r) : req_(r), cfg_(r.config) {}
+  nlohmann::json execute();
+
+ private:
+  void setup();
+  bool next_batch(Batch& b);
+  void train_step(int64_t step);
+  void evaluate_and_track(int64_t step);
+  void save(const std::string& name, bool with_optimizer);
+  nlohmann::json report(const std::string& stopped, const EvalResult& valid,
+                        const std::optional<EvalResult>& test, double total_s);
+
+  const TrainRequest& req_;
+  RunConfig cfg_;
+  Dataset data_;
+  std::optional<Checkpoint> resume_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> opt_;
+  std::unique_ptr<BatchIterator> it_;
+  std::unique_ptr<MetricsLog> log_;
+  std::unique_ptr<Progress> progress_;
+  TrainState state_;
+  PhaseTimes times_;
+  LossCurve curve_;
+  std::vector<float> best_params_;
+  int64_t total_steps_ = 0, steps_per_epoch_ = 0;
+  int64_t tokens_since_log_ = 0;
+  Clock::time_point last_log_ = Clock::now();
+  bool data_exhausted_ = false;
+};
+
+void Run::setup() {
+  const auto t0 = Clock::now();
+  if (!req_.resume.empty()) resume_.emplace(req_.resume);
+  data_ = load_dataset(cfg_.data, task_for(cfg_.model.head));
+  if (resume_ && resume_->info().vocab != data_.vocab_json())
+    fail_input("checkpoint {}: the data's vocabulary or labels differ from those it was trained with",
+               req_.resume);
+  if (data_.train.size() == 0) fail_input("the training split of {} is empty", data_.source);
+  cfg_.model = resolve_model_config(cfg_.model, data_);
+
+  backend_ = make_backend(cfg_.train.device, static_cast<int>(cfg_.train.threads));
+  model_ = std::make_unique<Model>(cfg_.model, *backend_,
+                                   activation_dtype(cfg_.train.precision, backend_->device()));
+  model_->plan(cfg_.train.batch_size, cfg_.data.max_len);
+  model_->init_parameters(static_cast<uint64_t>(cfg_.train.seed));
+  opt_ = std::make_unique<Optimizer>(cfg_.optim, model_->params(), cfg_.train.max_grad_norm);
+  if (resume_) {
+    resume_->load_parameters(model_->params());
+    if (!resume_->info().has_optimizer)
+      fail_input("checkpoint {} has no optimizer state to resume from", req_.resume);
+    resume_->load_optimizer(*opt_);
+    state_ = resume_->info().state;
+  }
+
+  it_ = std::make_unique<BatchIterator>(data_, data_.train, cfg_.train.batch_size,
+                                        cfg_.data.max_len, true,
+                                        static_cast<uint64_t>(cfg_.train.seed));
+  it_->seek(state_.epoch, state_.position);
+  const int64_t accum = cfg_.train.grad_accum;
+  steps_per_epoch_ = std::max<int64_t>(1, (it_->batches_per_epoch() + accum - 1) / accum);
+  total_steps_ = cfg_.train.max_steps > 0 ? cfg_.train.max_steps : cfg_.train.epochs * steps_per_epoch_;
+  // The output folder appears only once the data, model and checkpoint are known to be good.
+  std::error_code ec;
+  std::filesystem::create_directories(req_.out_dir, ec);
+  if (ec) fail_input("cannot create output folder {}: {}", req_.out_dir, ec.message());
+  log_ = std::make_unique<MetricsLog>(req_.out_dir + "/metrics.jsonl", resume_.has_value());
+  progress_ = std::make_unique<Progress>(total_steps_, req_.progress);
+  times_.load = seconds_since(t0);
+}
+
+// The next micro-batch, moving to the next epoch at the end of one; false once train.epochs
+// are done (when train.max_steps is not set).
+bool Run::next_batch(Batch& b) {
+  while (!it_->next(b)) {
+    const int64_t next_epoch = it_->epoch() + 1;
+    if (cfg_.train.max_steps == 0 && next_epoch >= cfg_.train.epochs) return false;
+    it_->start_epoch(next_epoch);
+  }
+  return true;
+}
+
+void Run::train_step(int64_t step) {
+  const int64_t accum = cfg_.train.grad_accum;
+  const bool log_now = step % cfg_.train.log_every == 0 || step == total_steps_;
+  model_->params().zero_grads();
+  double loss = 0;
+  Batch b;
+  for (int64_t micro = 0; micro < accum; ++micro) {
+    auto t = Clock::now();
+    if (!next_batch(b)) {
+      data_exhausted_ = true;
+      break;
+    }
+    model_->set_batch(b, 1.0f / static_cast<float>(accum));
+    tokens_since_log_ += b.tokens();
+    times_.data += seconds_since(t);
+    t = Clock::now();
+    const uint64_t seed = mix_seed(static_cast<uint64_t>(cfg_.train.seed) ^
+                                   mix_seed(static_cast<uint64_t>(step * accum + micro)));
+    model_->forward(true, seed);
+    if (log_now) loss += model_->losses().mean() / static_cast<double>(accum);
+    backend_->synchronize();
+    times_.forward += seconds_since(t);
+    t = Clock::now();
+    model_->backward();
+    backend_->synchronize();
+    times_.backward += seconds_since(t);
+  }
+  const auto t = Clock::now();
+  const double lr = learning_rate(cfg_.optim, step, total_steps_);
+  opt_->step(step, lr);
+  backend_->synchronize();
+  times_.optimizer += seconds_since(t);
+  state_.step = step;
+  state_.epoch = it_->epoch();
+  state_.position = it_->position();
+  if (!log_now) return;
+  const double tps = static_cast<double>(tokens_since_log_) / std::max(1e-9, seconds_since(last_log_));
+  tokens_since_log_ = 0;
+  last_log_ = Clock::now();
+  log_->write({{"step", step}, {"epoch", state_.epoch}, {"loss", loss}, {"lr", lr},
+               {"tokens_per_s", tps}});
+  curve_.train_step.push_back(static_cast<double>(step));
+  curve_.train_loss.push_back(loss);
+  progress_->update(step, loss, lr, tps, cfg_.train.log_every);
+}
+
+void Run::evaluate_and_track(int64_t step) {
+  if (data_.valid.size() == 0) return;
+  const auto t = Clock::now();
+  const EvalResult r = evaluate(*model_, data_, data_.valid, cfg_.train.batch_size,
+                                cfg_.data.max_len, cfg_.train.eval_batches);
+  nlohmann::json line = r.to_json();
+  line["step"] = step;
+  line["split"] = "valid";
+  log_->write(line);
+  curve_.valid_step.push_back(static_cast<double>(step));
+  curve_.valid_loss.push_back(r.loss);
+  const bool improved = r.score() > state_.best_score;
+  if (improved) {
+    state_.best_score = r.score();
+    state_.evals_since_best = 0;
+    best_params_.resize(static_cast<size_t>(model_->params().count()));
+    backend_->download(best_params_.data(), model_->params().params_flat());
+  } else {
+    ++state_.evals_since_best;
+  }
+  times_.eval += seconds_since(t);
+  progress_->message(fmt::format("step {} validation: {}{}", step, r.summary(), improved ? " (best)" : ""));
+  if (improved) save("best.safetensors", false);
+}
+
+void Run::save(const std::string& name, bool with_optimizer) {
+  const auto t = Clock::now();
+  save_checkpoint(req_.out_dir + "/" + name, cfg_, data_.vocab_json(), state_, model_->params(),
+                  with_optimizer ? opt_.get() : nullptr);
+  times_.checkpoint += seconds_since(t);
+}
+
+nlohmann::json Run::execute() {
+  const auto start = Clock::now();
+  setup();
+  const int64_t eval_every = cfg_.train.eval_every > 0 ? cfg_.train.eval_every : steps_per_epoch_;
+  std::string stopped = cfg_.train.max_steps > 0 ? "max_steps" : "epochs";
+  const auto train_start = Clock::now();
+  for (int64_t step = state_.step + 1; step <= total_steps_; ++step) {
+    train_step(step);
+    if (data_exhausted_) break;
+    if (step % eval_every == 0 || step == total_steps_) evaluate_and_track(step);
+    if (cfg_.train.checkpoint_every > 0 && step % cfg_.train.checkpoint_every == 0)
+      save(fmt::format("checkpoint-step{}.safetensors", step), true);
+    if (cfg_.train.early_stop_patience > 0 && state_.evals_since_best >= cfg_.train.early_stop_patience) {
+      stopped = "early_stop";
+      break;
+    }
+    if (cfg_.train.time_limit > 0 && seconds_since(train_start) > cfg_.train.time_limit) {
+      stopped = "time_limit";
+      break;
+    }
+  }
+  progress_->finish();
+  save("checkpoint.safetensors", true);
+
+  // Final figures: validation with the final weights; test with the best-on-validation ones.
+  const auto t = Clock::now();
+  const EvalResult valid = data_.valid.size() > 0
+                               ? evaluate(*model_, data_, data_.valid, cfg_.train.batch_size, cfg_.data.max_len)
+                               : EvalResult{};
+  std::optional<EvalResult> test;
+  if (data_.test.size() > 0) {
+    if (!best_params_.empty()) {
+      backend_->upload(model_->params().params_flat(), best_params_.data());
+      model_->params().sync_compute();
+    }
+    test = evaluate(*model_, data_, data_.test, cfg_.train.batch_size, cfg_.data.max_len);
+  }
+  times_.eval += seconds_since(t);
+  write_loss_plot(req_.out_dir, curve_);
+  return report(stopped, valid, test, seconds_since(start));
+}
+
+nlohmann::json Run::report(const std::string& stopped, const EvalResult& valid,
+                           const std::optional<EvalResult>& test, double total_s) {
+  const double step_s = times_.data + times_.forward + times_.backward + times_.optimizer;
+  nlohmann::json results = {{"steps", state_.step},
+                            {"epochs_completed", static_cast<double>(state_.step) / static_cast<double>(steps_per_epoch_)},
+                            {"stopped_by", stopped},
+                            {"valid", valid.to_json()}};
+  if (test) results["test"] = test->to_json();
+  if (std::isfinite(state_.best_score)) results["best_valid_score"] = state_.best_score;
+  nlohmann::json timing = times_.to_json(total_s);
+  timing["train_s"] = step_s;
+  timing["step_ms"] = state_.step ? 1e3 * step_s / static_cast<double>(state_.step) : 0.0;
+  nlohmann::json run = {
+      {"hwt_version", HWT_VERSION},
+      {"config", to_json(cfg_)},
+      {"hardware", {{"host", host_info()}, {"backend", backend_->name()}}},
+      {"data",
+       {{"source", data_.source},
+        {"train_examples", data_.train.size()},
+        {"valid_examples", data_.valid.size()},
+        {"test_examples", data_.test.size()},
+        {"vocab_size", data_.tokenizer->vocab_size()}}},
+      {"model", {{"parameters", model_->params().count()}, {"activation_bytes", model_->activation_bytes()}}},
+      {"results", results},
+      {"timing", timing},
+      {"resumed_from", req_.resume}};
+  write_file_atomic(req_.out_dir + "/run.json", run.dump(2) + "\n");
+  return run;
+}
+
+}  // namespace
+
+nlohmann::json train(const TrainRequest& request) { return Run(request).execute(); }
+
+}  // namespace hwt

@@ -1,0 +1,123 @@
+// Bad input reaching the hwt command: each gives one clear error line naming the problem,
+// exit code 2, no crash, and leaves no partial output behind.
+#include <gtest/gtest.h>
+
+#include "cli_util.h"
+
+namespace hwt {
+namespace {
+
+using test::run_hwt;
+using test::TempDir;
+
+// Small, fast settings for the tiny TSV fixture.
+const std::string kTiny =
+    "--set data.format=tsv --set model.hidden=16 --set model.heads=2 --set model.ffn=32 "
+    "--set model.layers=1 --set data.max_len=16 --set data.min_freq=1 --set train.batch_size=8 "
+    "--set train.max_steps=4 --set train.threads=1 --quiet";
+
+void expect_one_line_error(const test::CliResult& r, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("hwt: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << r.err;
+}
+
+class CliErrors : public ::testing::Test {
+ protected:
+  TempDir dir{"cli_errors"};
+  void SetUp() override { dir.write("train.tsv", test::tiny_sentiment_tsv(60, 1)); }
+  std::string train_args(const std::string& extra) {
+    return "train --out " + (dir / "out") + " --set data.path=" + (dir / "train.tsv") + " " + kTiny + " " + extra;
+  }
+  bool out_created() const { return std::filesystem::exists(dir.path() / "out"); }
+};
+
+TEST_F(CliErrors, MalformedToml) {
+  dir.write("bad.toml", "[model]\nhidden = = 3\n");
+  expect_one_line_error(run_hwt(train_args("--config " + (dir / "bad.toml")), dir), "bad.toml:2:");
+  EXPECT_FALSE(out_created());
+}
+
+TEST_F(CliErrors, MissingConfigFile) {
+  expect_one_line_error(run_hwt(train_args("--config " + (dir / "none.toml")), dir), "none.toml");
+}
+
+TEST_F(CliErrors, UnknownKeyInFileAndFlag) {
+  dir.write("typo.toml", "[model]\nhiden = 64\n");
+  expect_one_line_error(run_hwt(train_args("--config " + (dir / "typo.toml")), dir),
+                        "unknown config key 'model.hiden' (did you mean 'model.hidden'?)");
+  expect_one_line_error(run_hwt(train_args("--set train.epoch=2"), dir), "'train.epochs'");
+  EXPECT_FALSE(out_created());
+}
+
+TEST_F(CliErrors, WrongTypes) {
+  expect_one_line_error(run_hwt(train_args("--set model.layers=two"), dir), "model.layers");
+  dir.write("t.toml", "[train]\nbatch_size = \"big\"\n");
+  expect_one_line_error(run_hwt(train_args("--config " + (dir / "t.toml")), dir), "train.batch_size");
+  expect_one_line_error(run_hwt(train_args("--set model.norm=middle"), dir), "pre, post");
+}
+
+TEST_F(CliErrors, HeadsNotDividingHidden) {
+  expect_one_line_error(run_hwt(train_args("--set model.heads=7"), dir),
+                        "model.heads=7 does not divide model.hidden=16");
+  EXPECT_FALSE(out_created());
+}
+
+TEST_F(CliErrors, MissingAndEmptyDataFiles) {
+  expect_one_line_error(run_hwt(train_args("--set data.path=" + (dir / "absent.tsv")), dir), "absent.tsv");
+  dir.write("empty.tsv", "");
+  expect_one_line_error(run_hwt(train_args("--set data.path=" + (dir / "empty.tsv")), dir), "empty.tsv");
+  EXPECT_FALSE(out_created());
+}
+
+TEST_F(CliErrors, LabelUnseenInTraining) {
+  dir.write("valid.tsv", "good movie\tpos\nstrange movie\tneutral\n");
+  expect_one_line_error(run_hwt(train_args("--set data.valid_path=" + (dir / "valid.tsv")), dir), "neutral");
+  EXPECT_FALSE(out_created());
+}
+
+TEST_F(CliErrors, BadCheckpoints) {
+  const auto ok = run_hwt(train_args(""), dir);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const std::string ckpt = test::slurp(dir.path() / "out" / "checkpoint.safetensors");
+  ASSERT_GT(ckpt.size(), 1000u);
+
+  dir.write("truncated.safetensors", ckpt.substr(0, ckpt.size() / 2));
+  expect_one_line_error(run_hwt("eval " + (dir / "truncated.safetensors"), dir), "truncated");
+  std::string corrupt = ckpt;
+  corrupt[10] = '\x01';  // inside the JSON header
+  dir.write("corrupt.safetensors", corrupt);
+  expect_one_line_error(run_hwt("eval " + (dir / "corrupt.safetensors"), dir), "corrupt.safetensors");
+  dir.write("garbage.safetensors", "not a checkpoint at all");
+  expect_one_line_error(run_hwt("predict " + (dir / "garbage.safetensors") + " --text hi", dir),
+                        "garbage.safetensors");
+  expect_one_line_error(run_hwt("eval " + (dir / "missing.safetensors"), dir), "missing.safetensors");
+
+  // A checkpoint of another shape cannot be resumed; the new output folder never appears.
+  const std::string resume = "--resume " + (dir / "out/checkpoint.safetensors");
+  auto r = run_hwt("train --out " + (dir / "out2") + " --set data.path=" + (dir / "train.tsv") + " " +
+                       kTiny + " --set model.hidden=32 " + resume, dir);
+  expect_one_line_error(r, "another model shape");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out2"));
+}
+
+TEST_F(CliErrors, BadFlags) {
+  auto r = run_hwt("train --no-such-flag", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  r = run_hwt("frobnicate", dir);
+  EXPECT_EQ(r.exit_code, 2);
+  r = run_hwt("eval", dir);
+  EXPECT_EQ(r.exit_code, 2);
+}
+
+TEST_F(CliErrors, EveryCommandHasHelp) {
+  for (const char* cmd : {"train", "eval", "predict", "flops", "config"}) {
+    const auto r = run_hwt(std::string(cmd) + " --help", dir);
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_NE(r.out.find("--"), std::string::npos) << cmd;
+  }
+}
+
+}  // namespace
+}  // namespace hwt

@@ -1,0 +1,81 @@
+// Running the hwt binary from tests, and small data fixtures written into temp folders.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace hwt::test {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A fresh empty folder under the system temp dir, removed when the object goes.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() / ("hwt_test_" + name)) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+  std::string operator/(const std::string& f) const { return (path_ / f).string(); }
+  void write(const std::string& f, const std::string& contents) const {
+    std::ofstream(path_ / f, std::ios::binary) << contents;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Runs `hwt <args>` (args are passed to the shell as written).
+inline CliResult run_hwt(const std::string& args, const TempDir& scratch) {
+  const std::string out = scratch / ".stdout", err = scratch / ".stderr";
+  const std::string cmd = std::string(HWT_BINARY) + " " + args + " >" + out + " 2>" + err;
+  const int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+// A small learnable two-class text dataset in TSV: words from one of two vocabularies.
+inline std::string tiny_sentiment_tsv(int lines, unsigned seed) {
+  const char* pos[] = {"good", "great", "fine", "lovely", "happy", "superb"};
+  const char* neg[] = {"bad", "awful", "poor", "sad", "terrible", "ugly"};
+  const char* filler[] = {"the", "movie", "was", "very", "and", "plot", "acting"};
+  std::string s;
+  unsigned r = seed;
+  auto next = [&] { return r = r * 1103515245u + 12345u, (r >> 16) & 0x7fff; };
+  for (int i = 0; i < lines; ++i) {
+    const bool p = next() % 2;
+    std::string text;
+    const int words = 4 + static_cast<int>(next() % 6);
+    for (int w = 0; w < words; ++w) {
+      if (!text.empty()) text += ' ';
+      text += next() % 3 == 0 ? (p ? pos : neg)[next() % 6] : filler[next() % 7];
+    }
+    text += std::string(" ") + (p ? pos : neg)[next() % 6];
+    s += text + "\t" + (p ? "pos" : "neg") + "\n";
+  }
+  return s;
+}
+
+}  // namespace hwt::test
