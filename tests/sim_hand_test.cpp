@@ -54,8 +54,8 @@ TEST(SimHand, GemmDetailedMatchesHandSchedule) {
 }
 
 // Fast: 4 runs of 2 tiles on 1 lane; compute 4 x 512 = 2048; memory 6144 B / 64 = 96 and port
-// 10240 B / 512 = 20 hide behind it; fill = (512 + 512) / 64 + 1024 / 512 = 18; drain 512 / 64
-// = 8. Total 2074.
+// 10240 B / 512 = 20 hide behind it; the wave (one run) waits for its first A and B tiles:
+// (512 + 512) / 64 + 1024 / 512 = 18; its result leaves after it: 512 / 64 = 8. Total 2074.
 TEST(SimHand, GemmFastMatchesClosedForm) {
   const DesignParams p = params(hand_design());
   const Activity a = fast_stage(gemm(32, 32, 32), p);
@@ -75,15 +75,29 @@ TEST(SimHand, LoopOrderDecidesWhatStaysInTheLane) {
   EXPECT_DOUBLE_EQ(detailed_stage(gemm(32, 32, 32), params(c)).port_bytes, 12288);
 }
 
-// More lanes: 4 PEs x 2 lanes, but only 4 runs: one wave of 2 x 256 cycles. Memory 96 cycles
-// and port 10240 B over 4 PEs / 512 = 5 cycles hide; plus fill 18 and drain 8.
+// More lanes: 4 PEs x 2 lanes, but only 4 runs (one per output tile), one per PE:
+//   lane0 (C00): A00 B00 0..16, port ..18, compute 18..274; A01 B10 32..48, port ..51, 274..530
+//   lane1 (C01): B01 16..24 (A00 in flight), port ..26, 26..282; B11 48..56, port ..59, 282..538
+//   lane2 (C10): A10 24..32, port ..34, 34..290; A11 56..64, port ..67, 290..546
+//   lane3 (C11): all hits once A10 arrives (32), port ..34, 34..290; 290..546
+//   results leave in finishing order, 8 cycles each: ..538, ..546, ..554, ..562.
+TEST(SimHand, GemmDetailedFourLanes) {
+  AccelConfig c = hand_design();
+  c.pes = 4;
+  c.lanes_per_pe = 2;
+  EXPECT_DOUBLE_EQ(detailed_stage(gemm(32, 32, 32), params(c)).cycles, 562);
+}
+
+// Fast, same design: one wave of 4 runs, 2 x 256 cycles each. Every lane of the wave waits
+// for its first step (prologue: A00, A10, B00, B01 = 2 KiB, 32 cycles, then 2 port cycles)
+// and the wave's four results leave after it (epilogue 2 KiB, 32 cycles): 512 + 34 + 32.
 TEST(SimHand, GemmFastOneWaveOfRuns) {
   AccelConfig c = hand_design();
   c.pes = 4;
   c.lanes_per_pe = 2;
   const Activity a = fast_stage(gemm(32, 32, 32), params(c));
   EXPECT_DOUBLE_EQ(a.compute_cycles, 512);
-  EXPECT_DOUBLE_EQ(a.cycles, 512 + 18 + 8);
+  EXPECT_DOUBLE_EQ(a.cycles, 512 + 34 + 32);
 }
 
 // Layernorm 32 rows x 64 on one 16-wide unit: 2 tiles of 16 rows x ceil(64/16) = 64 cycles.

@@ -36,22 +36,74 @@ double gemm_lane_cycles(const Stage& s, const DesignParams& p, double density) {
   return total;
 }
 
+// The order in which tiles reach the buffers. Runs execute in waves of up to `lanes` at once,
+// all stepping along the inner loop together, so in time the loops that pick runs within a
+// wave sit inside the inner loop. Each outer loop is split into its trips across waves and
+// within one.
+struct Nest {
+  std::array<Loop, 7> loop{};     // outer loops twice (across, within waves) and the inner
+  std::array<double, 7> trips{};  // outermost first
+  int n = 0;
+  std::array<double, 4> wave{};  // per Loop: trips within one wave (the inner loop: all)
+  void push(Loop l, double t) {
+    loop[static_cast<size_t>(n)] = l;
+    trips[static_cast<size_t>(n++)] = t;
+  }
+};
+
+Nest temporal_nest(const GemmMap& g, const LoopOrder& order, int64_t lanes) {
+  std::array<double, 4> across{}, within{};  // per position in `order`
+  double wave = 1;
+  for (int i = 3; i >= 0; --i) {
+    const auto t = static_cast<double>(g.trips[static_cast<size_t>(order[static_cast<size_t>(i)])]);
+    const auto at = static_cast<size_t>(i);
+    if (order[at] == g.inner) continue;
+    const double f = std::clamp(std::floor(static_cast<double>(lanes) / wave), 1.0, t);
+    within[at] = f;
+    across[at] = t / f;
+    wave *= f;
+  }
+  Nest n;
+  for (size_t i = 0; i < 4; ++i)
+    n.wave[static_cast<size_t>(order[i])] =
+        order[i] == g.inner ? static_cast<double>(g.trips[static_cast<size_t>(g.inner)])
+                            : within[i];
+  for (size_t i = 0; i < 4; ++i)
+    if (order[i] != g.inner) n.push(order[i], across[i]);
+  n.push(g.inner, static_cast<double>(g.trips[static_cast<size_t>(g.inner)]));
+  for (size_t i = 0; i < 4; ++i)
+    if (order[i] != g.inner) n.push(order[i], within[i]);
+  return n;
+}
+
 // How many times an operand is brought on chip: once per trip of each loop that does not
 // index it, where the tiles touched inside that loop exceed the operand's buffer share. A run's
-// stationary operand stays in the lane across the run's loop.
-double refetch(const GemmMap& g, int o, const LoopOrder& order) {
+// stationary operand is not touched along the run's loop.
+double refetch(const GemmMap& g, int o, const Nest& nest) {
   if (g.fits[o]) return 1;
   const double capacity = std::floor(g.share[o] / g.tile_bytes[o]);
   double footprint = 1, mult = 1;
-  for (int i = 3; i >= 0; --i) {
-    const Loop l = order[static_cast<size_t>(i)];
-    const auto t = static_cast<double>(g.trips[static_cast<size_t>(l)]);
+  for (int i = nest.n - 1; i >= 0; --i) {
+    const Loop l = nest.loop[static_cast<size_t>(i)];
+    const double t = nest.trips[static_cast<size_t>(i)];
+    if (o == g.stationary && l == g.inner) continue;
     if (indexes(o, l))
       footprint *= t;
-    else if (t > 1 && footprint > capacity && !(o == g.stationary && l == g.inner))
+    else if (t > 1 && footprint > capacity)
       mult *= t;
   }
   return mult;
+}
+
+// Distinct tiles of an operand one wave touches: its first step only (the prologue every lane
+// of the wave waits for), or all of it.
+double wave_tiles(const GemmMap& g, const Nest& nest, int o, bool first_step) {
+  double tiles = 1;
+  for (size_t l = 0; l < 4; ++l) {
+    const bool run_loop = static_cast<Loop>(l) == g.inner;
+    if (indexes(o, static_cast<Loop>(l)) && !(run_loop && first_step)) tiles *= nest.wave[l];
+  }
+  return tiles;
 }
 
 // Latency of a stage from its parts. With double buffering transfers hide behind compute
@@ -73,8 +125,9 @@ Activity gemm(const Stage& s, const DesignParams& p) {
   const double waves = std::ceil(runs / static_cast<double>(p.lanes));
   const double compute = waves * lane_cycles / runs;
 
-  const std::array<double, 3> mult = {refetch(g, kA, p.order), refetch(g, kB, p.order),
-                                      refetch(g, kC, p.order)};
+  const Nest nest = temporal_nest(g, p.order, p.lanes);
+  const std::array<double, 3> mult = {refetch(g, kA, nest), refetch(g, kB, nest),
+                                      refetch(g, kC, nest)};
   const auto ti = static_cast<double>(g.trips[1]), tj = static_cast<double>(g.trips[2]),
              tk = static_cast<double>(g.trips[3]);
   std::array<double, 3> main_data{}, port_data{};
@@ -107,17 +160,28 @@ Activity gemm(const Stage& s, const DesignParams& p) {
   const double main_cycles = a.main_bytes / p.main_bpc;
   const double active_pes = std::min(static_cast<double>(p.pes), runs);
   const double port_cycles = a.port_bytes / (active_pes * p.port_bpc);
-  // The first tile: its A and B tiles fetched, then moved through the port (with its partial
-  // sums unless they stay in the lane).
+  // Every lane of the first wave waits for its first step's A and B tiles (the prologue), and
+  // the results a wave finishes together leave after it (the epilogue).
   const double eb = static_cast<double>(g.ext[0]);
-  const double c_tile = eb * static_cast<double>(g.ext[1] * g.ext[2]);
-  const double first = eb * static_cast<double>(g.ext[1] * g.ext[3]) * g.cost[kA].total() +
-                       eb * static_cast<double>(g.ext[3] * g.ext[2]) * g.cost[kB].total();
-  const double first_c = g.stationary == kC ? 0 : c_tile * g.partial_bytes;
-  const double fill = first / p.main_bpc + (first + first_c) / p.port_bpc;
-  const double drain = c_tile * g.cost[kC].total() / p.main_bpc;
+  const std::array<double, 3> tile_total = {
+      eb * static_cast<double>(g.ext[1] * g.ext[3]) * g.cost[kA].total(),
+      eb * static_cast<double>(g.ext[3] * g.ext[2]) * g.cost[kB].total(),
+      eb * static_cast<double>(g.ext[1] * g.ext[2]) * g.cost[kC].total()};
+  const double prologue = wave_tiles(g, nest, kA, true) * tile_total[kA] +
+                          wave_tiles(g, nest, kB, true) * tile_total[kB];
+  const double epilogue =
+      std::min(wave_tiles(g, nest, kC, false) * tile_total[kC], g.elems[kC] * g.cost[kC].total());
+  const double first_c =
+      g.stationary == kC ? 0 : eb * static_cast<double>(g.ext[1] * g.ext[2]) * g.partial_bytes;
+  const double first_port = (tile_total[kA] + tile_total[kB] + first_c) / p.port_bpc;
+  const double fill = prologue / p.main_bpc + first_port;
+  const double drain = epilogue / p.main_bpc;
   a.compute_cycles = compute;
   a.memory_cycles = main_cycles;
+  if (p.double_buffering) {
+    a.cycles = std::max({compute + fill + drain, main_cycles + first_port, port_cycles});
+    return a;
+  }
   a.cycles = overlap(p, compute, waves, runs, main_cycles, port_cycles, fill, drain);
   return a;
 }

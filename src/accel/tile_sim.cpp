@@ -211,8 +211,12 @@ Activity gemm(const Stage& s, const DesignParams& p) {
     ++idx[inner];
     --left;
   }
+  // Results still in the buffer leave in the order they were finished.
+  std::vector<std::pair<double, int64_t>> finished;
   for (int64_t id = 0; id < tb * ti * tj; ++id)
-    if (lru[kC].resident(id)) write_c(id);
+    if (lru[kC].resident(id)) finished.emplace_back(c_done[static_cast<size_t>(id)], id);
+  std::sort(finished.begin(), finished.end());
+  for (const auto& f : finished) write_c(f.second);
 
   for (int o : {kA, kB, kC}) {
     a.main_bytes += main_data[o];
