@@ -33,10 +33,24 @@ struct Opts {
 };
 
 // A path, or the name of a shipped file: "edge" -> hardware/accel/edge.toml.
-std::string resolve(const std::string& arg, const std::string& prefix) {
+std::string resolve(const std::string& arg, const std::string& prefix, const char* flag) {
   if (std::filesystem::exists(arg) || arg.find('/') != std::string::npos || arg.ends_with(".toml"))
     return arg;
-  return require_shipped_file("hardware/accel/" + prefix + arg + ".toml");
+  if (auto found = find_shipped_file("hardware/accel/" + prefix + arg + ".toml")) return *found;
+  // List what is shipped: files of the prefix's folder whose names start with its stem.
+  const size_t slash = prefix.rfind('/');
+  const std::string folder = slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
+  const std::string stem = prefix.substr(folder.size());
+  std::string names;
+  if (auto dir = find_shipped_file("hardware/accel/" + folder))
+    for (const auto& e : std::filesystem::directory_iterator(*dir)) {
+      const std::string f = e.path().filename().string();
+      if (!f.ends_with(".toml") || !f.starts_with(stem) || f.starts_with("modules_") ||
+          f == "memories.toml" || (stem.empty() && f.starts_with("space_")))
+        continue;
+      names += (names.empty() ? "" : ", ") + f.substr(stem.size(), f.size() - 5 - stem.size());
+    }
+  fail_input("{} '{}' is neither a file nor a shipped name ({})", flag, arg, names);
 }
 
 TraceMode parse_mode(const std::string& m) {
@@ -54,6 +68,10 @@ SimWorkload trace(const RunConfig& c, const Opts& o, int64_t batch) {
   r.optim = c.optim;
   r.max_grad_norm = c.train.max_grad_norm;
   const Sparsity s = o.dense ? Sparsity::dense() : Sparsity{o.act, o.weight, o.grad};
+  for (auto [flag, v] :
+       {std::pair{"--act-sparsity", s.activation}, std::pair{"--weight-sparsity", s.weight},
+        std::pair{"--grad-sparsity", s.gradient}})
+    if (!(v >= 0 && v < 1)) fail_input("{} {} must be at least 0 and below 1", flag, v);
   return build_sim_workload(trace_step(r), r.mode, s);
 }
 
@@ -63,16 +81,19 @@ void write_out(const std::string& dir, const std::string& name, const std::strin
 }
 
 void run_single(const Opts& o) {
-  const RunConfig c = load_run_config(o.model.empty() ? "" : resolve(o.model, "models/"), o.sets);
+  const RunConfig c =
+      load_run_config(o.model.empty() ? "" : resolve(o.model, "models/", "--model"), o.sets);
   const HardwareLibrary& lib = default_hardware_library();
-  const AccelConfig design = load_accel_config(resolve(o.accel, ""), lib);
+  const AccelConfig design = load_accel_config(resolve(o.accel, "", "--accel"), lib);
   const SimWorkload w = trace(c, o, o.batch > 0 ? o.batch : c.train.batch_size);
   const auto t0 = Clock::now();
+  auto last = t0;
   auto progress = [&](size_t done, size_t total) {
-    if (!o.quiet)
-      fmt::print(stderr, "\rdetailed: {}/{} stage classes, {:.1f} s", done, total,
-                 std::chrono::duration<double>(Clock::now() - t0).count());
-    if (!o.quiet && done == total) fmt::print(stderr, "\n");
+    const auto now = Clock::now();
+    if (o.quiet || (done < total && now - last < std::chrono::seconds(1))) return;
+    last = now;
+    fmt::print(stderr, "detailed: {}/{} stage classes, {:.1f} s\n", done, total,
+               std::chrono::duration<double>(now - t0).count());
   };
   const SimResult r =
       simulate(w, design, lib, o.detailed ? Fidelity::Detailed : Fidelity::Fast, progress);
@@ -90,9 +111,10 @@ void run_single(const Opts& o) {
 
 void run_sweep_command(const Opts& o) {
   if (o.out.empty()) fail_input("--sweep needs --out DIR for its CSV and plots");
-  const RunConfig c = load_run_config(o.model.empty() ? "" : resolve(o.model, "models/"), o.sets);
+  const RunConfig c =
+      load_run_config(o.model.empty() ? "" : resolve(o.model, "models/", "--model"), o.sets);
   const HardwareLibrary& lib = default_hardware_library();
-  const DesignSpace space = load_design_space(resolve(o.sweep, "space_"), lib);
+  const DesignSpace space = load_design_space(resolve(o.sweep, "space_", "--sweep"), lib);
   const uint64_t size = space.size();
   constexpr uint64_t kMaxEnumerated = 10'000'000;
   const uint64_t n = o.samples == 0 ? size : std::min(o.samples, size);
