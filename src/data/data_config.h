@@ -21,7 +21,7 @@ struct DataConfig {
   bool lowercase = true;
   int64_t min_freq = 2;
   int64_t max_vocab = 20000;
-  int64_t max_len = 128;  // tokens per example including [CLS]; LM: context length
+  int64_t max_len = 64;  // tokens per example including [CLS]; LM: context length
   double valid_fraction = 0.1;
   double test_fraction = 0.1;
   UnseenLabels unseen_labels = UnseenLabels::Error;

@@ -1,4 +1,5 @@
-// The transformer's shape and behaviour: every field is a config key under [model].
+// The transformer's shape and behaviour: every field is a config key under [model]. The
+// defaults are the default job's model (small enough to train on two CPU cores in minutes).
 #pragma once
 
 #include <cstdint>
@@ -14,10 +15,10 @@ enum class HeadKind : uint8_t { Classify, Tokens, Joint, Lm };
 struct ModelConfig {
   int64_t vocab_size = 0;        // 0: taken from the tokenizer
   int64_t max_seq = 128;         // learned positions
-  int64_t hidden = 256;
+  int64_t hidden = 128;
   int64_t heads = 4;
-  int64_t ffn = 1024;
-  int64_t layers = 4;
+  int64_t ffn = 512;
+  int64_t layers = 2;
   double dropout = 0.1;          // embeddings, attention output, FFN output
   double attn_dropout = 0.1;     // attention probabilities
   NormPlacement norm = NormPlacement::Pre;

@@ -40,7 +40,7 @@ struct OptimConfig {
   double sgd_momentum = 0.9;
   bool sgd_nesterov = false;
   Schedule schedule = Schedule::Linear;
-  int64_t warmup_steps = 0;
+  int64_t warmup_steps = 30;
   double min_lr_ratio = 0.0;  // final learning rate as a fraction of lr
 };
 

@@ -1,0 +1,76 @@
+// Training-step time of an hwt model on the CPU backend, for comparison with PyTorch
+// (bench/cpu_train_step.py, same model, run by bench/cpu_vs_torch.sh in the same session).
+//   bench_cpu_train_step --threads 2 --layers 4 --hidden 256 --heads 4 --ffn 1024
+//                        --batch 32 --seq 32 --steps 20
+// Prints one JSON line: median and mean milliseconds per step (forward, backward, AdamW).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/philox.h"
+#include "model/model.h"
+#include "train/optimizer.h"
+
+namespace {
+
+int64_t arg(int argc, char** argv, const char* name, int64_t def) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], name) == 0) return std::stoll(argv[i + 1]);
+  return def;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace hwt;
+  const int threads = static_cast<int>(arg(argc, argv, "--threads", 2));
+  const int64_t B = arg(argc, argv, "--batch", 32), S = arg(argc, argv, "--seq", 32);
+  const int64_t steps = arg(argc, argv, "--steps", 20);
+  ModelConfig m;
+  m.vocab_size = arg(argc, argv, "--vocab", 8000);
+  m.max_seq = S;
+  m.hidden = arg(argc, argv, "--hidden", 256);
+  m.heads = arg(argc, argv, "--heads", 4);
+  m.ffn = arg(argc, argv, "--ffn", 1024);
+  m.layers = arg(argc, argv, "--layers", 4);
+  m.num_labels = 2;
+  m.dropout = m.attn_dropout = 0.1;
+  CpuBackend be(threads);
+  Model model(m, be);
+  model.plan(B, S);
+  model.init_parameters(1);
+  OptimConfig oc;
+  Optimizer opt(oc, model.params(), 1.0);
+
+  Batch b;
+  b.batch = B;
+  b.seq = S;
+  for (int64_t i = 0; i < B * S; ++i)
+    b.ids.push_back(static_cast<int32_t>(3 + mix_seed(static_cast<uint64_t>(i)) % static_cast<uint64_t>(m.vocab_size - 3)));
+  b.lengths.assign(static_cast<size_t>(B), static_cast<int32_t>(S));
+  for (int64_t i = 0; i < B; ++i) b.seq_labels.push_back(static_cast<int32_t>(i % 2));
+
+  std::vector<double> ms;
+  for (int64_t s = 0; s < steps + 3; ++s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    model.params().zero_grads();
+    model.set_batch(b);
+    model.forward(true, static_cast<uint64_t>(s));
+    model.backward();
+    opt.step(s + 1, 1e-4);
+    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (s >= 3) ms.push_back(t);  // the first steps warm caches and thread pools
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  double mean = 0;
+  for (double v : ms) mean += v / static_cast<double>(ms.size());
+  nlohmann::json out = {{"impl", "hwt"}, {"threads", threads}, {"median_ms", sorted[sorted.size() / 2]},
+                        {"mean_ms", mean}, {"steps", steps}, {"params", model.params().count()}};
+  fmt::print("{}\n", out.dump());
+}

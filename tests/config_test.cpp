@@ -1,0 +1,62 @@
+// The config system: defaults, TOML round trip, overrides, validation, and docs/config.md
+// staying equal to the generated key reference.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli_util.h"
+#include "config/run_config.h"
+
+namespace hwt {
+namespace {
+
+TEST(Config, DocsMatchTheKeyReference) {
+  const std::string docs = test::slurp(std::string(HWT_SOURCE_DIR) + "/docs/config.md");
+  EXPECT_EQ(docs, config_reference_markdown())
+      << "docs/config.md is stale: regenerate it with `build/hwt config --reference > docs/config.md`";
+}
+
+TEST(Config, TomlAndJsonRoundTrip) {
+  test::TempDir dir("config_roundtrip");
+  RunConfig c = load_run_config("", {"model.hidden=96", "model.heads=3", "optim.name=adan",
+                                     "optim.adan.beta2=0.9", "data.path=some/where.tsv",
+                                     "train.time_limit=1.5", "model.causal=true"});
+  dir.write("c.toml", to_toml(c));
+  const RunConfig back = load_run_config(dir / "c.toml", {});
+  EXPECT_EQ(to_json(back), to_json(c));
+  EXPECT_EQ(to_json(run_config_from_json(to_json(c))), to_json(c));
+  EXPECT_EQ(back.model.hidden, 96);
+  EXPECT_EQ(back.optim.name, OptimizerKind::Adan);
+  EXPECT_DOUBLE_EQ(back.optim.adan_beta2, 0.9);
+}
+
+TEST(Config, EveryKeyIsDocumentedAndUnique) {
+  std::set<std::string> names;
+  for (const auto& k : run_config_keys()) {
+    EXPECT_FALSE(k.doc.empty()) << k.name;
+    EXPECT_TRUE(names.insert(k.name).second) << k.name;
+  }
+}
+
+TEST(Config, ValidationNamesTheKey) {
+  auto message = [](std::vector<std::string> sets) {
+    try {
+      load_run_config("", sets);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message({"model.heads=5"}).find("model.heads=5 does not divide model.hidden"), std::string::npos);
+  EXPECT_NE(message({"optim.lr=0"}).find("optim.lr"), std::string::npos);
+  EXPECT_NE(message({"model.dropout=1.5"}).find("model.dropout"), std::string::npos);
+  EXPECT_NE(message({"data.max_len=4096"}).find("model.max_seq"), std::string::npos);
+  EXPECT_NE(message({"model.head=lm"}).find("model.causal"), std::string::npos);
+  EXPECT_NE(message({"train.batch_size=0"}).find("train.batch_size"), std::string::npos);
+  EXPECT_NE(message({"nosection"}).find("key=value"), std::string::npos);
+  EXPECT_EQ(message({"model.hidden=512", "model.heads=8"}), "no error");
+}
+
+}  // namespace
+}  // namespace hwt
