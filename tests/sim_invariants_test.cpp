@@ -128,7 +128,7 @@ TEST(SimInvariants, UtilisationIsAFraction) {
   }
 }
 
-TEST(SimInvariants, DataflowMattersOnlyWhenOperandsDoNotFit) {
+TEST(SimInvariants, LoopOrderChangesMainMemoryTrafficOnlyWhenOperandsDoNotFit) {
   Stage s;
   s.kind = StageKind::Gemm;
   s.m = 512;
