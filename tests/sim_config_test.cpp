@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "accel/design_space.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/paths.h"
 
@@ -42,8 +43,7 @@ class TempToml {
 
 // The edge design's text with one line replaced (or appended when `from` is empty).
 std::string edge_with(const std::string& from, const std::string& to) {
-  std::ifstream in(shipped("edge.toml"));
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string s = read_file(shipped("edge.toml"));
   if (from.empty()) return s + to + "\n";
   const size_t at = s.find(from);
   EXPECT_NE(at, std::string::npos) << from;
