@@ -51,8 +51,7 @@ uint64_t DesignSpace::size() const {
 }
 
 AccelConfig DesignSpace::design(uint64_t index, int64_t* batch_out) const {
-  AccelConfig c = base;
-  c.name = fmt::format("{}#{}", name, index);
+  AccelConfig c = base;  // named after the space (set at load)
   *batch_out = digit(batch, index);
   c.tile_b = digit(tile_b, index);
   c.tile_x = c.tile_y = digit(tile_xy, index);
@@ -74,6 +73,7 @@ DesignSpace load_design_space(const std::string& path, const HardwareLibrary& li
   DesignSpace s;
   AccelConfig& b = s.base;
   s.name = r.string("name");
+  b.name = s.name;
   b.clock_mhz = r.number("clock_mhz", b.clock_mhz);
   b.technology_nm = static_cast<int>(r.integer("technology_nm", b.technology_nm));
   b.word_bits = static_cast<int>(r.integer("word_bits", b.word_bits));
