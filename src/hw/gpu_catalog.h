@@ -1,0 +1,69 @@
+// The GPU catalog: per GPU its multiprocessors, peak rates per precision, memory, power and
+// price, each number with the document it comes from. hardware/gpus.toml ships with hwt; users
+// add or replace entries with their own files (--catalog FILE), merged by name.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hw/math_precision.h"
+
+namespace hwt {
+
+// Architectures the GEMM model knows tile shapes and alignment rules for.
+enum class GpuArch : uint8_t { Volta, Turing, Ampere, Ada, Hopper };
+
+std::string_view arch_name(GpuArch a);
+
+struct GpuSpec {
+  std::string name;
+  std::vector<std::string> aliases;  // other spellings, e.g. the CUDA device name
+  GpuArch arch = GpuArch::Ampere;
+  int sms = 0;
+  double boost_clock_mhz = 0;
+  double memory_gb = 0;
+  double memory_bandwidth_gbs = 0;  // GB/s, datasheet
+  double l2_mb = 0;
+  double tdp_w = 0;
+  double price_per_hour = 0;                         // USD per GPU-hour
+  std::map<MathPrecision, double> tensor_tflops;     // dense (no 2:4 sparsity), fp32 accumulate
+  std::map<MathPrecision, double> cuda_core_tflops;  // without tensor cores
+  std::string source;                                // where the hardware numbers come from
+  std::string price_source;                          // where the price comes from
+  std::map<std::string, std::string> sources;        // per-key exceptions to `source`
+  std::string origin;                                // catalog file the entry was read from
+
+  // The best rate for matrix products in p: tensor cores when they support it, else CUDA
+  // cores (tf32 without tensor-core support runs as fp32). 0 when the GPU cannot run p.
+  double peak_tflops(MathPrecision p) const;
+  // The document a key's number comes from.
+  const std::string& source_of(const std::string& key) const;
+};
+
+class GpuCatalog {
+ public:
+  // Reads a catalog file; an entry whose name is already known replaces the old one.
+  void load_file(const std::string& path);
+  // Same from text; `origin` names it in error messages.
+  void load_string(std::string_view text, const std::string& origin);
+
+  // Case-, space- and dash-insensitive match on names and aliases; InputError listing the
+  // known GPUs when none matches.
+  const GpuSpec& find(std::string_view name) const;
+  // The entry whose name or alias occurs in a CUDA device name ("NVIDIA H200"); null if none.
+  const GpuSpec* match_device(std::string_view device_name) const;
+
+  const std::vector<GpuSpec>& gpus() const { return gpus_; }
+  std::string known_names() const;
+
+ private:
+  void add(GpuSpec g);  // replaces an entry of the same name
+  std::vector<GpuSpec> gpus_;
+};
+
+// The shipped hardware/gpus.toml, then each extra file in order.
+GpuCatalog load_gpu_catalog(const std::vector<std::string>& extra_files = {});
+
+}  // namespace hwt
