@@ -1,0 +1,97 @@
+// Efficiency model of one GEMM on one GPU (docs/shape.md has the derivation and every
+// constant's origin). Time = the best of a small set of tile shapes and split-K factors of
+//   max(max(compute, memory) + split-K reduction + kernel_us, launch_us),
+// where compute counts whole tiles (tile quantisation), whole waves of tiles over the SMs
+// (wave quantisation, softened by `wave_tail` for stream-K/persistent kernels), whole K steps
+// plus a per-tile prologue, and runs slower when a leading dimension is poorly aligned.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <tuple>
+
+#include "hw/gpu_catalog.h"
+#include "hw/math_precision.h"
+
+namespace hwt {
+
+// C[batch, m, n] = op(A) · op(B), all row-major. A is stored m×k (k×m when trans_a), B is
+// stored k×n (n×k when trans_b), C is m×n. A linear layer's forward y = x·Wᵀ is trans_b.
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  bool trans_a = false, trans_b = true;
+
+  int64_t lead_a() const { return trans_a ? m : k; }
+  int64_t lead_b() const { return trans_b ? k : n; }
+  int64_t lead_c() const { return n; }
+  double flops() const {
+    return 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) *
+           static_cast<double>(k);
+  }
+  // Written out: the header is also compiled by nvcc, in C++17 (src/measure/gemm_timer.cu).
+  auto key() const { return std::tie(m, n, k, batch, trans_a, trans_b); }
+  bool operator==(const GemmShape& o) const { return key() == o.key(); }
+  bool operator<(const GemmShape& o) const { return key() < o.key(); }
+};
+
+std::string shape_label(const GemmShape& s);  // "8192x2304x768" or "192x(1024x1024x64)"
+
+// Alignment classes of the worst leading dimension: 1, 2, 4, 8, 16, 32 and 64 bytes; 128 bytes
+// and more run at full speed.
+inline constexpr int kAlignClasses = 7;
+
+// Per-GPU, per-precision constants; `hwt shape --sweep` fits them on the GPU present.
+struct GemmConstants {
+  double peak_fraction = 0.8;     // of the datasheet rate, reached by the largest tiles
+  double tile_overhead = 48;      // c in tile efficiency 1/(1 + c(1/TM + 1/TN)), normalised
+  double k_overhead = 2;          // extra K steps per tile: prologue, epilogue
+  double wave_tail = 0.5;         // cost of a partial last wave: 0 free, 1 a full wave
+  double kernel_us = 3;           // fixed GPU time per GEMM kernel, microseconds
+  double launch_us = 10;          // floor per GEMM in back-to-back launches (host issue rate)
+  double memory_fraction = 0.85;  // of datasheet bandwidth reached by streaming operands
+  std::array<double, kAlignClasses> align{};  // speed factor per alignment class
+};
+
+// Defaults for an architecture before any calibration (docs/shape.md says where they come from).
+GemmConstants default_constants(GpuArch arch);
+
+struct GemmPrediction {
+  double seconds = 0;
+  double tflops = 0;
+  int tile_m = 0, tile_n = 0, split_k = 1;
+  double tile_efficiency = 1;  // useful share of the output tiles computed
+  double wave_efficiency = 1;  // busy share of the SM-waves
+  int align_bytes = 128;       // worst leading dimension's alignment
+  double align_factor = 1;
+  bool memory_bound = false;
+};
+
+class GemmModel {
+ public:
+  GemmModel(const GpuSpec& gpu, MathPrecision precision, GemmConstants constants);
+  GemmModel(const GpuSpec& gpu, MathPrecision precision);  // default constants
+
+  GemmPrediction predict(const GemmShape& s) const;
+
+  const GpuSpec& gpu() const { return gpu_; }
+  MathPrecision precision() const { return precision_; }
+  const GemmConstants& constants() const { return c_; }
+
+ private:
+  GpuSpec gpu_;
+  MathPrecision precision_;
+  GemmConstants c_;
+};
+
+// Seconds one GEMM takes on a real GPU (the cuBLASLt timer in CUDA builds).
+using GemmMeasure = std::function<double(const GemmShape&)>;
+
+// Largest power of two (up to 128) dividing the byte length of `elements` elements.
+int alignment_bytes(int64_t elements, int element_bytes);
+int align_class(int bytes);  // index into GemmConstants::align; kAlignClasses for >= 128
+// The worst alignment over the leading dimensions (and batch strides) of A, B and C.
+int worst_alignment_bytes(const GemmShape& s, int element_bytes);
+
+}  // namespace hwt
