@@ -12,5 +12,6 @@ void add_predict_command(CLI::App& app);
 void add_flops_command(CLI::App& app);
 void add_config_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
+void add_shape_command(CLI::App& app);
 
 }  // namespace hwt

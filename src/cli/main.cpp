@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   hwt::add_flops_command(app);
   hwt::add_config_command(app);
   hwt::add_sim_command(app);
+  hwt::add_shape_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

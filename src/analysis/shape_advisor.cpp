@@ -1,0 +1,168 @@
+#include "analysis/shape_advisor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "workload/trace_step.h"
+
+namespace hwt {
+namespace {
+
+int64_t round_up(int64_t v, int64_t m) {
+  return (v + m - 1) / m * m;
+}
+int64_t round_down(int64_t v, int64_t m) {
+  return v / m * m;
+}
+
+DType trace_dtype(MathPrecision p) {
+  return precision_bytes(p) == 4 ? DType::F32 : p == MathPrecision::FP16 ? DType::F16 : DType::BF16;
+}
+
+// Hidden sizes to try: the current one and multiples of 64 within the tolerance, nearest first
+// (parameters grow about as h², so a relative change of tol in h is already generous).
+std::vector<int64_t> hidden_options(int64_t h, double tol) {
+  std::vector<int64_t> v = {h};
+  const auto lo = static_cast<int64_t>(std::floor(static_cast<double>(h) * (1 - tol)));
+  const auto hi = static_cast<int64_t>(std::ceil(static_cast<double>(h) * (1 + tol)));
+  for (int64_t x = std::max<int64_t>(64, round_up(lo, 64)); x <= hi; x += 64)
+    if (x != h) v.push_back(x);
+  std::sort(v.begin() + 1, v.end(),
+            [h](int64_t a, int64_t b) { return std::abs(a - h) < std::abs(b - h); });
+  if (v.size() > 12) v.resize(12);
+  return v;
+}
+
+// Head counts for hidden size h2: the current count if it divides, and counts giving head
+// sizes of 64, 128 or 256 within a factor two of the current count.
+std::vector<int64_t> head_options(int64_t h2, int64_t heads) {
+  std::set<int64_t> s;
+  if (h2 % heads == 0) s.insert(heads);
+  for (int64_t hd : {64, 128, 256})
+    if (h2 % hd == 0) {
+      const int64_t a = h2 / hd;
+      if (2 * a >= heads && a <= 2 * heads) s.insert(a);
+    }
+  return {s.begin(), s.end()};
+}
+
+// FFN widths for hidden size h2: the current ratio to h kept, then rounded to 64 and 128.
+std::vector<int64_t> ffn_options(int64_t ffn, int64_t h, int64_t h2) {
+  std::set<int64_t> s = {ffn};
+  const auto scaled = static_cast<int64_t>(
+      std::llround(static_cast<double>(ffn) * static_cast<double>(h2) / static_cast<double>(h)));
+  s.insert(scaled);
+  for (int64_t m : {64, 128}) {
+    if (round_down(scaled, m) > 0) s.insert(round_down(scaled, m));
+    s.insert(round_up(scaled, m));
+  }
+  return {s.begin(), s.end()};
+}
+
+std::vector<int64_t> vocab_options(const ModelConfig& m) {
+  if (m.head != HeadKind::Lm) return {m.vocab_size};
+  std::set<int64_t> s = {m.vocab_size, round_up(m.vocab_size, 64), round_up(m.vocab_size, 128)};
+  return {s.begin(), s.end()};
+}
+
+std::vector<std::string> describe(const ModelConfig& a, const ModelConfig& b) {
+  std::vector<std::string> c;
+  if (a.hidden != b.hidden) c.push_back(fmt::format("hidden {} -> {}", a.hidden, b.hidden));
+  if (a.heads != b.heads)
+    c.push_back(
+        fmt::format("heads {} -> {} (h/a {} -> {})", a.heads, b.heads, a.head_dim(), b.head_dim()));
+  else if (a.head_dim() != b.head_dim())
+    c.push_back(fmt::format("h/a {} -> {} (heads {})", a.head_dim(), b.head_dim(), a.heads));
+  if (a.ffn != b.ffn) c.push_back(fmt::format("ffn {} -> {}", a.ffn, b.ffn));
+  if (a.vocab_size != b.vocab_size)
+    c.push_back(fmt::format("vocab {} -> {} (padded)", a.vocab_size, b.vocab_size));
+  return c;
+}
+
+Suggestion evaluate(const ShapeCase& base, const StepPrediction& base_pred, ShapeCase cand,
+                    const GemmModel& model) {
+  Suggestion s;
+  s.prediction = predict_step(trace_case(cand, model.precision()), model);
+  s.changes = describe(base.model, cand.model);
+  s.param_change =
+      static_cast<double>(s.prediction.parameters) / static_cast<double>(base_pred.parameters) - 1;
+  s.gain = s.prediction.tflops() / base_pred.tflops() - 1;
+  s.time_change = s.prediction.seconds() / base_pred.seconds() - 1;
+  s.shape = std::move(cand);
+  return s;
+}
+
+}  // namespace
+
+Workload trace_case(const ShapeCase& c, MathPrecision p) {
+  TraceRequest r;
+  r.model = c.model;
+  r.batch = c.batch;
+  r.seq = c.seq;
+  r.dtype = trace_dtype(p);
+  return trace_step(r);
+}
+
+StepPrediction predict_step(const Workload& w, const GemmModel& model) {
+  StepPrediction p;
+  p.parameters = w.parameters;
+  for (const StepGemm& g : step_gemms(w)) {
+    GemmGroupPrediction gp{g, model.predict(g.shape), 0};
+    p.gemm_seconds += gp.pred.seconds * static_cast<double>(g.count);
+    p.gemm_flops += g.flops();
+    p.gemms.push_back(std::move(gp));
+  }
+  const double bandwidth =
+      model.gpu().memory_bandwidth_gbs * 1e9 * model.constants().memory_fraction;
+  for (const OpRecord& op : w.ops)
+    if (op.kind != OpKind::Gemm && op.kind != OpKind::Attention)
+      p.other_seconds += (op.bytes_read + op.bytes_written) / bandwidth;
+  for (GemmGroupPrediction& g : p.gemms)
+    g.share = g.pred.seconds * static_cast<double>(g.gemm.count) / p.seconds();
+  return p;
+}
+
+AdvisorReport advise(const ShapeCase& c, const GemmModel& model, const AdvisorOptions& o) {
+  AdvisorReport r;
+  r.shape = c;
+  r.current = predict_step(trace_case(c, model.precision()), model);
+  r.rules = check_shape_rules(c.model, c.batch, c.seq, model.precision(), o.tp);
+
+  const ModelConfig& m = c.model;
+  for (int64_t h : hidden_options(m.hidden, o.tolerance))
+    for (int64_t a : head_options(h, m.heads))
+      for (int64_t f : ffn_options(m.ffn, m.hidden, h))
+        for (int64_t v : vocab_options(m)) {
+          ShapeCase cand = c;
+          cand.model.hidden = h;
+          cand.model.heads = a;
+          cand.model.ffn = f;
+          cand.model.vocab_size = v;
+          if (describe(m, cand.model).empty()) continue;
+          Suggestion s = evaluate(c, r.current, std::move(cand), model);
+          if (std::abs(s.param_change) <= o.tolerance && s.gain > 0)
+            r.suggestions.push_back(std::move(s));
+        }
+  // Best gain first; within 0.2% prefer the smaller change.
+  std::sort(r.suggestions.begin(), r.suggestions.end(),
+            [](const Suggestion& a, const Suggestion& b) {
+              if (std::abs(a.gain - b.gain) > 0.002) return a.gain > b.gain;
+              return a.changes.size() < b.changes.size();
+            });
+  if (r.suggestions.size() > static_cast<size_t>(o.max_suggestions))
+    r.suggestions.resize(static_cast<size_t>(o.max_suggestions));
+
+  for (int64_t factor : {2, 4}) {
+    ShapeCase cand = c;
+    cand.batch = c.batch * factor;
+    Suggestion s = evaluate(c, r.current, cand, model);
+    s.changes = {fmt::format("micro-batch {} -> {}", c.batch, cand.batch)};
+    r.microbatch.push_back(std::move(s));
+  }
+  return r;
+}
+
+}  // namespace hwt

@@ -1,0 +1,70 @@
+// The shape advisor (Anthony et al. 2024): predicts every GEMM of a traced training step on a
+// GPU, checks the sizing rules, and searches nearby model shapes (hidden, heads, FFN width,
+// vocabulary padding) within a parameter-count tolerance for ones predicted to run faster.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/gemm_model.h"
+#include "analysis/shape_rules.h"
+#include "analysis/step_gemms.h"
+#include "model/model_config.h"
+
+namespace hwt {
+
+// A model shape and the micro-batch it runs at.
+struct ShapeCase {
+  ModelConfig model;  // vocab and label counts set (with_analysis_defaults)
+  int64_t batch = 1, seq = 1;
+};
+
+Workload trace_case(const ShapeCase& c, MathPrecision p);
+
+struct GemmGroupPrediction {
+  StepGemm gemm;
+  GemmPrediction pred;
+  double share = 0;  // of the predicted step time
+};
+
+struct StepPrediction {
+  std::vector<GemmGroupPrediction> gemms;
+  double gemm_seconds = 0;
+  double other_seconds = 0;  // non-GEMM ops at the memory roofline
+  double gemm_flops = 0;
+  int64_t parameters = 0;
+
+  double seconds() const { return gemm_seconds + other_seconds; }
+  // GEMM FLOPs over the whole step's time: the model FLOP rate shapes are ranked by.
+  double tflops() const { return gemm_flops / seconds() / 1e12; }
+};
+
+StepPrediction predict_step(const Workload& w, const GemmModel& model);
+
+struct Suggestion {
+  ShapeCase shape;
+  std::vector<std::string> changes;  // "heads 32 -> 20 (h/a 80 -> 128)"
+  double param_change = 0;           // relative to the original count
+  StepPrediction prediction;
+  double gain = 0;         // predicted step TFLOP/s over the original's, minus 1
+  double time_change = 0;  // predicted step time over the original's, minus 1
+};
+
+struct AdvisorOptions {
+  double tolerance = 0.05;  // largest relative parameter-count change of a suggestion
+  int max_suggestions = 8;
+  int tp = 1;  // tensor-parallel degree for the rules
+};
+
+struct AdvisorReport {
+  ShapeCase shape;
+  StepPrediction current;
+  std::vector<RuleViolation> rules;
+  std::vector<Suggestion> suggestions;  // shape changes, best first
+  std::vector<Suggestion> microbatch;   // same shape, larger micro-batch (needs memory)
+};
+
+AdvisorReport advise(const ShapeCase& c, const GemmModel& model, const AdvisorOptions& o);
+
+}  // namespace hwt

@@ -1,0 +1,165 @@
+// The shape advisor: known-bad shapes are flagged and known-good ones are not, suggestions stay
+// within the parameter tolerance and are predicted faster.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "analysis/shape_advisor.h"
+
+namespace hwt {
+namespace {
+
+ShapeCase lm(int64_t h, int64_t heads, int64_t ffn, int64_t layers, int64_t vocab, int64_t b,
+             int64_t s) {
+  ShapeCase c;
+  c.model.vocab_size = vocab;
+  c.model.max_seq = s;
+  c.model.hidden = h;
+  c.model.heads = heads;
+  c.model.ffn = ffn;
+  c.model.layers = layers;
+  c.model.causal = true;
+  c.model.head = HeadKind::Lm;
+  c.batch = b;
+  c.seq = s;
+  return c;
+}
+
+std::vector<std::string> rules(const ShapeCase& c, MathPrecision p = MathPrecision::BF16,
+                               int tp = 1) {
+  std::vector<std::string> r;
+  for (const RuleViolation& v : check_shape_rules(c.model, c.batch, c.seq, p, tp))
+    r.push_back(v.rule);
+  return r;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+RuleSeverity severity(const ShapeCase& c, const std::string& rule) {
+  for (const RuleViolation& v : check_shape_rules(c.model, c.batch, c.seq, MathPrecision::BF16))
+    if (v.rule == rule) return v.severity;
+  ADD_FAILURE() << rule << " not flagged";
+  return RuleSeverity::Warn;
+}
+
+const GemmModel& h200_bf16() {
+  static const GpuCatalog cat = load_gpu_catalog();
+  static const GemmModel m(cat.find("H200"), MathPrecision::BF16);
+  return m;
+}
+
+TEST(ShapeRules, Gpt2VocabFlaggedPaddedVocabNot) {
+  EXPECT_EQ(rules(lm(768, 12, 3072, 12, 50257, 16, 1024)), std::vector<std::string>{"vocab"});
+  EXPECT_EQ(severity(lm(768, 12, 3072, 12, 50257, 16, 1024), "vocab"), RuleSeverity::Slow);
+  EXPECT_TRUE(rules(lm(768, 12, 3072, 12, 50304, 16, 1024)).empty());
+}
+
+TEST(ShapeRules, HeadSizeOfGpt3_2_7B) {
+  // GPT-3 2.7B: h = 2560 with 32 heads gives h/a = 80; Anthony et al. move to 20 heads (128).
+  EXPECT_TRUE(has(rules(lm(2560, 32, 10240, 32, 50304, 4, 2048)), "head_dim"));
+  EXPECT_TRUE(rules(lm(2560, 20, 10240, 32, 50304, 4, 2048)).empty());
+}
+
+TEST(ShapeRules, MisalignedWidthsAreSlow) {
+  const ShapeCase h4090 = lm(4090, 10, 16360, 2, 50304, 4, 1024);
+  EXPECT_EQ(severity(h4090, "hidden"), RuleSeverity::Slow);
+  const ShapeCase swiglu = lm(4096, 32, 10922, 2, 50304, 4, 1024);
+  EXPECT_EQ(rules(swiglu), std::vector<std::string>{"ffn"});
+  EXPECT_EQ(severity(swiglu, "ffn"), RuleSeverity::Slow);
+  // 16-byte aligned but not 128: a warning.
+  EXPECT_EQ(severity(lm(2600, 20, 10400, 2, 50304, 4, 1024), "hidden"), RuleSeverity::Warn);
+}
+
+TEST(ShapeRules, TokensSequenceAndTensorParallel) {
+  EXPECT_TRUE(has(rules(lm(768, 12, 3072, 2, 50304, 7, 100)), "tokens"));
+  EXPECT_EQ(severity(lm(768, 12, 3072, 2, 50304, 8, 77), "seq"), RuleSeverity::Slow);
+  const ShapeCase c = lm(768, 12, 3072, 2, 50304, 1, 1024);
+  EXPECT_TRUE(rules(c, MathPrecision::BF16, 1).empty());
+  EXPECT_TRUE(has(rules(c, MathPrecision::BF16, 8), "tensor_parallel"));  // 12 heads over 8 ranks
+  EXPECT_TRUE(rules(c, MathPrecision::BF16, 4).empty());
+}
+
+TEST(ShapeRules, ClassifierVocabIsNoGemm) {
+  ShapeCase bert = lm(768, 12, 3072, 12, 30522, 32, 128);
+  bert.model.head = HeadKind::Classify;
+  bert.model.causal = false;
+  bert.model.num_labels = 2;
+  EXPECT_TRUE(rules(bert).empty());
+}
+
+TEST(ShapeRules, Fp32WantsFewerElements) {
+  // 128 bytes are 32 fp32 elements: h = 800 is fine in fp32 terms of 16 B, not of 128 B.
+  const ShapeCase c = lm(800, 25, 3200, 2, 50304, 4, 1024);
+  EXPECT_TRUE(has(rules(c, MathPrecision::FP32), "hidden"));
+  EXPECT_FALSE(has(rules(lm(1024, 16, 4096, 2, 50304, 4, 1024), MathPrecision::FP32), "hidden"));
+}
+
+TEST(ShapeAdvisor, StepPredictionAddsUp) {
+  const ShapeCase c = lm(768, 12, 3072, 2, 50304, 8, 512);
+  const StepPrediction p = predict_step(trace_case(c, MathPrecision::BF16), h200_bf16());
+  double share = 0, seconds = 0;
+  for (const GemmGroupPrediction& g : p.gemms) {
+    share += g.share;
+    seconds += g.pred.seconds * static_cast<double>(g.gemm.count);
+  }
+  EXPECT_NEAR(seconds, p.gemm_seconds, 1e-12);
+  EXPECT_NEAR(share + p.other_seconds / p.seconds(), 1.0, 1e-9);
+  EXPECT_GT(p.other_seconds, 0);
+  EXPECT_GT(p.tflops(), 0);
+}
+
+TEST(ShapeAdvisor, SuggestionsStayWithinToleranceAndArePredictedFaster) {
+  const std::vector<ShapeCase> cases = {
+      lm(768, 12, 3072, 2, 50257, 16, 512),    // GPT-2 vocabulary
+      lm(2560, 32, 10240, 2, 50304, 4, 1024),  // GPT-3 2.7B heads
+      lm(2600, 20, 10400, 2, 50257, 4, 1024),  // width off 128 bytes
+      lm(4096, 32, 10922, 1, 50304, 2, 1024),  // SwiGLU-style FFN width
+      lm(1000, 10, 4000, 2, 32001, 8, 256),    // everything a bit off
+  };
+  for (double tol : {0.02, 0.05, 0.10})
+    for (const ShapeCase& c : cases) {
+      const AdvisorReport r = advise(c, h200_bf16(), {tol, 6, 1});
+      const double base = static_cast<double>(r.current.parameters);
+      double last_gain = 1e9;
+      for (const Suggestion& s : r.suggestions) {
+        // Re-count the suggestion's parameters with an independent trace.
+        const double params =
+            static_cast<double>(trace_case(s.shape, MathPrecision::BF16).parameters);
+        EXPECT_LE(std::abs(params / base - 1), tol) << c.model.hidden << " tol " << tol;
+        EXPECT_NEAR(s.param_change, params / base - 1, 1e-12);
+        EXPECT_GT(s.gain, 0);
+        EXPECT_FALSE(s.changes.empty());
+        EXPECT_LE(s.gain, last_gain + 0.002);
+        last_gain = s.gain;
+      }
+    }
+}
+
+TEST(ShapeAdvisor, FixesKnownBadShapes) {
+  const AdvisorReport vocab = advise(lm(768, 12, 3072, 2, 50257, 16, 512), h200_bf16(), {});
+  ASSERT_FALSE(vocab.suggestions.empty());
+  EXPECT_EQ(vocab.suggestions.front().shape.model.vocab_size % 64, 0);
+
+  const AdvisorReport heads = advise(lm(2560, 32, 10240, 2, 50304, 4, 2048), h200_bf16(), {});
+  ASSERT_FALSE(heads.suggestions.empty());
+  EXPECT_EQ(heads.suggestions.front().shape.model.head_dim() % 64, 0);
+
+  const AdvisorReport ffn = advise(lm(4096, 32, 10922, 1, 50304, 2, 1024), h200_bf16(), {});
+  ASSERT_FALSE(ffn.suggestions.empty());
+  EXPECT_EQ(ffn.suggestions.front().shape.model.ffn % 8, 0);
+  EXPECT_GT(ffn.suggestions.front().gain, 0.10);
+
+  ASSERT_EQ(vocab.microbatch.size(), 2u);
+  EXPECT_EQ(vocab.microbatch[0].shape.batch, 32);
+}
+
+TEST(ShapeAdvisor, WellShapedModelsGetLittleToGain) {
+  const AdvisorReport r = advise(lm(2048, 16, 8192, 2, 50304, 8, 2048), h200_bf16(), {});
+  EXPECT_TRUE(r.rules.empty());
+  for (const Suggestion& s : r.suggestions) EXPECT_LT(s.gain, 0.05) << s.changes.front();
+}
+
+}  // namespace
+}  // namespace hwt
