@@ -69,6 +69,7 @@ class Backend {
   virtual void adamw_step(const AdamWStep& a) = 0;
   virtual void adan_step(const AdanStep& a) = 0;
   virtual void sgd_step(const SgdStep& a) = 0;
+  virtual void loss_scale_update(const LossScaleUpdate& a) = 0;
 };
 
 // Owns `bytes` of backend memory for its lifetime.

@@ -8,11 +8,10 @@
 
 #include <cstdint>
 
+#include "backend/activation.h"
 #include "core/tensor.h"
 
 namespace hwt {
-
-enum class Activation : uint8_t { None, Gelu, GeluTanh, Relu };
 
 // Inverted dropout: keep element i with probability 1 - p (Philox draw of (seed, i)), scale 1/(1-p).
 struct Dropout {
@@ -138,17 +137,23 @@ struct PoolBwd {
 // Row-wise softmax cross-entropy. targets: i32 [N], negative = ignored (loss 0, gradient 0).
 // losses: f32 [N]. When d_logits is defined (it may alias logits) it receives
 // (softmax - onehot) · grad_scale, in one pass, without storing probabilities elsewhere.
+// loss_scale (optional f32 [1], the dynamic loss scale) multiplies the gradient as well.
 struct CrossEntropy {
   Tensor logits, targets, losses, d_logits;
   float grad_scale = 1.0f;
+  Tensor loss_scale{};
 };
 
 // Gradient preprocessing fused into optimizer steps: each gradient is multiplied by
 // clip = min(1, max_norm / (sqrt(grad_norm_sq) + 1e-6)) when max_norm > 0.
 // grad_norm_sq is f32 [1] in device memory, so no host synchronisation is needed.
+// With dynamic loss scaling, loss_scale (f32 [1] in device memory) is the factor the gradients
+// carry: they (and the norm) are divided by it, and when grad_norm_sq is not finite (an
+// overflow) the step changes nothing. grad_norm_sq must then be computed on every step.
 struct GradClip {
   Tensor grad_norm_sq;
   float max_norm = 0.0f;
+  Tensor loss_scale{};
 };
 
 // Parameters are one flat fp32 buffer; elements [0, n_decay) take weight decay, the rest
@@ -187,6 +192,16 @@ struct SgdStep {
   float lr = 1e-2f, momentum = 0.9f, weight_decay = 0.0f;
   bool nesterov = false;
   int64_t step = 1;
+};
+
+// Dynamic loss-scale bookkeeping after an optimizer step, on the device. state: f32 [2] =
+// {scale, clean steps}; grad_norm_sq: the step's squared norm of the scaled gradients. Not
+// finite: scale *= backoff and the count restarts; else the count grows, and after `interval`
+// clean steps scale *= growth.
+struct LossScaleUpdate {
+  Tensor state, grad_norm_sq;
+  float growth = 2.0f, backoff = 0.5f;
+  int64_t interval = 2000;
 };
 
 }  // namespace hwt

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "backend/ops.h"
+#include "backend/activation.h"
 #include "core/hostdevice.h"
 
 namespace hwt {

@@ -50,14 +50,14 @@ void Heads::forward(const StepContext& c, Tensor h, const HeadTargets& t) const 
     const Tensor logits = seq_logits(c);
     cls_.forward(c, pooled, logits);
     be.cross_entropy({logits, t.seq_labels, seq_losses(c), c.training ? logits : Tensor{},
-                      scale(t.seq_valid)});
+                      scale(t.seq_valid), t.loss_scale});
   }
   if (has_token()) {
     be.set_scope(cfg_.head == HeadKind::Lm ? "head.lm" : "head.tokens", Phase::Forward);
     const Tensor logits = token_logits(c);
     token_.forward(c, h, logits);
     be.cross_entropy({logits, t.token_labels, token_losses(c), c.training ? logits : Tensor{},
-                      scale(t.token_valid)});
+                      scale(t.token_valid), t.loss_scale});
   }
 }
 

@@ -72,6 +72,7 @@ void Model::set_batch(const Batch& b, float grad_multiplier) {
   backend_.upload(arena_.view(lengths_, Shape{b.batch}), b.lengths.data());
   targets_ = HeadTargets{};
   targets_.grad_multiplier = grad_multiplier;
+  targets_.loss_scale = loss_scale_;
   if (heads_->has_seq()) {
     HWT_CHECK(static_cast<int64_t>(b.seq_labels.size()) == b.batch, "batch has no sequence labels");
     targets_.seq_labels = arena_.view(seq_labels_, Shape{b.batch});

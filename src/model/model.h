@@ -36,6 +36,9 @@ class Model {
 
   // Uploads a batch; later forward/backward calls work on it.
   void set_batch(const Batch& b, float grad_multiplier = 1.0f);
+  // fp16 dynamic loss scaling: the logit gradients (hence all gradients) are multiplied by
+  // scale[0], an f32 [1] device tensor (LossScaler::scale()); undefined turns it off.
+  void set_loss_scale(Tensor scale) { loss_scale_ = scale; }
   // Logits and per-label losses; when training also the logit gradients (fused in the loss).
   void forward(bool training, uint64_t step_seed);
   // Accumulates parameter gradients (call after a training forward).
@@ -69,6 +72,7 @@ class Model {
   // Current batch.
   int64_t batch_ = 0, seq_ = 0;
   HeadTargets targets_;
+  Tensor loss_scale_;
   bool training_ = false;
   uint64_t step_seed_ = 0;
   // Arena slots.

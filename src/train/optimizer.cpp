@@ -37,9 +37,10 @@ void Optimizer::step(int64_t step, double lr) {
   Backend& be = params_.backend();
   be.set_scope("optimizer", Phase::Optimizer);
   GradClip clip;
-  if (max_grad_norm_ > 0) {
-    clip.grad_norm_sq = norm_sq_.tensor(DType::F32, Shape{1});
+  if (max_grad_norm_ > 0 || loss_scale_.defined()) {
+    clip.grad_norm_sq = grad_norm_sq();
     clip.max_norm = max_grad_norm_;
+    clip.loss_scale = loss_scale_;
     be.sum_squares(params_.grads_flat(), clip.grad_norm_sq);
   }
   auto buf = [&](size_t i) { return state_[i].second.tensor(DType::F32, Shape{params_.count()}); };

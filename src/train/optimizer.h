@@ -21,6 +21,11 @@ class Optimizer {
   void zero_state();
   const OptimConfig& config() const { return cfg_; }
   ParamStore& params() const { return params_; }
+  // fp16 dynamic loss scaling (train/loss_scaler.h): the gradients carry scale[0] (f32 [1] on
+  // the device); steps divide it out and change nothing when the gradients overflowed. Each
+  // step then computes grad_norm_sq(), the squared norm of the scaled gradients.
+  void set_loss_scale(Tensor scale) { loss_scale_ = scale; }
+  Tensor grad_norm_sq() const { return norm_sq_.tensor(DType::F32, Shape{1}); }
 
  private:
   OptimizerTensors tensors() const;
@@ -30,6 +35,7 @@ class Optimizer {
   float max_grad_norm_;
   std::vector<std::pair<std::string, DeviceBuffer>> state_;
   DeviceBuffer norm_sq_;
+  Tensor loss_scale_;
 };
 
 }  // namespace hwt

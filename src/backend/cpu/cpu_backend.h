@@ -45,6 +45,7 @@ class CpuBackend final : public Backend {
   void adamw_step(const AdamWStep& a) override;
   void adan_step(const AdanStep& a) override;
   void sgd_step(const SgdStep& a) override;
+  void loss_scale_update(const LossScaleUpdate& a) override;
 
  private:
   int threads_;

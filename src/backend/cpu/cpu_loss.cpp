@@ -16,6 +16,7 @@ void CpuBackend::cross_entropy(const CrossEntropy& a) {
   const float* logits = a.logits.as<float>();
   float* losses = a.losses.as<float>();
   float* dl = a.d_logits.defined() ? a.d_logits.as<float>() : nullptr;
+  const float scale = a.grad_scale * (a.loss_scale.defined() ? a.loss_scale.as<float>()[0] : 1.0f);
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const float* x = logits + r * c;
@@ -35,7 +36,7 @@ void CpuBackend::cross_entropy(const CrossEntropy& a) {
     // x may alias d: read each logit before overwriting it.
     for (int64_t j = 0; j < c; ++j) {
       const float p = std::exp(x[j] - lse);
-      d[j] = (p - (j == tg[r] ? 1.0f : 0.0f)) * a.grad_scale;
+      d[j] = (p - (j == tg[r] ? 1.0f : 0.0f)) * scale;
     }
   }
 }

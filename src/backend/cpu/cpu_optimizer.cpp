@@ -8,10 +8,26 @@
 namespace hwt {
 namespace {
 
-float clip_factor(const GradClip& c) {
-  if (c.max_norm <= 0.0f) return 1.0f;
-  const float norm = std::sqrt(c.grad_norm_sq.as<float>()[0]);
-  return std::min(1.0f, c.max_norm / (norm + 1e-6f));
+// The factor every gradient is multiplied by (loss-scale removal, clipping), or skip when
+// loss scaling is on and the scaled gradients overflowed.
+struct GradPrep {
+  float mult = 1.0f;
+  bool skip = false;
+};
+
+GradPrep grad_prep(const GradClip& c) {
+  GradPrep r;
+  float unscale = 1.0f;
+  if (c.loss_scale.defined()) {
+    if (!std::isfinite(c.grad_norm_sq.as<float>()[0])) return {0.0f, true};
+    unscale = 1.0f / c.loss_scale.as<float>()[0];
+    r.mult = unscale;
+  }
+  if (c.max_norm > 0.0f) {
+    const float norm = std::sqrt(c.grad_norm_sq.as<float>()[0]) * unscale;
+    r.mult *= std::min(1.0f, c.max_norm / (norm + 1e-6f));
+  }
+  return r;
 }
 
 // Calls update(i, grad_i, decay_i) for every parameter, then refreshes the compute copy.
@@ -34,7 +50,9 @@ void for_each_param(const OptimizerTensors& t, float weight_decay, Update update
 }  // namespace
 
 void CpuBackend::adamw_step(const AdamWStep& a) {
-  const float clip = clip_factor(a.clip);
+  const GradPrep prep = grad_prep(a.clip);
+  if (prep.skip) return;
+  const float clip = prep.mult;
   const float bc1 = 1.0f - std::pow(a.beta1, static_cast<float>(a.step));
   const float bc2 = 1.0f - std::pow(a.beta2, static_cast<float>(a.step));
   const float step_size = a.lr / bc1, bc2_sqrt = std::sqrt(bc2);
@@ -49,7 +67,9 @@ void CpuBackend::adamw_step(const AdamWStep& a) {
 }
 
 void CpuBackend::adan_step(const AdanStep& a) {
-  const float clip = clip_factor(a.clip);
+  const GradPrep prep = grad_prep(a.clip);
+  if (prep.skip) return;
+  const float clip = prep.mult;
   const float k = static_cast<float>(a.step);
   const float bc1 = 1.0f - std::pow(a.beta1, k), bc2 = 1.0f - std::pow(a.beta2, k);
   const float bc3_sqrt = std::sqrt(1.0f - std::pow(a.beta3, k));
@@ -73,7 +93,9 @@ void CpuBackend::adan_step(const AdanStep& a) {
 }
 
 void CpuBackend::sgd_step(const SgdStep& a) {
-  const float clip = clip_factor(a.clip);
+  const GradPrep prep = grad_prep(a.clip);
+  if (prep.skip) return;
+  const float clip = prep.mult;
   float *p = a.t.params.as<float>(), *buf = a.momentum_buf.as<float>();
   for_each_param(a.t, a.weight_decay, [&](int64_t i, float grad, float wd) {
     float d = grad * clip + wd * p[i];
@@ -83,6 +105,22 @@ void CpuBackend::sgd_step(const SgdStep& a) {
     }
     p[i] -= a.lr * d;
   });
+}
+
+void CpuBackend::loss_scale_update(const LossScaleUpdate& a) {
+  expect_f32(a.state, "loss scale state");
+  expect_f32(a.grad_norm_sq, "grad_norm_sq");
+  float* st = a.state.as<float>();
+  if (!std::isfinite(a.grad_norm_sq.as<float>()[0])) {
+    st[0] *= a.backoff;
+    st[1] = 0.0f;
+    return;
+  }
+  st[1] += 1.0f;
+  if (st[1] >= static_cast<float>(a.interval)) {
+    st[0] *= a.growth;
+    st[1] = 0.0f;
+  }
 }
 
 }  // namespace hwt

@@ -314,4 +314,11 @@ void TraceBackend::sgd_step(const SgdStep& a) {
   optimizer_record(record("sgd_step", OpKind::Optimizer, DType::F32), a.t, 3, 2, 5);
 }
 
+void TraceBackend::loss_scale_update(const LossScaleUpdate& a) {
+  OpRecord& r = record("loss_scale_update", OpKind::Optimizer, DType::F32);
+  r.elements = 1;
+  r.bytes_read = b(a.state) + b(a.grad_norm_sq);
+  r.bytes_written = b(a.state);
+}
+
 }  // namespace hwt

@@ -50,6 +50,7 @@ class TraceBackend final : public Backend {
   void adamw_step(const AdamWStep& a) override;
   void adan_step(const AdanStep& a) override;
   void sgd_step(const SgdStep& a) override;
+  void loss_scale_update(const LossScaleUpdate& a) override;
 
  private:
   OpRecord& record(std::string op, OpKind kind, DType dtype);

@@ -1,0 +1,114 @@
+// Helpers for tests that compare the CUDA backend with the CPU reference: one shared CUDA
+// backend (or none, and the test skips), and tensors in any activation dtype built from and
+// read back as host floats (the dtype casts run on the device and are tested separately).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "backend/backend.h"
+#ifdef HWT_WITH_CUDA
+#include "backend/cuda/cuda_backend.h"
+#endif
+
+namespace hwt::test {
+
+// The process-wide CUDA backend, or nullptr when there is no GPU (or no CUDA build).
+inline Backend* gpu() {
+#ifdef HWT_WITH_CUDA
+  static std::unique_ptr<Backend> be = cuda_device_count() > 0 ? make_cuda_backend(0) : nullptr;
+  return be.get();
+#else
+  return nullptr;
+#endif
+}
+
+// The CUDA backend of a test that already skipped without one.
+inline Backend& gpu_ref() {
+  Backend* be = gpu();
+  if (!be) throw std::logic_error("test needs a GPU but did not skip");
+  return *be;
+}
+
+#define HWT_REQUIRE_GPU()                \
+  do {                                   \
+    if (!::hwt::test::gpu()) {           \
+      GTEST_SKIP() << "skipped: no GPU"; \
+    }                                    \
+  } while (0)
+
+// Tensors on a backend in a chosen dtype, released with the pool.
+class DevPool {
+ public:
+  DevPool(Backend& be, DType act) : be_(be), act_(act) {}
+  DType act_dtype() const { return act_; }
+
+  Tensor make(DType dt, Shape s) {
+    bufs_.emplace_back(be_, static_cast<size_t>(s.numel()) * dtype_size(dt));
+    return bufs_.back().tensor(dt, s);
+  }
+  Tensor f32(Shape s, const std::vector<float>& host) {
+    Tensor t = make(DType::F32, s);
+    EXPECT_EQ(static_cast<int64_t>(host.size()), s.numel());
+    be_.upload(t, host.data());
+    return t;
+  }
+  // An activation-dtype tensor holding host values (rounded to the dtype).
+  Tensor act(Shape s, const std::vector<float>& host) {
+    if (act_ == DType::F32) return f32(s, host);
+    Tensor t = make(act_, s);
+    be_.convert(t, f32(s, host));
+    return t;
+  }
+  Tensor i32(Shape s, const std::vector<int32_t>& host) {
+    Tensor t = make(DType::I32, s);
+    be_.upload(t, host.data());
+    return t;
+  }
+  Tensor poisoned(DType dt, Shape s) {
+    Tensor t = make(dt, s);
+    be_.fill(t, NAN);
+    return t;
+  }
+  Tensor poisoned_act(Shape s) { return poisoned(act_, s); }
+  Tensor zeros(Shape s) {
+    Tensor t = make(DType::F32, s);
+    be_.fill(t, 0.0f);
+    return t;
+  }
+  std::vector<float> read(Tensor t) {
+    if (t.dtype != DType::F32) {
+      Tensor f = make(DType::F32, t.shape);
+      be_.convert(f, t);
+      t = f;
+    }
+    std::vector<float> v(static_cast<size_t>(t.numel()));
+    be_.download(v.data(), t);
+    return v;
+  }
+  std::vector<int32_t> read_i32(Tensor t) {
+    std::vector<int32_t> v(static_cast<size_t>(t.numel()));
+    be_.download(v.data(), t);
+    return v;
+  }
+  // Host values as the activation dtype stores them.
+  std::vector<float> rounded(const std::vector<float>& host) {
+    if (act_ == DType::F32) return host;
+    return read(act(Shape{static_cast<int64_t>(host.size())}, host));
+  }
+
+ private:
+  Backend& be_;
+  DType act_;
+  std::vector<DeviceBuffer> bufs_;
+};
+
+// Relative-error tolerance for outputs of the given activation dtype.
+inline double tol(DType dt, double f32_tol = 1e-5, double low_tol = 1e-2) {
+  return dt == DType::F32 ? f32_tol : low_tol;
+}
+
+}  // namespace hwt::test
