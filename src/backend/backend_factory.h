@@ -11,7 +11,9 @@ namespace hwt {
 // True when hwt was built with CUDA and a GPU is visible.
 bool cuda_available();
 
-// auto: CUDA when available, else CPU. cuda without a GPU raises InputError.
-std::unique_ptr<Backend> make_backend(DeviceChoice choice, int cpu_threads);
+// auto: CUDA when available, else CPU. cuda without a GPU raises InputError. With
+// Precision::Tf32 the CUDA backend runs fp32 GEMMs on TF32 tensor cores.
+std::unique_ptr<Backend> make_backend(DeviceChoice choice, int cpu_threads,
+                                      Precision precision = Precision::Fp32);
 
 }  // namespace hwt

@@ -1,0 +1,319 @@
+// Attention for any head size up to 256 and any dtype, computed in fp32 (the tensor-core
+// kernels of cuda_flash.cu take bf16/f16 with head size 64). Flash-style: keys stream through
+// shared memory in tiles of 32 with an online softmax; only the log-sum-exp per row is saved.
+// Backward recomputes probabilities: one kernel for dQ (a warp per query row) and one for
+// dK/dV (a warp per key row), both deterministic (no atomics).
+#include <cfloat>
+
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/cuda_kernels.h"
+
+namespace hwt::cuda {
+namespace {
+
+constexpr int kRows = 8;   // warps (query or key rows) per block
+constexpr int kTile = 32;  // keys (or queries) per shared-memory tile
+
+struct Geo {
+  int64_t S, H, D, row_stride, out_stride;
+  int64_t b, h, L;
+  __device__ Geo(const AttnArgs& a, int64_t b_, int64_t h_)
+      : S(a.seq),
+        H(a.heads),
+        D(a.head_dim),
+        row_stride(3 * a.heads * a.head_dim),
+        out_stride(a.heads * a.head_dim),
+        b(b_),
+        h(h_) {
+    L = a.key_lengths ? a.key_lengths[b] : a.seq;
+    L = L < 0 ? 0 : (L > S ? S : L);
+  }
+  // Element offset of token t's part (0 q, 1 k, 2 v) of this head in qkv.
+  __device__ int64_t qkv(int64_t t, int part) const {
+    return (b * S + t) * row_stride + part * H * D + h * D;
+  }
+  __device__ int64_t out(int64_t t) const { return (b * S + t) * out_stride + h * D; }
+  __device__ int64_t row(int64_t i) const { return (b * H + h) * S + i; }  // lse / dvec index
+  __device__ int64_t keys_for(int64_t i, bool causal) const {
+    return causal ? (i + 1 < L ? i + 1 : L) : L;
+  }
+};
+
+__device__ __forceinline__ float drop_mult(const AttnArgs& a, const Geo& g, int64_t i, int64_t j) {
+  if (!a.drop.active()) return 1.0f;
+  return dropout_factor(a.drop.seed, static_cast<uint64_t>(g.row(i) * g.S + j), a.drop.p,
+                        a.drop.scale);
+}
+
+// Loads rows [r0, r0 + kTile) of one part into a float tile with row stride D + 1.
+template <class T>
+__device__ void load_rows(float* tile, const T* qkv, const Geo& g, int64_t r0, int part) {
+  const int64_t D = g.D;
+  for (int64_t e = threadIdx.x; e < kTile * D; e += blockDim.x) {
+    const int64_t r = e / D, d = e % D;
+    tile[r * (D + 1) + d] = r0 + r < g.S ? to_f<T>(qkv[g.qkv(r0 + r, part) + d]) : 0.0f;
+  }
+}
+
+template <class T, int C>
+__global__ void __launch_bounds__(kRows * 32) attn_fwd_generic(AttnArgs a) {
+  extern __shared__ float sm[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const Geo g(a, blockIdx.z, blockIdx.y);
+  const int64_t D = g.D;
+  float* sK = sm;
+  float* sV = sK + kTile * (D + 1);
+  float* sQ = sV + kTile * (D + 1) + warp * D;
+  const T* qkv = static_cast<const T*>(a.qkv);
+  const int64_t i = blockIdx.x * static_cast<int64_t>(kRows) + warp;
+  const int64_t i_last = (blockIdx.x + 1) * static_cast<int64_t>(kRows) - 1;
+  const int64_t nk_block = g.keys_for(i_last < g.S ? i_last : g.S - 1, a.causal);
+  const int64_t nk = i < g.S ? g.keys_for(i, a.causal) : 0;
+  for (int64_t d = lane; d < D; d += 32) sQ[d] = i < g.S ? to_f<T>(qkv[g.qkv(i, 0) + d]) : 0.0f;
+  float o[C] = {};
+  float m = -INFINITY, l = 0.0f;
+  for (int64_t j0 = 0; j0 < nk_block; j0 += kTile) {
+    __syncthreads();
+    load_rows<T>(sK, qkv, g, j0, 1);
+    load_rows<T>(sV, qkv, g, j0, 2);
+    __syncthreads();
+    const int64_t j = j0 + lane;
+    float s = -INFINITY;
+    if (j < nk) {
+      float acc = 0.0f;
+      for (int64_t d = 0; d < D; ++d) acc += sQ[d] * sK[lane * (D + 1) + d];
+      s = a.scale * acc;
+    }
+    const float m_new = fmaxf(m, warp_max(s));
+    if (m_new == -INFINITY) continue;
+    const float alpha = expf(m - m_new);
+    const float p = j < nk ? expf(s - m_new) : 0.0f;
+    l = l * alpha + warp_sum(p);
+    const float pd = p * (j < nk ? drop_mult(a, g, i, j) : 0.0f);
+#pragma unroll
+    for (int c = 0; c < C; ++c) o[c] *= alpha;
+    for (int jj = 0; jj < kTile; ++jj) {
+      const float w = __shfl_sync(0xffffffffu, pd, jj);
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const int64_t col = lane + 32 * c;
+        if (col < D) o[c] += w * sV[jj * (D + 1) + col];
+      }
+    }
+    m = m_new;
+  }
+  if (i >= g.S) return;
+  const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+  T* out = static_cast<T*>(a.out) + g.out(i);
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int64_t col = lane + 32 * c;
+    if (col < D) out[col] = from_f<T>(o[c] * inv);
+  }
+  if (lane == 0) a.lse[g.row(i)] = l > 0.0f ? m + logf(l) : -INFINITY;
+}
+
+template <class T, int C>
+__global__ void __launch_bounds__(kRows * 32) attn_dq_generic(AttnArgs a) {
+  extern __shared__ float sm[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const Geo g(a, blockIdx.z, blockIdx.y);
+  const int64_t D = g.D;
+  float* sK = sm;
+  float* sV = sK + kTile * (D + 1);
+  float* sQ = sV + kTile * (D + 1) + warp * 2 * D;
+  float* sdO = sQ + D;
+  const T* qkv = static_cast<const T*>(a.qkv);
+  const T* dout = static_cast<const T*>(a.d_out);
+  const int64_t i = blockIdx.x * static_cast<int64_t>(kRows) + warp;
+  const int64_t i_last = (blockIdx.x + 1) * static_cast<int64_t>(kRows) - 1;
+  const int64_t nk_block = g.keys_for(i_last < g.S ? i_last : g.S - 1, a.causal);
+  const int64_t nk = i < g.S ? g.keys_for(i, a.causal) : 0;
+  for (int64_t d = lane; d < D; d += 32) {
+    sQ[d] = i < g.S ? to_f<T>(qkv[g.qkv(i, 0) + d]) : 0.0f;
+    sdO[d] = i < g.S ? to_f<T>(dout[g.out(i) + d]) : 0.0f;
+  }
+  const float lse = i < g.S ? a.lse[g.row(i)] : 0.0f;
+  const float Di = i < g.S ? a.dvec[g.row(i)] : 0.0f;
+  float dq[C] = {};
+  for (int64_t j0 = 0; j0 < nk_block; j0 += kTile) {
+    __syncthreads();
+    load_rows<T>(sK, qkv, g, j0, 1);
+    load_rows<T>(sV, qkv, g, j0, 2);
+    __syncthreads();
+    const int64_t j = j0 + lane;
+    float ds = 0.0f;
+    if (j < nk) {
+      float s = 0.0f, dp = 0.0f;
+      for (int64_t d = 0; d < D; ++d) {
+        s += sQ[d] * sK[lane * (D + 1) + d];
+        dp += sdO[d] * sV[lane * (D + 1) + d];
+      }
+      const float p = expf(a.scale * s - lse);
+      ds = p * (dp * drop_mult(a, g, i, j) - Di);
+    }
+    for (int jj = 0; jj < kTile; ++jj) {
+      const float w = __shfl_sync(0xffffffffu, ds, jj);
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const int64_t col = lane + 32 * c;
+        if (col < D) dq[c] += w * sK[jj * (D + 1) + col];
+      }
+    }
+  }
+  if (i >= g.S) return;
+  T* out = static_cast<T*>(a.d_qkv) + g.qkv(i, 0);
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int64_t col = lane + 32 * c;
+    if (col < D) out[col] = from_f<T>(dq[c] * a.scale);
+  }
+}
+
+template <class T, int C>
+__global__ void __launch_bounds__(kRows * 32) attn_dkv_generic(AttnArgs a) {
+  extern __shared__ float sm[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const Geo g(a, blockIdx.z, blockIdx.y);
+  const int64_t D = g.D;
+  float* sQ = sm;
+  float* sdO = sQ + kTile * (D + 1);
+  float* sLse = sdO + kTile * (D + 1);
+  float* sD = sLse + kTile;
+  float* sk = sD + kTile + warp * 2 * D;
+  float* sv = sk + D;
+  const T* qkv = static_cast<const T*>(a.qkv);
+  const T* dout = static_cast<const T*>(a.d_out);
+  const int64_t j0_block = blockIdx.x * static_cast<int64_t>(kRows);
+  const int64_t j = j0_block + warp;
+  for (int64_t d = lane; d < D; d += 32) {
+    sk[d] = j < g.S ? to_f<T>(qkv[g.qkv(j, 1) + d]) : 0.0f;
+    sv[d] = j < g.S ? to_f<T>(qkv[g.qkv(j, 2) + d]) : 0.0f;
+  }
+  float dk[C] = {}, dv[C] = {};
+  const int64_t i_begin = a.causal ? j0_block : 0;
+  const int64_t i_end = j0_block < g.L ? g.S : i_begin;  // keys past the length get nothing
+  for (int64_t i0 = i_begin; i0 < i_end; i0 += kTile) {
+    __syncthreads();
+    const int64_t D1 = D + 1;
+    for (int64_t e = threadIdx.x; e < kTile * D; e += blockDim.x) {
+      const int64_t r = e / D, d = e % D, ii = i0 + r;
+      sQ[r * D1 + d] = ii < g.S ? to_f<T>(qkv[g.qkv(ii, 0) + d]) : 0.0f;
+      sdO[r * D1 + d] = ii < g.S ? to_f<T>(dout[g.out(ii) + d]) : 0.0f;
+    }
+    for (int r = threadIdx.x; r < kTile; r += blockDim.x) {
+      const int64_t ii = i0 + r;
+      sLse[r] = ii < g.S ? a.lse[g.row(ii)] : 0.0f;
+      sD[r] = ii < g.S ? a.dvec[g.row(ii)] : 0.0f;
+    }
+    __syncthreads();
+    const int64_t i = i0 + lane;
+    const bool valid = i < g.S && j < g.L && (!a.causal || j <= i);
+    float pm = 0.0f, ds = 0.0f;
+    if (valid) {
+      float s = 0.0f, dp = 0.0f;
+      for (int64_t d = 0; d < D; ++d) {
+        s += sQ[lane * D1 + d] * sk[d];
+        dp += sdO[lane * D1 + d] * sv[d];
+      }
+      const float p = expf(a.scale * s - sLse[lane]);
+      const float mf = drop_mult(a, g, i, j);
+      pm = p * mf;
+      ds = p * (dp * mf - sD[lane]);
+    }
+    for (int ii = 0; ii < kTile; ++ii) {
+      const float wv = __shfl_sync(0xffffffffu, pm, ii);
+      const float wk = __shfl_sync(0xffffffffu, ds, ii);
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const int64_t col = lane + 32 * c;
+        if (col < D) {
+          dv[c] += wv * sdO[ii * D1 + col];
+          dk[c] += wk * sQ[ii * D1 + col];
+        }
+      }
+    }
+  }
+  if (j >= g.S) return;
+  T* dkp = static_cast<T*>(a.d_qkv) + g.qkv(j, 1);
+  T* dvp = static_cast<T*>(a.d_qkv) + g.qkv(j, 2);
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int64_t col = lane + 32 * c;
+    if (col < D) {
+      dkp[col] = from_f<T>(dk[c] * a.scale);
+      dvp[col] = from_f<T>(dv[c]);
+    }
+  }
+}
+
+// dvec[b, h, i] = dO_i · O_i, the row term of the softmax backward.
+template <class T>
+__global__ void dvec_kernel(AttnArgs a) {
+  const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (t >= a.batch * a.seq * a.heads) return;
+  const int64_t h = t % a.heads, bs = t / a.heads, b = bs / a.seq, i = bs % a.seq;
+  const int64_t off = bs * a.heads * a.head_dim + h * a.head_dim;
+  const T* o = static_cast<const T*>(a.out) + off;
+  const T* d = static_cast<const T*>(a.d_out) + off;
+  float s = 0.0f;
+  for (int64_t k = 0; k < a.head_dim; ++k) s += to_f<T>(o[k]) * to_f<T>(d[k]);
+  a.dvec[(b * a.heads + h) * a.seq + i] = s;
+}
+
+template <class Kernel>
+void launch_generic(const Launch& l, Kernel kernel, const AttnArgs& a, size_t smem) {
+  if (smem > 48 * 1024)
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(smem));
+  const dim3 grid(static_cast<unsigned>((a.seq + kRows - 1) / kRows),
+                  static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch));
+  kernel<<<grid, kRows * 32, smem, l.stream>>>(a);
+}
+
+template <class T, int C>
+void generic_typed(const Launch& l, const AttnArgs& a, bool backward) {
+  const size_t D = static_cast<size_t>(a.head_dim);
+  const size_t tiles = 2 * kTile * (D + 1) * sizeof(float);
+  if (!backward) {
+    launch_generic(l, attn_fwd_generic<T, C>, a, tiles + kRows * D * sizeof(float));
+    return;
+  }
+  launch_generic(l, attn_dq_generic<T, C>, a, tiles + kRows * 2 * D * sizeof(float));
+  launch_generic(l, attn_dkv_generic<T, C>, a, tiles + (2 * kTile + kRows * 2 * D) * sizeof(float));
+}
+
+template <class T>
+void generic_dispatch(const Launch& l, const AttnArgs& a, bool backward) {
+  if (a.head_dim <= 32)
+    generic_typed<T, 1>(l, a, backward);
+  else if (a.head_dim <= 64)
+    generic_typed<T, 2>(l, a, backward);
+  else if (a.head_dim <= 128)
+    generic_typed<T, 4>(l, a, backward);
+  else
+    generic_typed<T, 8>(l, a, backward);
+}
+
+}  // namespace
+
+void attention_dvec(const Launch& l, const AttnArgs& a) {
+  const int64_t n = a.batch * a.seq * a.heads;
+  HWT_DISPATCH_FLOAT(
+      a.dt, T, dvec_kernel<T><<<static_cast<unsigned>((n + 255) / 256), 256, 0, l.stream>>>(a));
+}
+
+void attention_forward(const Launch& l, const AttnArgs& a) {
+  if (a.batch * a.seq == 0) return;
+  if (flash_supported(a)) return flash_forward(l, a);
+  HWT_DISPATCH_FLOAT(a.dt, T, generic_dispatch<T>(l, a, false));
+}
+
+void attention_backward(const Launch& l, const AttnArgs& a) {
+  if (a.batch * a.seq == 0) return;
+  attention_dvec(l, a);
+  if (flash_supported(a)) return flash_backward(l, a);
+  HWT_DISPATCH_FLOAT(a.dt, T, generic_dispatch<T>(l, a, true));
+}
+
+}  // namespace hwt::cuda

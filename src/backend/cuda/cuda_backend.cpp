@@ -1,0 +1,189 @@
+// CudaBackend: construction, memory, transfers, casts, reductions and the device error word.
+#include <fmt/format.h>
+
+#include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/cuda_check.h"
+
+namespace hwt {
+
+using cuda::check;
+using cuda::check_launch;
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device / no driver" status
+    return 0;
+  }
+  return n;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device, CudaOptions options) {
+  return std::make_unique<CudaBackend>(device, options);
+}
+
+CudaBackend::CudaBackend(int device, CudaOptions options) : device_(device), options_(options) {
+  const int count = cuda_device_count();
+  if (device < 0 || device >= count)
+    fail_input("cuda device {} requested but {} CUDA device(s) are visible", device, count);
+  check(cudaSetDevice(device), "cudaSetDevice");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  device_name_ = prop.name;
+  launch_.sms = prop.multiProcessorCount;
+  check(cudaStreamCreateWithFlags(&launch_.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaMalloc(&launch_.errors, sizeof(int)), "allocating the error word");
+  check(cudaMemset(launch_.errors, 0, sizeof(int)), "clearing the error word");
+  check(cudaMallocHost(&errors_host_, sizeof(int)), "allocating pinned memory");
+  check(cudaMalloc(&partials_, cuda::kReduceBlocks * sizeof(double)), "allocating partials");
+  gemm_ = std::make_unique<cuda::Gemm>(options.tf32);
+}
+
+CudaBackend::~CudaBackend() {
+  cudaStreamSynchronize(launch_.stream);
+  gemm_.reset();
+  cudaFree(scratch_);
+  cudaFree(partials_);
+  cudaFreeHost(errors_host_);
+  cudaFree(launch_.errors);
+  cudaStreamDestroy(launch_.stream);
+}
+
+std::string CudaBackend::name() const {
+  return fmt::format("cuda:{} ({}, {} SMs{})", device_, device_name_, launch_.sms,
+                     options_.tf32 ? ", tf32" : "");
+}
+
+void* CudaBackend::allocate(size_t bytes) {
+  void* p = nullptr;
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    fail("cuda backend: out of memory allocating {} bytes ({} of {} bytes free): {}", bytes, free_b,
+         total_b, cudaGetErrorString(e));
+  }
+  return p;
+}
+
+void CudaBackend::deallocate(void* p) {
+  cudaFree(p);
+}
+
+void* CudaBackend::scratch(size_t bytes) {
+  if (bytes <= scratch_bytes_) return scratch_;
+  // Earlier ops on the stream may still read the old buffer.
+  check(cudaStreamSynchronize(launch_.stream), "growing scratch");
+  check(cudaFree(scratch_), "freeing scratch");
+  scratch_ = nullptr;
+  scratch_bytes_ = 0;
+  const size_t rounded = (bytes + (1u << 20) - 1) / (1u << 20) * (1u << 20);
+  scratch_ = allocate(rounded);
+  scratch_bytes_ = rounded;
+  return scratch_;
+}
+
+void CudaBackend::check_device_errors() {
+  check(cudaMemcpyAsync(errors_host_, launch_.errors, sizeof(int), cudaMemcpyDeviceToHost,
+                        launch_.stream),
+        "reading the error word");
+  check(cudaStreamSynchronize(launch_.stream), "cudaStreamSynchronize");
+  const int e = *errors_host_;
+  if (e == 0) return;
+  check(cudaMemsetAsync(launch_.errors, 0, sizeof(int), launch_.stream), "clearing errors");
+  if (e & cuda::kErrTokenId) fail_input("token id outside the vocabulary (embedding lookup)");
+  fail_input("cross-entropy target class outside the number of classes");
+}
+
+void CudaBackend::synchronize() {
+  check(cudaStreamSynchronize(launch_.stream), "cudaStreamSynchronize");
+  check_device_errors();
+}
+
+void CudaBackend::upload(Tensor dst, const void* host) {
+  cuda::expect_on_device(dst, "upload destination");
+  check(cudaMemcpyAsync(dst.data, host, dst.bytes(), cudaMemcpyHostToDevice, launch_.stream),
+        "upload");
+}
+
+void CudaBackend::download(void* host, Tensor src) {
+  cuda::expect_on_device(src, "download source");
+  check(cudaMemcpyAsync(host, src.data, src.bytes(), cudaMemcpyDeviceToHost, launch_.stream),
+        "download");
+  check_device_errors();
+}
+
+void CudaBackend::copy(Tensor dst, Tensor src) {
+  cuda::expect_on_device(dst, "copy destination");
+  cuda::expect_on_device(src, "copy source");
+  HWT_CHECK(dst.bytes() == src.bytes() && dst.dtype == src.dtype, "copy {} <- {}", dst.str(),
+            src.str());
+  check(cudaMemcpyAsync(dst.data, src.data, dst.bytes(), cudaMemcpyDeviceToDevice, launch_.stream),
+        "copy");
+}
+
+void CudaBackend::fill(Tensor t, float value) {
+  cuda::expect_on_device(t, "fill");
+  cuda::fill(launch_, t.data, t.dtype, t.numel(), value);
+  check_launch("fill");
+}
+
+void CudaBackend::convert(Tensor dst, Tensor src) {
+  cuda::expect_float(dst, "convert destination");
+  cuda::expect_float(src, "convert source");
+  HWT_CHECK(dst.numel() == src.numel(), "convert {} <- {}", dst.str(), src.str());
+  cuda::convert(launch_, dst.data, dst.dtype, src.data, src.dtype, dst.numel());
+  check_launch("convert");
+}
+
+void CudaBackend::reduce(Tensor x, Tensor out, bool squares, const char* op) {
+  cuda::expect_float(x, "x");
+  cuda::expect_dtype(out, DType::F32, "out");
+  cuda::reduce_sum(launch_, x.dtype, x.data, x.numel(), squares, out.as<float>(), partials_);
+  check_launch(op);
+}
+
+void CudaBackend::sum(Tensor x, Tensor out) {
+  reduce(x, out, false, "sum");
+}
+void CudaBackend::sum_squares(Tensor x, Tensor out) {
+  reduce(x, out, true, "sum_squares");
+}
+
+namespace cuda {
+
+void expect_on_device(const Tensor& t, const char* what) {
+  HWT_CHECK(t.defined() && t.device == Device::Cuda,
+            "cuda backend: {} must be a defined cuda tensor, got {} on {}", what, t.str(),
+            device_name(t.device));
+}
+
+void expect_float(const Tensor& t, const char* what) {
+  expect_on_device(t, what);
+  HWT_CHECK(is_float(t.dtype), "cuda backend: {} must be f32, bf16 or f16, got {}", what, t.str());
+}
+
+void expect_dtype(const Tensor& t, DType dt, const char* what) {
+  expect_on_device(t, what);
+  HWT_CHECK(t.dtype == dt, "cuda backend: {} must be {}, got {}", what, dtype_name(dt), t.str());
+}
+
+void expect_same(const Tensor& t, const Tensor& ref, const char* what) {
+  expect_on_device(t, what);
+  HWT_CHECK(t.dtype == ref.dtype && t.numel() == ref.numel(),
+            "cuda backend: {} is {} but must match {}", what, t.str(), ref.str());
+}
+
+DropArgs drop_args(const Dropout& d) {
+  DropArgs r;
+  if (d.active()) {
+    r.p = d.p;
+    r.seed = d.seed;
+    r.scale = 1.0f / (1.0f - d.p);
+  }
+  return r;
+}
+
+}  // namespace cuda
+}  // namespace hwt

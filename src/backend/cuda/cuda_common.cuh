@@ -1,0 +1,187 @@
+// Device-side helpers shared by the CUDA kernels: element conversions, 16-byte vectors, warp
+// and block reductions, Philox dropout draws, and dtype dispatch for the launchers.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "core/philox.h"
+
+namespace hwt::cuda {
+
+using bf16 = __nv_bfloat16;
+using f16 = __half;
+
+template <class T>
+__device__ __forceinline__ float to_f(T v);
+template <>
+__device__ __forceinline__ float to_f<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ float to_f<bf16>(bf16 v) {
+  return __bfloat162float(v);
+}
+template <>
+__device__ __forceinline__ float to_f<f16>(f16 v) {
+  return __half2float(v);
+}
+
+template <class T>
+__device__ __forceinline__ T from_f(float v);
+template <>
+__device__ __forceinline__ float from_f<float>(float v) {
+  return v;
+}
+template <>
+__device__ __forceinline__ bf16 from_f<bf16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+template <>
+__device__ __forceinline__ f16 from_f<f16>(float v) {
+  return __float2half_rn(v);
+}
+
+// Rounds a float to what a T stores (identity for float).
+template <class T>
+__device__ __forceinline__ float round_to(float v) {
+  return to_f<T>(from_f<T>(v));
+}
+
+// V consecutive elements of T moved as one access (16 bytes when V = 16 / sizeof(T)).
+template <class T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
+template <class T>
+constexpr int kVec16 = static_cast<int>(16 / sizeof(T));
+
+template <class T, int V>
+__device__ __forceinline__ Pack<T, V> load_pack(const T* p) {
+  return *reinterpret_cast<const Pack<T, V>*>(p);
+}
+
+template <class T, int V>
+__device__ __forceinline__ void store_pack(T* p, const Pack<T, V>& v) {
+  *reinterpret_cast<Pack<T, V>*>(p) = v;
+}
+
+template <class T, int V>
+__device__ __forceinline__ void load_floats(const T* p, float (&out)[V]) {
+  const Pack<T, V> pk = load_pack<T, V>(p);
+#pragma unroll
+  for (int i = 0; i < V; ++i) out[i] = to_f<T>(pk.v[i]);
+}
+
+template <class T, int V>
+__device__ __forceinline__ void store_floats(T* p, const float (&in)[V]) {
+  Pack<T, V> pk;
+#pragma unroll
+  for (int i = 0; i < V; ++i) pk.v[i] = from_f<T>(in[i]);
+  store_pack<T, V>(p, pk);
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ double warp_sum(double v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warp_max(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the
+// result. `shared` holds 32 values. The order is fixed, so results are deterministic.
+template <class Acc>
+__device__ __forceinline__ Acc block_sum(Acc v, Acc* shared) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  v = warp_sum(v);
+  __syncthreads();
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  Acc t = lane < warps ? shared[lane] : Acc(0);
+  return warp_sum(t);
+}
+
+// The uniform draw of Philox word k (0..3), as core/philox.h's philox_uniform computes it.
+__device__ __forceinline__ float philox_word_uniform(const Philox4& r, int k) {
+  const uint32_t w = k == 0 ? r.v[0] : k == 1 ? r.v[1] : k == 2 ? r.v[2] : r.v[3];
+  return static_cast<float>(w >> 8) * (1.0f / 16777216.0f);
+}
+
+// Dropout multipliers (0 or scale) of elements index .. index + V - 1, with index % 4 == 0
+// and V a multiple of 4: one Philox call per four elements.
+template <int V>
+__device__ __forceinline__ void dropout_factors4(uint64_t seed, uint64_t index, float p,
+                                                 float scale, float (&f)[V]) {
+#pragma unroll
+  for (int q = 0; q < V / 4; ++q) {
+    const Philox4 r = philox4x32((index >> 2) + static_cast<uint64_t>(q), seed);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) f[q * 4 + k] = philox_word_uniform(r, k) >= p ? scale : 0.0f;
+  }
+}
+
+// Dropout multiplier of one element.
+__device__ __forceinline__ float dropout_factor(uint64_t seed, uint64_t index, float p,
+                                                float scale) {
+  const Philox4 r = philox4x32(index >> 2, seed);
+  return philox_word_uniform(r, static_cast<int>(index & 3)) >= p ? scale : 0.0f;
+}
+
+// Multipliers of V consecutive elements starting anywhere (vector path when aligned to 4).
+template <int V>
+__device__ __forceinline__ void dropout_factors(uint64_t seed, uint64_t index, float p, float scale,
+                                                float (&f)[V]) {
+  if constexpr (V % 4 == 0) {
+    if ((index & 3) == 0) {
+      dropout_factors4<V>(seed, index, p, scale, f);
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i) f[i] = dropout_factor(seed, index + i, p, scale);
+}
+
+// Launch-side alignment check for the 16-byte paths.
+inline bool aligned16(const void* p) {
+  return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
+}
+
+}  // namespace hwt::cuda
+
+// Runs the statement with T bound to the element type of a floating dtype.
+#define HWT_DISPATCH_FLOAT(dtype, T, ...) \
+  switch (dtype) {                        \
+    case ::hwt::DType::F32: {             \
+      using T = float;                    \
+      __VA_ARGS__;                        \
+      break;                              \
+    }                                     \
+    case ::hwt::DType::BF16: {            \
+      using T = ::hwt::cuda::bf16;        \
+      __VA_ARGS__;                        \
+      break;                              \
+    }                                     \
+    case ::hwt::DType::F16: {             \
+      using T = ::hwt::cuda::f16;         \
+      __VA_ARGS__;                        \
+      break;                              \
+    }                                     \
+    default:                              \
+      break;                              \
+  }

@@ -1,0 +1,168 @@
+#include "backend/cuda/cuda_gemm.h"
+
+#include "backend/cuda/cuda_check.h"
+
+namespace hwt::cuda {
+namespace {
+
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::F32:
+      return CUDA_R_32F;
+    case DType::BF16:
+      return CUDA_R_16BF;
+    case DType::F16:
+      return CUDA_R_16F;
+    case DType::I32:
+      break;
+  }
+  fail("cuda backend: GEMM operands must be f32, bf16 or f16, got {}", dtype_name(t));
+}
+
+// Largest power of two (at most 256) dividing the address.
+int64_t alignment(const void* p) {
+  const auto v = reinterpret_cast<uintptr_t>(p);
+  int64_t a = 256;
+  while (a > 1 && v % static_cast<uintptr_t>(a) != 0) a /= 2;
+  return a;
+}
+
+template <class V>
+void set_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, const V& v) {
+  check(cublasLtMatmulDescSetAttribute(d, attr, &v, sizeof(v)), "cublasLtMatmulDescSetAttribute");
+}
+
+template <class V>
+void set_layout(cublasLtMatrixLayout_t l, cublasLtMatrixLayoutAttribute_t attr, const V& v) {
+  check(cublasLtMatrixLayoutSetAttribute(l, attr, &v, sizeof(v)),
+        "cublasLtMatrixLayoutSetAttribute");
+}
+
+template <class V>
+void set_pref(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t attr, const V& v) {
+  check(cublasLtMatmulPreferenceSetAttribute(p, attr, &v, sizeof(v)),
+        "cublasLtMatmulPreferenceSetAttribute");
+}
+
+cublasLtMatrixLayout_t make_layout(DType t, int64_t rows, int64_t cols, int64_t ld, int64_t batch,
+                                   int64_t stride) {
+  cublasLtMatrixLayout_t l = nullptr;
+  check(cublasLtMatrixLayoutCreate(&l, cuda_type(t), static_cast<uint64_t>(rows),
+                                   static_cast<uint64_t>(cols), ld),
+        "cublasLtMatrixLayoutCreate");
+  if (batch > 1) {
+    set_layout(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, static_cast<int32_t>(batch));
+    set_layout(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride);
+  }
+  return l;
+}
+
+}  // namespace
+
+Gemm::Gemm(bool tf32) : tf32_(tf32) {
+  check(cublasLtCreate(&handle_), "cublasLtCreate");
+  check(cudaMalloc(&workspace_, kWorkspaceBytes), "allocating the cuBLASLt workspace");
+  workspace_bytes_ = kWorkspaceBytes;
+}
+
+Gemm::~Gemm() {
+  for (auto& [key, p] : plans_) {
+    if (p.a) cublasLtMatrixLayoutDestroy(p.a);
+    if (p.b) cublasLtMatrixLayoutDestroy(p.b);
+    if (p.d) cublasLtMatrixLayoutDestroy(p.d);
+    if (p.op) cublasLtMatmulDescDestroy(p.op);
+  }
+  cudaFree(workspace_);
+  cublasLtDestroy(handle_);
+}
+
+Gemm::Plan Gemm::make_plan(const GemmDesc& g) {
+  Plan p;
+  const bool fp32 = g.ab_type == DType::F32;
+  const cublasComputeType_t compute =
+      fp32 && tf32_ ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  check(cublasLtMatmulDescCreate(&p.op, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  set_desc(p.op, CUBLASLT_MATMUL_DESC_TRANSA, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N);
+  set_desc(p.op, CUBLASLT_MATMUL_DESC_TRANSB, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N);
+  cublasLtEpilogue_t ep = CUBLASLT_EPILOGUE_DEFAULT;
+  if (g.epilogue == Epilogue::Bias) ep = CUBLASLT_EPILOGUE_BIAS;
+  if (g.epilogue == Epilogue::GeluAuxBias) ep = CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  set_desc(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, ep);
+  if (g.epilogue != Epilogue::None) {
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, cuda_type(g.d_type));
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);
+  }
+  if (g.epilogue == Epilogue::GeluAuxBias) {
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, g.ldd);
+  }
+  p.a = g.trans_a ? make_layout(g.ab_type, g.k, g.m, g.lda, g.batch, g.stride_a)
+                  : make_layout(g.ab_type, g.m, g.k, g.lda, g.batch, g.stride_a);
+  p.b = g.trans_b ? make_layout(g.ab_type, g.n, g.k, g.ldb, g.batch, g.stride_b)
+                  : make_layout(g.ab_type, g.k, g.n, g.ldb, g.batch, g.stride_b);
+  p.d = make_layout(g.d_type, g.m, g.n, g.ldd, g.batch, g.stride_d);
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  set_pref(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, static_cast<uint64_t>(workspace_bytes_));
+  set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, static_cast<uint32_t>(alignment(g.a)));
+  set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, static_cast<uint32_t>(alignment(g.b)));
+  set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, static_cast<uint32_t>(alignment(g.d)));
+  set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, static_cast<uint32_t>(alignment(g.d)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t st =
+      cublasLtMatmulAlgoGetHeuristic(handle_, p.op, p.a, p.b, p.d, p.d, pref, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
+    p.algo = result.algo;
+    p.ok = true;
+  } else if (g.epilogue == Epilogue::None) {
+    fail("cuda backend: cuBLASLt has no algorithm for a {}x{}x{} {} GEMM (status {})", g.m, g.n,
+         g.k, dtype_name(g.ab_type), static_cast<int>(st));
+  }
+  return p;
+}
+
+bool Gemm::run(const GemmDesc& g, cudaStream_t stream) {
+  if (g.m == 0 || g.n == 0) return true;
+  const Key key{g.trans_a,
+                g.trans_b,
+                g.m,
+                g.n,
+                g.k,
+                g.lda,
+                g.ldb,
+                g.ldd,
+                static_cast<int64_t>(g.ab_type),
+                static_cast<int64_t>(g.d_type),
+                g.batch,
+                g.stride_a,
+                g.stride_b,
+                g.stride_d,
+                static_cast<int64_t>(g.epilogue),
+                alignment(g.a),
+                alignment(g.b),
+                alignment(g.d),
+                alignment(g.bias),
+                alignment(g.aux),
+                g.beta != 0.0f,
+                0,
+                0,
+                0};
+  auto it = plans_.find(key);
+  if (it == plans_.end()) it = plans_.emplace(key, make_plan(g)).first;
+  Plan& p = it->second;
+  if (!p.ok) return false;
+  if (g.epilogue != Epilogue::None) set_desc(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);
+  if (g.epilogue == Epilogue::GeluAuxBias)
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
+  check(cublasLtMatmul(handle_, p.op, &g.alpha, g.a, p.a, g.b, p.b, &g.beta, g.d, p.d, g.d, p.d,
+                       &p.algo, workspace_, workspace_bytes_, stream),
+        "cublasLtMatmul");
+  return true;
+}
+
+}  // namespace hwt::cuda

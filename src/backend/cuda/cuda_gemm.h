@@ -1,0 +1,64 @@
+// cuBLASLt GEMMs in column-major terms: D[m,n] = alpha · op(A)[m,k] · op(B)[k,n] + beta · D,
+// optionally strided-batched, with bias / GELU epilogues. One plan (descriptors and the
+// heuristic's algorithm) is cached per shape, dtype, epilogue and pointer alignment.
+#pragma once
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+
+#include "core/dtype.h"
+
+namespace hwt::cuda {
+
+enum class Epilogue : uint8_t { None, Bias, GeluAuxBias };
+
+struct GemmDesc {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  int64_t lda = 0;
+  const void* b = nullptr;
+  int64_t ldb = 0;
+  void* d = nullptr;
+  int64_t ldd = 0;
+  DType ab_type = DType::F32, d_type = DType::F32;
+  float alpha = 1.0f, beta = 0.0f;
+  int64_t batch = 1, stride_a = 0, stride_b = 0, stride_d = 0;
+  Epilogue epilogue = Epilogue::None;
+  const void* bias = nullptr;  // d_type elements, length m
+  void* aux = nullptr;         // GeluAuxBias: the pre-activation, d_type, leading dim ldd
+};
+
+class Gemm {
+ public:
+  explicit Gemm(bool tf32);
+  ~Gemm();
+  Gemm(const Gemm&) = delete;
+  Gemm& operator=(const Gemm&) = delete;
+
+  // Enqueues the GEMM. Returns false (doing nothing) when cuBLASLt has no algorithm for an
+  // epilogue request; throws hwt::Error on any other failure.
+  bool run(const GemmDesc& g, cudaStream_t stream);
+
+ private:
+  struct Plan {
+    cublasLtMatmulDesc_t op = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    bool ok = false;
+  };
+  using Key = std::array<int64_t, 24>;
+  Plan make_plan(const GemmDesc& g);
+
+  bool tf32_;
+  cublasLtHandle_t handle_ = nullptr;
+  void* workspace_ = nullptr;
+  size_t workspace_bytes_ = 0;
+  std::map<Key, Plan> plans_;
+};
+
+}  // namespace hwt::cuda

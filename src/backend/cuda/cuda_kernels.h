@@ -1,0 +1,176 @@
+// Launchers of the CUDA kernels, callable from host C++ (the .cu files implement them).
+// Arguments are raw device pointers and sizes; the CudaBackend validates tensors before calling.
+// Every launcher only enqueues work on `stream`; none synchronises.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/activation.h"
+#include "core/dtype.h"
+#include "core/hostdevice.h"
+
+namespace hwt::cuda {
+
+// Bits of the device error word (see CudaBackend::check_device_errors).
+constexpr int kErrTokenId = 1;  // an embedding id outside the vocabulary
+constexpr int kErrTarget = 2;   // a cross-entropy target >= the class count
+
+struct Launch {
+  cudaStream_t stream = nullptr;
+  int sms = 132;          // multiprocessors, for grid sizing
+  int* errors = nullptr;  // device-visible error word
+};
+
+struct DropArgs {
+  float p = 0.0f;
+  uint64_t seed = 0;
+  float scale = 1.0f;  // 1 / (1 - p)
+  HWT_HD bool active() const { return p > 0.0f; }
+};
+
+// ---- memory (cuda_memory.cu)
+void fill(const Launch& l, void* p, DType dt, int64_t n, float value);
+void convert(const Launch& l, void* dst, DType dst_dt, const void* src, DType src_dt, int64_t n);
+void dropout(const Launch& l, DType dt, const void* x, void* y, int64_t n, DropArgs d);
+
+// ---- reductions (cuda_reduce.cu): out[0] = sum of x (or of x²), deterministic.
+constexpr int kReduceBlocks = 1024;  // partials buffer holds this many doubles
+void reduce_sum(const Launch& l, DType dt, const void* x, int64_t n, bool squares, float* out,
+                double* partials);
+
+// ---- linear helpers (cuda_linear.cu)
+// z += bias (when bias); then y = act(z) (when act is not None; y may differ from z).
+void bias_act(const Launch& l, DType dt, void* z, const void* bias, void* y, int64_t rows,
+              int64_t cols, Activation act);
+// dy *= act'(pre) in place (when act is not None); db += column sums of dy (when db).
+size_t bias_grad_scratch_bytes(int64_t rows, int64_t cols);
+void act_backward_bias_grad(const Launch& l, DType dt, void* dy, const void* pre, Activation act,
+                            float* db, int64_t rows, int64_t cols, float* scratch);
+
+// ---- layernorm and residual (cuda_norm.cu)
+struct NormFwdArgs {
+  DType dt = DType::F32;
+  int64_t rows = 0, cols = 0;
+  const void* x = nullptr;
+  const void* residual = nullptr;  // residual mode: sum = residual + dropout(x)
+  void* sum = nullptr;
+  DropArgs drop;
+  const void* gamma = nullptr;  // layernorm of x (or of sum in residual mode)
+  const void* beta = nullptr;
+  void* y = nullptr;
+  float* mean = nullptr;
+  float* rstd = nullptr;
+  float eps = 1e-5f;
+};
+void norm_forward(const Launch& l, const NormFwdArgs& a);
+
+// out = base + layernorm_backward(dy), base = out itself (accumulate), or d_sum, or 0;
+// then d_drop = dropout(out) when defined. dgamma/dbeta += (deterministic partial sums).
+struct NormBwdArgs {
+  DType dt = DType::F32;
+  int64_t rows = 0, cols = 0;
+  const void* x = nullptr;  // the normalised input (sum in residual mode)
+  const void* gamma = nullptr;
+  const float* mean = nullptr;
+  const float* rstd = nullptr;
+  const void* dy = nullptr;
+  const void* d_sum = nullptr;
+  bool accumulate = false;
+  void* out = nullptr;
+  void* d_drop = nullptr;
+  DropArgs drop;
+  float* dgamma = nullptr;
+  float* dbeta = nullptr;
+  float* scratch = nullptr;
+};
+size_t norm_backward_scratch_bytes(const Launch& l, int64_t rows, int64_t cols);
+void norm_backward(const Launch& l, const NormBwdArgs& a);
+// Residual backward without layernorm: d_res = d_sum (or 0), d_x = dropout(d_res).
+void residual_backward_plain(const Launch& l, DType dt, const void* d_sum, void* d_res, void* d_x,
+                             int64_t n, DropArgs d);
+
+// ---- attention (cuda_attention.cu generic, cuda_flash.cu tensor cores)
+struct AttnArgs {
+  DType dt = DType::F32;
+  int64_t batch = 0, seq = 0, heads = 0, head_dim = 0;
+  bool causal = false;
+  float scale = 1.0f;
+  DropArgs drop;
+  const int* key_lengths = nullptr;
+  const void* qkv = nullptr;
+  void* out = nullptr;
+  float* lse = nullptr;
+  const void* d_out = nullptr;
+  void* d_qkv = nullptr;
+  float* dvec = nullptr;  // scratch f32 [batch, heads, seq] for rowsum(dO ∘ O)
+};
+void attention_forward(const Launch& l, const AttnArgs& a);
+void attention_backward(const Launch& l, const AttnArgs& a);
+// Whether the tensor-core kernels take these arguments (else the generic kernels run).
+bool flash_supported(const AttnArgs& a);
+void flash_forward(const Launch& l, const AttnArgs& a);
+void flash_backward(const Launch& l, const AttnArgs& a);
+void attention_dvec(const Launch& l, const AttnArgs& a);
+
+// ---- embeddings and pooling (cuda_embedding.cu)
+void embedding_forward(const Launch& l, DType dt, const int* ids, const void* table,
+                       const void* pos, void* out, int64_t rows, int64_t cols, int64_t vocab,
+                       int64_t seq);
+size_t embedding_backward_scratch_bytes(int64_t rows, int64_t vocab);
+void embedding_backward(const Launch& l, DType dt, const int* ids, const void* d_out,
+                        float* d_table, float* d_pos, int64_t rows, int64_t cols, int64_t vocab,
+                        int64_t seq, void* scratch, size_t scratch_bytes);
+void pool_forward(const Launch& l, DType dt, const void* x, void* out, const int* lengths,
+                  int64_t batch, int64_t seq, int64_t cols, bool mean);
+void pool_backward(const Launch& l, DType dt, const void* d_out, void* d_x, const int* lengths,
+                   int64_t batch, int64_t seq, int64_t cols, bool mean);
+
+// ---- losses (cuda_loss.cu)
+// loss_scale (device f32[1], optional) multiplies the gradient besides grad_scale.
+void cross_entropy(const Launch& l, DType dt, const void* logits, const int* targets, float* losses,
+                   void* d_logits, int64_t rows, int64_t cols, float grad_scale,
+                   const float* loss_scale);
+void argmax_rows(const Launch& l, DType dt, const void* logits, int* out, int64_t rows,
+                 int64_t cols);
+
+// ---- optimizers (cuda_optimizer.cu)
+struct OptCommon {
+  float* params = nullptr;
+  const float* grads = nullptr;
+  void* compute = nullptr;  // lower-precision copy of params, optional
+  DType compute_dt = DType::BF16;
+  int64_t n = 0, n_decay = 0;
+  const float* norm_sq = nullptr;  // device grad_norm_sq, with max_norm > 0 or loss_scale
+  float max_norm = 0.0f;
+  const float* loss_scale = nullptr;  // device scale: unscale grads, skip on overflow
+  float weight_decay = 0.0f;
+};
+struct AdamWArgs {
+  OptCommon c;
+  float *m = nullptr, *v = nullptr;
+  float lr = 0, beta1 = 0, beta2 = 0, eps = 0, step_size = 0, bc2_sqrt = 1;
+};
+struct AdanArgs {
+  OptCommon c;
+  float *m = nullptr, *v = nullptr, *n = nullptr, *prev = nullptr;
+  float lr = 0, beta1 = 0, beta2 = 0, beta3 = 0, eps = 0;
+  float step_size = 0, step_size_diff = 0, bc3_sqrt = 1;
+  bool first = false, no_prox = false;
+};
+struct SgdArgs {
+  OptCommon c;
+  float* buf = nullptr;
+  float lr = 0, momentum = 0;
+  bool nesterov = false, first = false;
+};
+void adamw_step(const Launch& l, const AdamWArgs& a);
+void adan_step(const Launch& l, const AdanArgs& a);
+void sgd_step(const Launch& l, const SgdArgs& a);
+// Dynamic loss scaling: state = {scale, clean steps}; see LossScaleUpdate in ops.h.
+void loss_scale_update(const Launch& l, float* state, const float* norm_sq, float growth,
+                       float backoff, int64_t interval);
+
+}  // namespace hwt::cuda

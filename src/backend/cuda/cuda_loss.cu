@@ -1,0 +1,182 @@
+// Softmax cross-entropy (one block per row: an online max/sum pass, then the gradient written
+// in place; no probabilities buffer) and row argmax.
+#include <cfloat>
+
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/cuda_kernels.h"
+
+namespace hwt::cuda {
+namespace {
+
+// Merges the running (max, sum of exp(x - max)) pair b into a.
+__device__ __forceinline__ void merge_lse(float& m, float& s, float m2, float s2) {
+  const float mx = fmaxf(m, m2);
+  if (mx == -INFINITY) return;
+  s = s * expf(m - mx) + s2 * expf(m2 - mx);
+  m = mx;
+}
+
+template <int kThreads>
+__device__ __forceinline__ void block_lse(float& m, float& s) {
+  __shared__ float sm[32], ss[32];
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+    const float s2 = __shfl_xor_sync(0xffffffffu, s, o);
+    merge_lse(m, s, m2, s2);
+  }
+  if constexpr (kThreads > 32) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) {
+      sm[warp] = m;
+      ss[warp] = s;
+    }
+    __syncthreads();
+    m = -INFINITY;
+    s = 0.0f;
+    for (int w = 0; w < kThreads / 32; ++w) merge_lse(m, s, sm[w], ss[w]);
+  }
+}
+
+template <class T, int V, int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    cross_entropy_kernel(const T* logits, const int* targets, float* losses, T* dlogits,
+                         int64_t cols, float grad_scale, const float* loss_scale, int* errors) {
+  const int64_t row = blockIdx.x;
+  const T* x = logits + row * cols;
+  const int target = targets[row];
+  const bool bad = target >= cols;
+  if (bad && threadIdx.x == 0) atomicOr(errors, kErrTarget);
+  if (target < 0 || bad) {
+    if (threadIdx.x == 0) losses[row] = 0.0f;
+    if (dlogits)
+      for (int64_t j = threadIdx.x; j < cols; j += kThreads)
+        dlogits[row * cols + j] = from_f<T>(0.0f);
+    return;
+  }
+  const float x_target = to_f<T>(x[target]);  // read before any gradient overwrites it
+  float m = -INFINITY, s = 0.0f;
+  for (int64_t j = threadIdx.x * V; j < cols; j += kThreads * V) {
+    float v[V];
+    load_floats<T, V>(x + j, v);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      if (v[k] > m) {
+        s = s * expf(m - v[k]) + 1.0f;
+        m = v[k];
+      } else {
+        s += expf(v[k] - m);
+      }
+    }
+  }
+  block_lse<kThreads>(m, s);
+  const float lse = m + logf(s);
+  if (threadIdx.x == 0) losses[row] = lse - x_target;
+  if (!dlogits) return;
+  const float scale = grad_scale * (loss_scale ? loss_scale[0] : 1.0f);
+  T* d = dlogits + row * cols;
+  for (int64_t j = threadIdx.x * V; j < cols; j += kThreads * V) {
+    float v[V];
+    load_floats<T, V>(x + j, v);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = (expf(v[k] - lse) - (j + k == target ? 1.0f : 0.0f)) * scale;
+    store_floats<T, V>(d + j, v);
+  }
+}
+
+template <class T, int kThreads>
+__global__ void __launch_bounds__(kThreads) argmax_kernel(const T* logits, int* out, int64_t cols) {
+  __shared__ float sv[32];
+  __shared__ int64_t si[32];
+  const T* x = logits + blockIdx.x * cols;
+  float best = -INFINITY;
+  int64_t idx = cols;  // sentinel: nothing seen
+  for (int64_t j = threadIdx.x; j < cols; j += kThreads) {
+    const float v = to_f<T>(x[j]);
+    if (idx == cols || v > best) {
+      best = v;
+      idx = j;
+    }
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float v2 = __shfl_xor_sync(0xffffffffu, best, o);
+    const int64_t i2 = __shfl_xor_sync(0xffffffffu, idx, o);
+    if (i2 < cols && (idx >= cols || v2 > best || (v2 == best && i2 < idx))) {
+      best = v2;
+      idx = i2;
+    }
+  }
+  if constexpr (kThreads > 32) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) {
+      sv[warp] = best;
+      si[warp] = idx;
+    }
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    for (int w = 1; w < kThreads / 32; ++w)
+      if (si[w] < cols && (idx >= cols || sv[w] > best || (sv[w] == best && si[w] < idx))) {
+        best = sv[w];
+        idx = si[w];
+      }
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = static_cast<int>(idx < cols ? idx : 0);
+}
+
+template <class T, int V>
+void ce_launch(const Launch& l, const void* logits, const int* targets, float* losses,
+               void* d_logits, int64_t rows, int64_t cols, float grad_scale,
+               const float* loss_scale) {
+  const T* x = static_cast<const T*>(logits);
+  T* d = static_cast<T*>(d_logits);
+  const unsigned grid = static_cast<unsigned>(rows);
+  if (cols >= 8192)
+    cross_entropy_kernel<T, V, 512>
+        <<<grid, 512, 0, l.stream>>>(x, targets, losses, d, cols, grad_scale, loss_scale, l.errors);
+  else if (cols >= 512)
+    cross_entropy_kernel<T, V, 128>
+        <<<grid, 128, 0, l.stream>>>(x, targets, losses, d, cols, grad_scale, loss_scale, l.errors);
+  else
+    cross_entropy_kernel<T, V, 32>
+        <<<grid, 32, 0, l.stream>>>(x, targets, losses, d, cols, grad_scale, loss_scale, l.errors);
+}
+
+template <class T>
+void ce_typed(const Launch& l, const void* logits, const int* targets, float* losses,
+              void* d_logits, int64_t rows, int64_t cols, float grad_scale,
+              const float* loss_scale) {
+  constexpr int V = kVec16<T>;
+  if (cols % V == 0 && aligned16(logits) && (!d_logits || aligned16(d_logits)))
+    ce_launch<T, V>(l, logits, targets, losses, d_logits, rows, cols, grad_scale, loss_scale);
+  else
+    ce_launch<T, 1>(l, logits, targets, losses, d_logits, rows, cols, grad_scale, loss_scale);
+}
+
+template <class T>
+void argmax_typed(const Launch& l, const void* logits, int* out, int64_t rows, int64_t cols) {
+  const T* x = static_cast<const T*>(logits);
+  const unsigned grid = static_cast<unsigned>(rows);
+  if (cols >= 1024)
+    argmax_kernel<T, 256><<<grid, 256, 0, l.stream>>>(x, out, cols);
+  else
+    argmax_kernel<T, 32><<<grid, 32, 0, l.stream>>>(x, out, cols);
+}
+
+}  // namespace
+
+void cross_entropy(const Launch& l, DType dt, const void* logits, const int* targets, float* losses,
+                   void* d_logits, int64_t rows, int64_t cols, float grad_scale,
+                   const float* loss_scale) {
+  if (rows == 0) return;
+  HWT_DISPATCH_FLOAT(
+      dt, T, ce_typed<T>(l, logits, targets, losses, d_logits, rows, cols, grad_scale, loss_scale));
+}
+
+void argmax_rows(const Launch& l, DType dt, const void* logits, int* out, int64_t rows,
+                 int64_t cols) {
+  if (rows == 0) return;
+  HWT_DISPATCH_FLOAT(dt, T, argmax_typed<T>(l, logits, out, rows, cols));
+}
+
+}  // namespace hwt::cuda

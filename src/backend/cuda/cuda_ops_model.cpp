@@ -1,0 +1,172 @@
+// CudaBackend: attention, embeddings, pooling, losses and argmax.
+#include <algorithm>
+
+#include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/cuda_check.h"
+
+namespace hwt {
+
+namespace {
+
+cuda::AttnArgs attn_args(const AttentionDims& d, const Tensor& qkv) {
+  cuda::expect_float(qkv, "qkv");
+  HWT_CHECK(qkv.rows() == d.batch * d.seq && qkv.cols() == 3 * d.heads * d.head_dim,
+            "attention qkv {} for b={} s={} heads={} d={}", qkv.str(), d.batch, d.seq, d.heads,
+            d.head_dim);
+  HWT_CHECK(d.head_dim >= 1 && d.head_dim <= 256, "cuda attention supports head_dim <= 256, got {}",
+            d.head_dim);
+  cuda::AttnArgs a;
+  a.dt = qkv.dtype;
+  a.batch = d.batch;
+  a.seq = d.seq;
+  a.heads = d.heads;
+  a.head_dim = d.head_dim;
+  a.causal = d.causal;
+  a.scale = d.scale;
+  a.drop = cuda::drop_args(d.drop);
+  if (d.key_lengths.defined()) {
+    cuda::expect_dtype(d.key_lengths, DType::I32, "key_lengths");
+    a.key_lengths = d.key_lengths.as<int>();
+  }
+  a.qkv = qkv.data;
+  return a;
+}
+
+void expect_lse(const Tensor& lse, const AttentionDims& d) {
+  cuda::expect_dtype(lse, DType::F32, "lse");
+  HWT_CHECK(lse.numel() == d.batch * d.heads * d.seq, "lse {} for b={} heads={} s={}", lse.str(),
+            d.batch, d.heads, d.seq);
+}
+
+}  // namespace
+
+void CudaBackend::attention_forward(const AttentionFwd& a) {
+  cuda::AttnArgs args = attn_args(a.dims, a.qkv);
+  cuda::expect_dtype(a.out, a.qkv.dtype, "out");
+  HWT_CHECK(a.out.numel() == a.dims.batch * a.dims.seq * a.dims.heads * a.dims.head_dim,
+            "attention out {}", a.out.str());
+  expect_lse(a.lse, a.dims);
+  args.out = a.out.data;
+  args.lse = a.lse.as<float>();
+  cuda::attention_forward(launch_, args);
+  cuda::check_launch("attention_forward");
+}
+
+void CudaBackend::attention_backward(const AttentionBwd& a) {
+  cuda::AttnArgs args = attn_args(a.dims, a.qkv);
+  cuda::expect_same(a.out, a.d_out, "out");
+  cuda::expect_dtype(a.d_out, a.qkv.dtype, "d_out");
+  cuda::expect_same(a.d_qkv, a.qkv, "d_qkv");
+  expect_lse(a.lse, a.dims);
+  args.out = a.out.data;
+  args.lse = a.lse.as<float>();
+  args.d_out = a.d_out.data;
+  args.d_qkv = a.d_qkv.data;
+  args.dvec = static_cast<float*>(
+      scratch(static_cast<size_t>(a.dims.batch * a.dims.heads * a.dims.seq) * sizeof(float)));
+  cuda::attention_backward(launch_, args);
+  cuda::check_launch("attention_backward");
+}
+
+void CudaBackend::embedding_forward(const EmbeddingFwd& a) {
+  cuda::expect_dtype(a.ids, DType::I32, "ids");
+  cuda::expect_float(a.table, "table");
+  cuda::expect_dtype(a.out, a.table.dtype, "out");
+  const int64_t rows = a.out.rows(), h = a.out.cols();
+  HWT_CHECK(a.ids.numel() == rows && a.table.cols() == h, "embedding ids {} table {} out {}",
+            a.ids.str(), a.table.str(), a.out.str());
+  if (a.pos.defined()) {
+    cuda::expect_dtype(a.pos, a.table.dtype, "pos");
+    HWT_CHECK(a.seq > 0 && a.pos.numel() >= a.seq * h, "positions {} for seq {}", a.pos.str(),
+              a.seq);
+  }
+  cuda::embedding_forward(launch_, a.table.dtype, a.ids.as<int>(), a.table.data,
+                          a.pos.defined() ? a.pos.data : nullptr, a.out.data, rows, h,
+                          a.table.dim(0), std::max<int64_t>(a.seq, 1));
+  cuda::check_launch("embedding_forward");
+}
+
+void CudaBackend::embedding_backward(const EmbeddingBwd& a) {
+  cuda::expect_dtype(a.ids, DType::I32, "ids");
+  cuda::expect_float(a.d_out, "d_out");
+  const int64_t rows = a.d_out.rows(), h = a.d_out.cols();
+  HWT_CHECK(a.ids.numel() == rows, "embedding backward ids {} d_out {}", a.ids.str(),
+            a.d_out.str());
+  float* dtable = nullptr;
+  float* dpos = nullptr;
+  int64_t vocab = 1;
+  if (a.d_table.defined()) {
+    cuda::expect_dtype(a.d_table, DType::F32, "d_table");
+    HWT_CHECK(a.d_table.cols() == h, "d_table {} for d_out {}", a.d_table.str(), a.d_out.str());
+    dtable = a.d_table.as<float>();
+    vocab = a.d_table.rows();
+  }
+  if (a.d_pos.defined()) {
+    cuda::expect_dtype(a.d_pos, DType::F32, "d_pos");
+    HWT_CHECK(a.seq > 0 && rows % a.seq == 0 && a.d_pos.numel() >= a.seq * h, "d_pos {} for seq {}",
+              a.d_pos.str(), a.seq);
+    dpos = a.d_pos.as<float>();
+  }
+  const size_t bytes = dtable ? cuda::embedding_backward_scratch_bytes(rows, vocab) : 0;
+  void* s = bytes ? scratch(bytes) : nullptr;
+  cuda::embedding_backward(launch_, a.d_out.dtype, a.ids.as<int>(), a.d_out.data, dtable, dpos,
+                           rows, h, vocab, std::max<int64_t>(a.seq, 1), s, bytes);
+  cuda::check_launch("embedding_backward");
+}
+
+void CudaBackend::pool_forward(const PoolFwd& a) {
+  cuda::expect_float(a.x, "x");
+  cuda::expect_dtype(a.out, a.x.dtype, "out");
+  const int64_t batch = a.out.rows(), h = a.out.cols();
+  HWT_CHECK(a.x.numel() == batch * a.seq * h, "pool x {} out {} seq {}", a.x.str(), a.out.str(),
+            a.seq);
+  const bool mean = a.mode == Pooling::Mean;
+  if (mean) cuda::expect_dtype(a.lengths, DType::I32, "lengths");
+  cuda::pool_forward(launch_, a.x.dtype, a.x.data, a.out.data, mean ? a.lengths.as<int>() : nullptr,
+                     batch, a.seq, h, mean);
+  cuda::check_launch("pool_forward");
+}
+
+void CudaBackend::pool_backward(const PoolBwd& a) {
+  cuda::expect_float(a.d_out, "d_out");
+  cuda::expect_dtype(a.d_x, a.d_out.dtype, "d_x");
+  const int64_t batch = a.d_out.rows(), h = a.d_out.cols();
+  HWT_CHECK(a.d_x.numel() == batch * a.seq * h, "pool d_x {} d_out {} seq {}", a.d_x.str(),
+            a.d_out.str(), a.seq);
+  const bool mean = a.mode == Pooling::Mean;
+  if (mean) cuda::expect_dtype(a.lengths, DType::I32, "lengths");
+  cuda::pool_backward(launch_, a.d_out.dtype, a.d_out.data, a.d_x.data,
+                      mean ? a.lengths.as<int>() : nullptr, batch, a.seq, h, mean);
+  cuda::check_launch("pool_backward");
+}
+
+void CudaBackend::cross_entropy(const CrossEntropy& a) {
+  cuda::expect_float(a.logits, "logits");
+  cuda::expect_dtype(a.targets, DType::I32, "targets");
+  cuda::expect_dtype(a.losses, DType::F32, "losses");
+  const int64_t rows = a.logits.rows(), c = a.logits.cols();
+  HWT_CHECK(a.targets.numel() == rows && a.losses.numel() == rows,
+            "cross entropy logits {} targets {} losses {}", a.logits.str(), a.targets.str(),
+            a.losses.str());
+  if (a.d_logits.defined()) cuda::expect_same(a.d_logits, a.logits, "d_logits");
+  const float* ls = nullptr;
+  if (a.loss_scale.defined()) {
+    cuda::expect_dtype(a.loss_scale, DType::F32, "loss_scale");
+    ls = a.loss_scale.as<float>();
+  }
+  cuda::cross_entropy(launch_, a.logits.dtype, a.logits.data, a.targets.as<int>(),
+                      a.losses.as<float>(), a.d_logits.defined() ? a.d_logits.data : nullptr, rows,
+                      c, a.grad_scale, ls);
+  cuda::check_launch("cross_entropy");
+}
+
+void CudaBackend::argmax_rows(Tensor logits, Tensor out) {
+  cuda::expect_float(logits, "logits");
+  cuda::expect_dtype(out, DType::I32, "out");
+  HWT_CHECK(out.numel() == logits.rows(), "argmax out {} for logits {}", out.str(), logits.str());
+  cuda::argmax_rows(launch_, logits.dtype, logits.data, out.as<int>(), logits.rows(),
+                    logits.cols());
+  cuda::check_launch("argmax_rows");
+}
+
+}  // namespace hwt

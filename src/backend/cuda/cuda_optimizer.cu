@@ -1,0 +1,219 @@
+// Fused optimizers over the flat fp32 buffers: one launch per step reads params, grads and
+// states with 16-byte accesses, applies gradient unscaling/clipping read from device memory,
+// updates everything in place and writes the low-precision compute copy. The per-element
+// arithmetic follows the CPU reference (cpu_optimizer.cpp) operation for operation.
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/cuda_kernels.h"
+
+#include <type_traits>
+
+namespace hwt::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+struct Prep {
+  float mult;
+  bool skip;
+};
+
+// The factor every gradient is multiplied by (unscale, clip), or skip when the scaled
+// gradients overflowed.
+__device__ __forceinline__ Prep grad_prep(const OptCommon& c) {
+  float mult = 1.0f;
+  float unscale = 1.0f;
+  if (c.loss_scale) {
+    if (!isfinite(c.norm_sq[0])) return {0.0f, true};
+    unscale = 1.0f / c.loss_scale[0];
+    mult = unscale;
+  }
+  if (c.max_norm > 0.0f) {
+    const float norm = sqrtf(c.norm_sq[0]) * unscale;
+    mult *= fminf(1.0f, c.max_norm / (norm + 1e-6f));
+  }
+  return {mult, false};
+}
+
+struct AdamWOp {
+  static constexpr int kStates = 2;
+  AdamWArgs a;
+  __host__ __device__ float* state(int k) const { return k == 0 ? a.m : a.v; }
+  __device__ void update(float g, float wd, float& p, float (&s)[kStates]) const {
+    p *= 1.0f - a.lr * wd;
+    s[0] = a.beta1 * s[0] + (1.0f - a.beta1) * g;
+    s[1] = a.beta2 * s[1] + (1.0f - a.beta2) * g * g;
+    p -= a.step_size * s[0] / (sqrtf(s[1]) / a.bc2_sqrt + a.eps);
+  }
+};
+
+struct AdanOp {
+  static constexpr int kStates = 4;
+  AdanArgs a;
+  __host__ __device__ float* state(int k) const {
+    return k == 0 ? a.m : k == 1 ? a.v : k == 2 ? a.n : a.prev;
+  }
+  __device__ void update(float g, float wd, float& p, float (&s)[kStates]) const {
+    const float diff = a.first ? 0.0f : g - s[3];
+    s[0] = a.beta1 * s[0] + (1.0f - a.beta1) * g;
+    s[1] = a.beta2 * s[1] + (1.0f - a.beta2) * diff;
+    const float u = g + a.beta2 * diff;
+    s[2] = a.beta3 * s[2] + (1.0f - a.beta3) * u * u;
+    const float denom = sqrtf(s[2]) / a.bc3_sqrt + a.eps;
+    if (a.no_prox) p *= 1.0f - a.lr * wd;
+    p -= a.step_size * s[0] / denom + a.step_size_diff * s[1] / denom;
+    if (!a.no_prox) p /= 1.0f + a.lr * wd;
+    s[3] = g;
+  }
+};
+
+struct SgdOp {
+  static constexpr int kStates = 1;
+  SgdArgs a;
+  __host__ __device__ float* state(int) const { return a.buf; }
+  __device__ void update(float g, float wd, float& p, float (&s)[kStates]) const {
+    float d = g + wd * p;
+    if (a.momentum != 0.0f) {
+      s[0] = a.first ? d : a.momentum * s[0] + d;
+      d = a.nesterov ? d + a.momentum * s[0] : s[0];
+    }
+    p -= a.lr * d;
+  }
+};
+
+// CT: the compute-copy element type, or void for none.
+template <class CT>
+__device__ __forceinline__ void store_compute(void* compute, int64_t i, const float* p, int count) {
+  if constexpr (!std::is_void_v<CT>) {
+    CT* c = static_cast<CT*>(compute) + i;
+    if (count == 4) {
+      float f[4] = {p[0], p[1], p[2], p[3]};
+      store_floats<CT, 4>(c, f);
+    } else {
+      c[0] = from_f<CT>(p[0]);
+    }
+  }
+}
+
+template <class Op, class CT, int V>
+__global__ void __launch_bounds__(kThreads) optimizer_kernel(Op op, OptCommon c) {
+  const Prep prep = grad_prep(c);
+  if (prep.skip) return;
+  constexpr int S = Op::kStates;
+  float* st[S];
+#pragma unroll
+  for (int k = 0; k < S; ++k) st[k] = op.state(k);
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x * V;
+  for (int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) * V; i < c.n;
+       i += stride) {
+    const int count = i + V <= c.n ? V : static_cast<int>(c.n - i);
+    float p[V], g[V], s[S][V] = {};
+    if (count == V) {
+      load_floats<float, V>(c.params + i, p);
+      load_floats<float, V>(c.grads + i, g);
+#pragma unroll
+      for (int k = 0; k < S; ++k)
+        if (st[k]) load_floats<float, V>(st[k] + i, s[k]);
+    } else {
+      for (int e = 0; e < count; ++e) {
+        p[e] = c.params[i + e];
+        g[e] = c.grads[i + e];
+        for (int k = 0; k < S; ++k) s[k][e] = st[k] ? st[k][i + e] : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      if (e >= count) break;
+      float se[S];
+#pragma unroll
+      for (int k = 0; k < S; ++k) se[k] = s[k][e];
+      op.update(g[e] * prep.mult, i + e < c.n_decay ? c.weight_decay : 0.0f, p[e], se);
+#pragma unroll
+      for (int k = 0; k < S; ++k) s[k][e] = se[k];
+    }
+    if (count == V) {
+      store_floats<float, V>(c.params + i, p);
+#pragma unroll
+      for (int k = 0; k < S; ++k)
+        if (st[k]) store_floats<float, V>(st[k] + i, s[k]);
+      if (c.compute) {
+        if constexpr (V == 4) {
+          store_compute<CT>(c.compute, i, p, 4);
+        } else {
+          store_compute<CT>(c.compute, i, p, 1);
+        }
+      }
+    } else {
+      for (int e = 0; e < count; ++e) {
+        c.params[i + e] = p[e];
+        for (int k = 0; k < S; ++k)
+          if (st[k]) st[k][i + e] = s[k][e];
+        if (c.compute) store_compute<CT>(c.compute, i + e, p + e, 1);
+      }
+    }
+  }
+}
+
+template <class Op, class CT>
+void launch_typed(const Launch& l, const Op& op, const OptCommon& c) {
+  bool vec = aligned16(c.params) && aligned16(c.grads) &&
+             (!c.compute || (reinterpret_cast<uintptr_t>(c.compute) & 7u) == 0);
+  for (int k = 0; k < Op::kStates; ++k) vec = vec && aligned16(op.state(k));
+  const int64_t per = vec ? 4 : 1;
+  int64_t blocks = (c.n / per + kThreads - 1) / kThreads;
+  const int64_t cap = 16LL * l.sms;
+  blocks = blocks < 1 ? 1 : (blocks > cap ? cap : blocks);
+  if (vec)
+    optimizer_kernel<Op, CT, 4><<<static_cast<unsigned>(blocks), kThreads, 0, l.stream>>>(op, c);
+  else
+    optimizer_kernel<Op, CT, 1><<<static_cast<unsigned>(blocks), kThreads, 0, l.stream>>>(op, c);
+}
+
+template <class Op>
+void launch(const Launch& l, const Op& op, const OptCommon& c) {
+  if (c.n == 0) return;
+  if (!c.compute) return launch_typed<Op, void>(l, op, c);
+  switch (c.compute_dt) {
+    case DType::BF16:
+      return launch_typed<Op, bf16>(l, op, c);
+    case DType::F16:
+      return launch_typed<Op, f16>(l, op, c);
+    default:
+      return launch_typed<Op, float>(l, op, c);
+  }
+}
+
+__global__ void loss_scale_kernel(float* state, const float* norm_sq, float growth, float backoff,
+                                  int64_t interval) {
+  float scale = state[0], clean = state[1];
+  if (!isfinite(norm_sq[0])) {
+    scale *= backoff;
+    clean = 0.0f;
+  } else {
+    clean += 1.0f;
+    if (clean >= static_cast<float>(interval)) {
+      scale *= growth;
+      clean = 0.0f;
+    }
+  }
+  state[0] = scale;
+  state[1] = clean;
+}
+
+}  // namespace
+
+void adamw_step(const Launch& l, const AdamWArgs& a) {
+  launch(l, AdamWOp{a}, a.c);
+}
+void adan_step(const Launch& l, const AdanArgs& a) {
+  launch(l, AdanOp{a}, a.c);
+}
+void sgd_step(const Launch& l, const SgdArgs& a) {
+  launch(l, SgdOp{a}, a.c);
+}
+
+void loss_scale_update(const Launch& l, float* state, const float* norm_sq, float growth,
+                       float backoff, int64_t interval) {
+  loss_scale_kernel<<<1, 1, 0, l.stream>>>(state, norm_sq, growth, backoff, interval);
+}
+
+}  // namespace hwt::cuda
