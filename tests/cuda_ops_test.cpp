@@ -1,0 +1,558 @@
+// Every CUDA op against the CPU reference on fresh random inputs, in f32, bf16 and f16.
+// Outputs are poisoned (NaN) before each run; the CPU runs in f32 on the inputs rounded to the
+// dtype under test, so the comparison measures the op, not the input rounding.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/bf16.h"
+#include "cuda_test_util.h"
+#include "test_util.h"
+
+namespace hwt {
+namespace {
+
+using test::randn;
+using test::rel_err;
+using Vec = std::vector<float>;
+
+class CudaOps : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override { HWT_REQUIRE_GPU(); }
+  DType dt() const { return GetParam(); }
+  double tol(double f32 = 1e-5, double low = 1e-2) const { return test::tol(dt(), f32, low); }
+
+  CpuBackend cpu{2};
+  test::TensorPool cp{cpu};
+  // On a machine without a GPU the pool sits on the CPU backend, unused (the tests skip).
+  test::DevPool gp{test::gpu() ? test::gpu_ref() : static_cast<Backend&>(cpu), GetParam()};
+  Backend& be() { return test::gpu_ref(); }
+  // Host data as the dtype under test rounds it.
+  Vec r(const Vec& v) { return gp.rounded(v); }
+};
+
+std::string dtype_label(const ::testing::TestParamInfo<DType>& i) {
+  return std::string(dtype_name(i.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaOps, ::testing::Values(DType::F32, DType::BF16, DType::F16),
+                         dtype_label);
+
+TEST_P(CudaOps, ConvertAndFill) {
+  const int64_t n = 1027;
+  const Vec x = randn(n, 1, 3.0f);
+  const Tensor t = gp.act({n}, x);
+  const Vec back = gp.read(t);
+  if (dt() == DType::BF16) {
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(back[static_cast<size_t>(i)],
+                bf16_to_float(float_to_bf16(x[static_cast<size_t>(i)])));
+  }
+  EXPECT_LT(rel_err(back, x), tol(1e-7, 5e-3));
+  be().fill(t, 1.5f);
+  for (float v : gp.read(t)) ASSERT_EQ(v, 1.5f);
+}
+
+struct LinCase {
+  int64_t m, k, n;
+  Activation act;
+  bool bias, accumulate;
+};
+
+TEST_P(CudaOps, LinearForwardBackward) {
+  const LinCase cases[] = {{64, 96, 80, Activation::None, true, false},
+                           {64, 96, 80, Activation::GeluTanh, true, true},
+                           {64, 96, 80, Activation::Gelu, true, false},
+                           {48, 40, 32, Activation::Relu, true, false},
+                           {48, 40, 32, Activation::GeluTanh, false, false},
+                           {5, 7, 6, Activation::Gelu, true, true},
+                           {5, 7, 6, Activation::None, false, true}};
+  uint64_t seed = 100;
+  for (const LinCase& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.m << "x" << c.k << "x" << c.n << " act "
+                                      << static_cast<int>(c.act) << " bias " << c.bias);
+    const bool act = c.act != Activation::None;
+    const Vec x = r(randn(c.m * c.k, ++seed)), w = r(randn(c.n * c.k, ++seed, 0.3f));
+    const Vec b = r(randn(c.n, ++seed)), dy = r(randn(c.m * c.n, ++seed));
+    const Vec dx0 = r(randn(c.m * c.k, ++seed)), dw0 = randn(c.n * c.k, ++seed);
+    const Vec db0 = randn(c.n, ++seed);
+    // CPU reference.
+    LinearFwd cf{cp.f32({c.m, c.k}, x),
+                 cp.f32({c.n, c.k}, w),
+                 c.bias ? cp.f32({c.n}, b) : Tensor{},
+                 cp.poisoned({c.m, c.n}),
+                 c.act,
+                 act ? cp.poisoned({c.m, c.n}) : Tensor{}};
+    cpu.linear_forward(cf);
+    LinearBwd cb{cf.x,
+                 cf.w,
+                 cp.f32({c.m, c.n}, dy),
+                 cf.pre_act,
+                 c.act,
+                 c.accumulate ? cp.f32({c.m, c.k}, dx0) : cp.poisoned({c.m, c.k}),
+                 cp.f32({c.n, c.k}, dw0),
+                 c.bias ? cp.f32({c.n}, db0) : Tensor{},
+                 c.accumulate};
+    cpu.linear_backward(cb);
+    // GPU.
+    LinearFwd gf{gp.act({c.m, c.k}, x),
+                 gp.act({c.n, c.k}, w),
+                 c.bias ? gp.act({c.n}, b) : Tensor{},
+                 gp.poisoned_act({c.m, c.n}),
+                 c.act,
+                 act ? gp.poisoned_act({c.m, c.n}) : Tensor{}};
+    be().linear_forward(gf);
+    LinearBwd gb{gf.x,
+                 gf.w,
+                 gp.act({c.m, c.n}, dy),
+                 gf.pre_act,
+                 c.act,
+                 c.accumulate ? gp.act({c.m, c.k}, dx0) : gp.poisoned_act({c.m, c.k}),
+                 gp.f32({c.n, c.k}, dw0),
+                 c.bias ? gp.f32({c.n}, db0) : Tensor{},
+                 c.accumulate};
+    be().linear_backward(gb);
+    EXPECT_LT(rel_err(gp.read(gf.y), cp.read(cf.y)), tol()) << "y";
+    if (act) {
+      EXPECT_LT(rel_err(gp.read(gf.pre_act), cp.read(cf.pre_act)), tol()) << "pre_act";
+      EXPECT_LT(rel_err(gp.read(gb.dy), cp.read(cb.dy)), tol()) << "dy (pre-activation grad)";
+    }
+    EXPECT_LT(rel_err(gp.read(gb.dx), cp.read(cb.dx)), tol()) << "dx";
+    EXPECT_LT(rel_err(gp.read(gb.dw), cp.read(cb.dw)), tol()) << "dw";
+    if (c.bias) {
+      EXPECT_LT(rel_err(gp.read(gb.db), cp.read(cb.db)), tol()) << "db";
+    }
+  }
+}
+
+TEST_P(CudaOps, MatmulTransposesBatchesAndScales) {
+  for (int rank : {2, 3})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "rank " << rank << " ta " << ta << " tb " << tb);
+        const int64_t B = rank == 3 ? 3 : 1, M = 20, K = 24, N = 16;
+        auto shape = [&](int64_t r0, int64_t c0) {
+          return rank == 3 ? Shape{B, r0, c0} : Shape{r0, c0};
+        };
+        const Vec a = r(randn(B * M * K, 21)), b = r(randn(B * K * N, 22)),
+                  c0 = r(randn(B * M * N, 23));
+        const Shape sa = ta ? shape(K, M) : shape(M, K), sb = tb ? shape(N, K) : shape(K, N);
+        Matmul cm{cp.f32(sa, a), cp.f32(sb, b), cp.f32(shape(M, N), c0), ta, tb, 0.5f, 2.0f};
+        cpu.matmul(cm);
+        Matmul gm{gp.act(sa, a), gp.act(sb, b), gp.act(shape(M, N), c0), ta, tb, 0.5f, 2.0f};
+        be().matmul(gm);
+        EXPECT_LT(rel_err(gp.read(gm.c), cp.read(cm.c)), tol());
+      }
+}
+
+TEST_P(CudaOps, LayerNormForwardBackward) {
+  for (int64_t N : {768, 9}) {
+    SCOPED_TRACE(::testing::Message() << "cols " << N);
+    const int64_t R = 70;
+    const Vec x = r(randn(R * N, 31, 2.0f)), g = r(randn(N, 32)), b = r(randn(N, 33));
+    const Vec dy = r(randn(R * N, 34)), dx0 = r(randn(R * N, 35)), dg0 = randn(N, 36),
+              db0 = randn(N, 37);
+    LayerNormFwd cf{cp.f32({R, N}, x), cp.f32({N}, g),   cp.f32({N}, b), cp.poisoned({R, N}),
+                    cp.poisoned({R}),  cp.poisoned({R}), 1e-5f};
+    cpu.layernorm_forward(cf);
+    LayerNormFwd gf{gp.act({R, N}, x),
+                    gp.act({N}, g),
+                    gp.act({N}, b),
+                    gp.poisoned_act({R, N}),
+                    gp.poisoned(DType::F32, {R}),
+                    gp.poisoned(DType::F32, {R}),
+                    1e-5f};
+    be().layernorm_forward(gf);
+    EXPECT_LT(rel_err(gp.read(gf.y), cp.read(cf.y)), tol());
+    EXPECT_LT(rel_err(gp.read(gf.mean), cp.read(cf.mean)), 1e-5);
+    EXPECT_LT(rel_err(gp.read(gf.rstd), cp.read(cf.rstd)), 1e-5);
+    for (bool acc : {false, true}) {
+      LayerNormBwd cb{cf.x,
+                      cf.gamma,
+                      cf.mean,
+                      cf.rstd,
+                      cp.f32({R, N}, dy),
+                      acc ? cp.f32({R, N}, dx0) : cp.poisoned({R, N}),
+                      cp.f32({N}, dg0),
+                      cp.f32({N}, db0),
+                      acc};
+      cpu.layernorm_backward(cb);
+      LayerNormBwd gb{gf.x,
+                      gf.gamma,
+                      gf.mean,
+                      gf.rstd,
+                      gp.act({R, N}, dy),
+                      acc ? gp.act({R, N}, dx0) : gp.poisoned_act({R, N}),
+                      gp.f32({N}, dg0),
+                      gp.f32({N}, db0),
+                      acc};
+      be().layernorm_backward(gb);
+      EXPECT_LT(rel_err(gp.read(gb.dx), cp.read(cb.dx)), tol()) << "dx acc=" << acc;
+      EXPECT_LT(rel_err(gp.read(gb.dgamma), cp.read(cb.dgamma)), tol()) << "dgamma";
+      EXPECT_LT(rel_err(gp.read(gb.dbeta), cp.read(cb.dbeta)), tol()) << "dbeta";
+    }
+  }
+}
+
+enum class Alias { None, ResidualIsDy, ResidualIsDsum };
+
+TEST_P(CudaOps, ResidualForwardBackward) {
+  uint64_t seed = 40;
+  for (int64_t N : {256, 10})
+    for (bool ln : {false, true})
+      for (float p : {0.0f, 0.3f})
+        for (Alias alias : {Alias::None, Alias::ResidualIsDy, Alias::ResidualIsDsum}) {
+          if (alias == Alias::ResidualIsDy && !ln) continue;
+          SCOPED_TRACE(::testing::Message() << "cols " << N << " ln " << ln << " p " << p
+                                            << " alias " << static_cast<int>(alias));
+          const int64_t R = 37;
+          const Dropout drop{p, 777 + seed};
+          const Vec x = r(randn(R * N, ++seed)), res = r(randn(R * N, ++seed));
+          const Vec g = r(randn(N, ++seed)), b = r(randn(N, ++seed));
+          const Vec ds = r(randn(R * N, ++seed)), dyv = r(randn(R * N, ++seed));
+          const bool with_dsum = alias != Alias::ResidualIsDy;
+          auto run = [&](Backend& bk, auto& pool, auto act, auto f32, auto poison_act,
+                         auto poison_f32) {
+            (void)pool;
+            ResidualFwd f;
+            f.x = act(Shape{R, N}, x);
+            f.residual = act(Shape{R, N}, res);
+            f.sum = poison_act(Shape{R, N});
+            f.drop = drop;
+            if (ln) {
+              f.gamma = act(Shape{N}, g);
+              f.beta = act(Shape{N}, b);
+              f.y = poison_act(Shape{R, N});
+              f.mean = poison_f32(Shape{R});
+              f.rstd = poison_f32(Shape{R});
+            }
+            bk.residual_forward(f);
+            ResidualBwd bw;
+            bw.drop = drop;
+            if (with_dsum) bw.d_sum = act(Shape{R, N}, ds);
+            bw.d_x = poison_act(Shape{R, N});
+            if (ln) {
+              bw.d_y = act(Shape{R, N}, dyv);
+              bw.sum = f.sum;
+              bw.gamma = f.gamma;
+              bw.mean = f.mean;
+              bw.rstd = f.rstd;
+              bw.d_gamma = f32(Shape{N}, Vec(static_cast<size_t>(N), 0.5f));
+              bw.d_beta = f32(Shape{N}, Vec(static_cast<size_t>(N), -0.5f));
+            }
+            bw.d_residual = alias == Alias::ResidualIsDy     ? bw.d_y
+                            : alias == Alias::ResidualIsDsum ? bw.d_sum
+                                                             : poison_act(Shape{R, N});
+            bk.residual_backward(bw);
+            return std::make_pair(f, bw);
+          };
+          auto [cf, cb] = run(
+              cpu, cp, [&](Shape s, const Vec& v) { return cp.f32(s, v); },
+              [&](Shape s, const Vec& v) { return cp.f32(s, v); },
+              [&](Shape s) { return cp.poisoned(s); }, [&](Shape s) { return cp.poisoned(s); });
+          auto [gf, gb] = run(
+              be(), gp, [&](Shape s, const Vec& v) { return gp.act(s, v); },
+              [&](Shape s, const Vec& v) { return gp.f32(s, v); },
+              [&](Shape s) { return gp.poisoned_act(s); },
+              [&](Shape s) { return gp.poisoned(DType::F32, s); });
+          EXPECT_LT(rel_err(gp.read(gf.sum), cp.read(cf.sum)), tol()) << "sum";
+          if (ln) {
+            EXPECT_LT(rel_err(gp.read(gf.y), cp.read(cf.y)), tol()) << "y";
+            EXPECT_LT(rel_err(gp.read(gf.rstd), cp.read(cf.rstd)), tol()) << "rstd";
+            EXPECT_LT(rel_err(gp.read(gb.d_gamma), cp.read(cb.d_gamma)), tol()) << "d_gamma";
+            EXPECT_LT(rel_err(gp.read(gb.d_beta), cp.read(cb.d_beta)), tol()) << "d_beta";
+          }
+          EXPECT_LT(rel_err(gp.read(gb.d_x), cp.read(cb.d_x)), tol()) << "d_x";
+          EXPECT_LT(rel_err(gp.read(gb.d_residual), cp.read(cb.d_residual)), tol()) << "d_res";
+        }
+}
+
+TEST_P(CudaOps, DropoutMatchesCpuMask) {
+  const int64_t n = 10001;  // not a multiple of the vector width
+  const Vec x = r(randn(n, 61));
+  const Dropout d{0.25f, 99};
+  const Tensor cy = cp.poisoned({n}), gy = gp.poisoned_act({n});
+  cpu.dropout_forward({cp.f32({n}, x), cy, d});
+  be().dropout_forward({gp.act({n}, x), gy, d});
+  const Vec cv = cp.read(cy), gv = gp.read(gy);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(cv[static_cast<size_t>(i)] == 0.0f, gv[static_cast<size_t>(i)] == 0.0f) << i;
+  EXPECT_LT(rel_err(gv, cv), tol(1e-7, 1e-2));
+  const Tensor g = gp.act({n}, x);
+  be().dropout_backward({g, g, d});  // in place
+  EXPECT_EQ(gp.read(g), gv);
+}
+
+struct AttnCase {
+  int64_t seq, head_dim;
+  bool causal;
+  std::vector<int32_t> lengths;  // empty: no key mask
+  float drop;
+};
+
+TEST_P(CudaOps, AttentionForwardBackward) {
+  const AttnCase cases[] = {{5, 3, false, {}, 0.0f},          {5, 3, true, {5, 3}, 0.0f},
+                            {5, 3, false, {5, 3}, 0.2f},      {150, 64, false, {}, 0.0f},
+                            {150, 64, true, {}, 0.0f},        {150, 64, false, {150, 61}, 0.0f},
+                            {150, 64, true, {97, 150}, 0.1f}, {130, 64, false, {130, 0}, 0.0f},
+                            {70, 40, true, {70, 33}, 0.1f}};
+  uint64_t seed = 70;
+  for (const AttnCase& k : cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << "S " << k.seq << " D " << k.head_dim << " causal " << k.causal << " masked "
+                 << !k.lengths.empty() << " p " << k.drop);
+    const int64_t B = 2, H = 2, S = k.seq, D = k.head_dim;
+    const Vec qkv = r(randn(B * S * 3 * H * D, ++seed)), dout = r(randn(B * S * H * D, ++seed));
+    AttentionDims dims{B,
+                       S,
+                       H,
+                       D,
+                       k.causal,
+                       {},
+                       1.0f / std::sqrt(static_cast<float>(D)),
+                       Dropout{k.drop, 4242 + seed}};
+    AttentionDims cdims = dims, gdims = dims;
+    if (!k.lengths.empty()) {
+      cdims.key_lengths = cp.i32({B}, k.lengths);
+      gdims.key_lengths = gp.i32({B}, k.lengths);
+    }
+    AttentionFwd cf{cdims, cp.f32({B * S, 3 * H * D}, qkv), cp.poisoned({B * S, H * D}),
+                    cp.poisoned({B, H, S})};
+    cpu.attention_forward(cf);
+    AttentionFwd gf{gdims, gp.act({B * S, 3 * H * D}, qkv), gp.poisoned_act({B * S, H * D}),
+                    gp.poisoned(DType::F32, {B, H, S})};
+    be().attention_forward(gf);
+    const Vec cout = cp.read(cf.out), gout = gp.read(gf.out);
+    EXPECT_LT(rel_err(gout, cout), tol()) << "out";
+    Vec clse = cp.read(cf.lse), glse = gp.read(gf.lse);
+    for (size_t i = 0; i < clse.size(); ++i) {
+      ASSERT_EQ(std::isinf(clse[i]), std::isinf(glse[i])) << "lse row " << i;
+      if (std::isinf(clse[i])) clse[i] = glse[i] = 0.0f;
+    }
+    EXPECT_LT(rel_err(glse, clse), tol(1e-5, 2e-3)) << "lse";
+    // Backward from each backend's own forward output (the CPU reference sees rounded values).
+    AttentionBwd cb{cdims,
+                    cf.qkv,
+                    cp.f32({B * S, H * D}, r(cout)),
+                    cp.f32({B * S, H * D}, dout),
+                    cf.lse,
+                    cp.poisoned({B * S, 3 * H * D})};
+    cpu.attention_backward(cb);
+    AttentionBwd gb{gdims,  gf.qkv,
+                    gf.out, gp.act({B * S, H * D}, dout),
+                    gf.lse, gp.poisoned_act({B * S, 3 * H * D})};
+    be().attention_backward(gb);
+    EXPECT_LT(rel_err(gp.read(gb.d_qkv), cp.read(cb.d_qkv)), tol()) << "d_qkv";
+  }
+}
+
+TEST_P(CudaOps, EmbeddingForwardBackwardDeterministic) {
+  struct Case {
+    int64_t vocab, h, seq, rows;
+  };
+  for (const Case c : {Case{7, 4, 3, 6}, Case{40, 96, 128, 1024}}) {
+    SCOPED_TRACE(::testing::Message() << "vocab " << c.vocab << " h " << c.h);
+    std::vector<int32_t> ids(static_cast<size_t>(c.rows));
+    const Vec u = randn(c.rows, 80 + c.vocab);
+    for (size_t i = 0; i < ids.size(); ++i)  // skewed: low ids repeat often
+      ids[i] = static_cast<int32_t>(std::min<double>(c.vocab - 1, std::fabs(u[i]) * c.vocab / 3));
+    const Vec table = r(randn(c.vocab * c.h, 81)), pos = r(randn(c.seq * c.h, 82));
+    const Vec dout = r(randn(c.rows * c.h, 83)), dt0 = randn(c.vocab * c.h, 84),
+              dp0 = randn(c.seq * c.h, 85);
+    EmbeddingFwd cf{cp.i32({c.rows}, ids), cp.f32({c.vocab, c.h}, table), cp.f32({c.seq, c.h}, pos),
+                    cp.poisoned({c.rows, c.h}), c.seq};
+    cpu.embedding_forward(cf);
+    EmbeddingFwd gf{gp.i32({c.rows}, ids), gp.act({c.vocab, c.h}, table), gp.act({c.seq, c.h}, pos),
+                    gp.poisoned_act({c.rows, c.h}), c.seq};
+    be().embedding_forward(gf);
+    EXPECT_LT(rel_err(gp.read(gf.out), cp.read(cf.out)), tol());
+    EmbeddingBwd cb{cf.ids, cp.f32({c.rows, c.h}, dout), cp.f32({c.vocab, c.h}, dt0),
+                    cp.f32({c.seq, c.h}, dp0), c.seq};
+    cpu.embedding_backward(cb);
+    const Tensor gdout = gp.act({c.rows, c.h}, dout);
+    Vec first;
+    for (int rep = 0; rep < 2; ++rep) {
+      EmbeddingBwd gb{gf.ids, gdout, gp.f32({c.vocab, c.h}, dt0), gp.f32({c.seq, c.h}, dp0), c.seq};
+      be().embedding_backward(gb);
+      const Vec gt = gp.read(gb.d_table);
+      EXPECT_LT(rel_err(gt, cp.read(cb.d_table)), tol(1e-6, 1e-5)) << "d_table";
+      EXPECT_LT(rel_err(gp.read(gb.d_pos), cp.read(cb.d_pos)), tol(1e-6, 1e-5)) << "d_pos";
+      if (rep == 0)
+        first = gt;
+      else
+        EXPECT_EQ(gt, first) << "embedding backward is not deterministic";
+    }
+  }
+}
+
+TEST_P(CudaOps, EmbeddingReportsIdsOutsideVocabulary) {
+  const Tensor out = gp.poisoned_act({1, 8});
+  be().embedding_forward({gp.i32({1}, {9}), gp.act({3, 8}, randn(24, 1)), {}, out, 1});
+  EXPECT_THROW(be().synchronize(), Error);
+  be().synchronize();  // the error is reported once
+}
+
+TEST_P(CudaOps, PoolingForwardBackward) {
+  const int64_t B = 3, S = 4;
+  const std::vector<int32_t> lengths = {4, 1, 2};
+  for (int64_t h : {5, 64})
+    for (Pooling mode : {Pooling::First, Pooling::Mean}) {
+      const Vec x = r(randn(B * S * h, 91)), dout = r(randn(B * h, 92)),
+                dx0 = r(randn(B * S * h, 93));
+      const Tensor co = cp.poisoned({B, h}), go = gp.poisoned_act({B, h});
+      cpu.pool_forward({cp.f32({B * S, h}, x), co, cp.i32({B}, lengths), S, mode});
+      be().pool_forward({gp.act({B * S, h}, x), go, gp.i32({B}, lengths), S, mode});
+      EXPECT_LT(rel_err(gp.read(go), cp.read(co)), tol());
+      const Tensor cdx = cp.f32({B * S, h}, dx0), gdx = gp.act({B * S, h}, dx0);
+      cpu.pool_backward({cp.f32({B, h}, dout), cdx, cp.i32({B}, lengths), S, mode});
+      be().pool_backward({gp.act({B, h}, dout), gdx, gp.i32({B}, lengths), S, mode});
+      EXPECT_LT(rel_err(gp.read(gdx), cp.read(cdx)), tol());
+    }
+}
+
+TEST_P(CudaOps, CrossEntropyInPlaceGradient) {
+  struct Case {
+    int64_t classes;
+    std::vector<int32_t> targets;
+  };
+  for (const Case& c : {Case{7, {3, -1, 0, 6, -1, 2}}, Case{50304, {5, 50303, -1, 100}}}) {
+    SCOPED_TRACE(::testing::Message() << "classes " << c.classes);
+    const int64_t R = static_cast<int64_t>(c.targets.size()), C = c.classes;
+    const Vec logits = r(randn(R * C, 101, 3.0f));
+    const float scale = 0.25f;
+    const Tensor cl = cp.f32({R, C}, logits), closs = cp.poisoned({R});
+    cpu.cross_entropy({cl, cp.i32({R}, c.targets), closs, cl, scale});
+    const Tensor gl = gp.act({R, C}, logits), gloss = gp.poisoned(DType::F32, {R});
+    const Tensor ls = gp.f32({1}, {8.0f});  // a loss scale multiplies the gradient
+    CrossEntropy ce{gl, gp.i32({R}, c.targets), gloss, gl, scale};
+    ce.loss_scale = ls;
+    be().cross_entropy(ce);
+    EXPECT_LT(rel_err(gp.read(gloss), cp.read(closs)), tol(1e-5, 1e-3)) << "losses";
+    Vec cg = cp.read(cl);
+    for (float& v : cg) v *= 8.0f;
+    EXPECT_LT(rel_err(gp.read(gl), cg), tol()) << "gradient";
+    // Loss only (no gradient) leaves the logits untouched.
+    const Tensor gl2 = gp.act({R, C}, logits);
+    be().cross_entropy({gl2, gp.i32({R}, c.targets), gloss, {}, scale});
+    EXPECT_EQ(gp.read(gl2), r(logits));
+  }
+  const int64_t C = 7;
+  be().cross_entropy(
+      {gp.act({1, C}, randn(C, 1)), gp.i32({1}, {C}), gp.poisoned(DType::F32, {1}), {}, 1.0f});
+  EXPECT_THROW(be().synchronize(), Error);
+}
+
+TEST_P(CudaOps, ReductionsAndArgmax) {
+  const int64_t n = 50001;
+  const Vec x = r(randn(n, 111));
+  double s = 0, s2 = 0;
+  for (float v : x) s += v, s2 += static_cast<double>(v) * v;
+  const Tensor tx = gp.act({n}, x), out = gp.poisoned(DType::F32, {1});
+  be().sum(tx, out);
+  EXPECT_NEAR(gp.read(out)[0], s, 1e-6 * s2);
+  be().sum_squares(tx, out);
+  EXPECT_NEAR(gp.read(out)[0], s2, 1e-6 * s2);
+  for (int64_t C : {5, 3000}) {
+    const int64_t R = 8;
+    const Vec logits = r(randn(R * C, 112 + C));
+    Tensor am = gp.i32({R}, std::vector<int32_t>(static_cast<size_t>(R), -7));
+    be().argmax_rows(gp.act({R, C}, logits), am);
+    const auto got = gp.read_i32(am);
+    for (int64_t i = 0; i < R; ++i) {
+      const auto row = logits.begin() + i * C;
+      EXPECT_EQ(got[static_cast<size_t>(i)], std::max_element(row, row + C) - row) << "row " << i;
+    }
+  }
+}
+
+// ---- optimizers (f32 state; the compute copy in each low-precision dtype)
+
+class CudaOptimizer : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override { HWT_REQUIRE_GPU(); }
+  static constexpr int64_t kN = 1003, kDecay = 600;
+  static constexpr int kSteps = 5;
+  CpuBackend cpu{2};
+  test::TensorPool cp{cpu};
+  // On a machine without a GPU the pool sits on the CPU backend, unused (the tests skip).
+  test::DevPool gp{test::gpu() ? test::gpu_ref() : static_cast<Backend&>(cpu), GetParam()};
+  Vec p0 = randn(kN, 7);
+
+  // Runs kSteps updates on a backend; `step` issues the op for one step. Returns the params
+  // (and checks the compute copy).
+  template <class Step>
+  Vec run(Backend& be, Step step, bool gpu_side) {
+    Tensor p, g, norm, compute;
+    if (gpu_side) {
+      p = gp.f32({kN}, p0);
+      g = gp.zeros({kN});
+      norm = gp.zeros({1});
+      if (GetParam() != DType::F32) compute = gp.poisoned_act({kN});
+    } else {
+      p = cp.f32({kN}, p0);
+      g = cp.zeros({kN});
+      norm = cp.zeros({1});
+    }
+    for (int s = 0; s < kSteps; ++s) {
+      const Vec grads = randn(kN, 1000 + static_cast<uint64_t>(s), 0.5f);
+      be.upload(g, grads.data());
+      be.sum_squares(g, norm);
+      step(be, OptimizerTensors{p, g, compute, kDecay}, GradClip{norm, 3.0f, {}}, s + 1);
+    }
+    Vec out(static_cast<size_t>(kN));
+    be.download(out.data(), p);
+    if (compute.defined()) {
+      EXPECT_EQ(gp.read(compute), gp.rounded(out)) << "compute copy";
+    }
+    return out;
+  }
+  template <class Step>
+  void compare(Step step) {
+    const Vec want = run(cpu, step, false);
+    const Vec got = run(test::gpu_ref(), step, true);
+    EXPECT_LT(rel_err(got, want), 1e-5);
+  }
+  Tensor state(Backend& be) { return &be == &cpu ? cp.zeros({kN}) : gp.zeros({kN}); }
+};
+
+INSTANTIATE_TEST_SUITE_P(ComputeCopy, CudaOptimizer,
+                         ::testing::Values(DType::F32, DType::BF16, DType::F16), dtype_label);
+
+TEST_P(CudaOptimizer, AdamW) {
+  std::map<Backend*, std::pair<Tensor, Tensor>> st;
+  compare([&](Backend& be, OptimizerTensors t, GradClip c, int64_t k) {
+    if (!st.count(&be)) st[&be] = {state(be), state(be)};
+    be.adamw_step({t, st[&be].first, st[&be].second, c, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f, k});
+  });
+}
+
+TEST_P(CudaOptimizer, Adan) {
+  for (bool no_prox : {false, true}) {
+    std::map<Backend*, std::array<Tensor, 4>> st;
+    compare([&](Backend& be, OptimizerTensors t, GradClip c, int64_t k) {
+      if (!st.count(&be)) st[&be] = {state(be), state(be), state(be), state(be)};
+      auto& s = st[&be];
+      be.adan_step(
+          {t, s[0], s[1], s[2], s[3], c, 1e-2f, 0.98f, 0.92f, 0.99f, 1e-8f, 0.02f, no_prox, k});
+    });
+  }
+}
+
+TEST_P(CudaOptimizer, Sgd) {
+  for (float momentum : {0.0f, 0.9f})
+    for (bool nesterov : {false, true}) {
+      std::map<Backend*, Tensor> st;
+      compare([&](Backend& be, OptimizerTensors t, GradClip c, int64_t k) {
+        if (!st.count(&be)) st[&be] = state(be);
+        be.sgd_step({t, st[&be], c, 1e-2f, momentum, 0.01f, nesterov, k});
+      });
+    }
+}
+
+}  // namespace
+}  // namespace hwt
