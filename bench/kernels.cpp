@@ -1,0 +1,254 @@
+// Each fused CUDA op at GPT-2 124M training shapes (B16 T1024, bf16): median time, achieved
+// bandwidth and FLOP rate against the rooflines measured in the same run (device copy
+// bandwidth; an 8192³ bf16 GEMM). Bytes and FLOPs are the TraceBackend's minimum counts for
+// the op. bench/kernels.py times the PyTorch counterparts.
+#include <cstdio>
+#include <functional>
+
+#include "cuda_bench_util.h"
+#ifdef HWT_WITH_CUDA
+#include "backend/cuda/cuda_backend.h"
+#include "backend/trace/trace_backend.h"
+#include "core/philox.h"
+#endif
+
+#ifdef HWT_WITH_CUDA
+namespace hwt::bench {
+namespace {
+
+class Bench {
+ public:
+  explicit Bench(std::string only) : be_(make_cuda_backend(0)), only_(std::move(only)) {}
+  Backend& be() { return *be_; }
+
+  Tensor make(DType dt, Shape s, bool random = true) {
+    bufs_.emplace_back(*be_, static_cast<size_t>(s.numel()) * dtype_size(dt));
+    Tensor t = bufs_.back().tensor(dt, s);
+    if (random) randomize(t);
+    return t;
+  }
+  // Normal(0, 1)-ish data from a 4M-element random block tiled over the tensor.
+  void randomize(Tensor t) {
+    constexpr int64_t kBlock = 1 << 22;
+    if (!block_.data()) {
+      std::vector<float> host(kBlock);
+      for (int64_t i = 0; i < kBlock; ++i)
+        host[static_cast<size_t>(i)] = 2.0f * philox_uniform(7, static_cast<uint64_t>(i)) - 1.0f;
+      block_ = DeviceBuffer(*be_, kBlock * 4);
+      be_->upload(block_.tensor(DType::F32, Shape{kBlock}), host.data());
+    }
+    if (t.dtype == DType::I32) return;
+    for (int64_t off = 0; off < t.numel(); off += kBlock) {
+      const int64_t n = std::min(kBlock, t.numel() - off);
+      be_->convert(t.flat_slice(off, n), block_.tensor(DType::F32, Shape{n}));
+    }
+  }
+  // Times `run`; `record` issues the same op on the trace backend for its bytes and FLOPs.
+  void op(const std::string& name, const std::function<void(Backend&)>& run,
+          double flop_scale = 1.0) {
+    if (name.find(only_) == std::string::npos) return;
+    TraceBackend trace;
+    run(trace);
+    double bytes = 0, flops = 0;
+    for (const OpRecord& r : trace.workload().ops) {
+      bytes += r.bytes_read + r.bytes_written;
+      flops += r.flops * flop_scale;
+    }
+    const double ms = time_ms(
+        *be_, [&] { run(*be_); }, 3, 20);
+    const double gbps = bytes / ms / 1e6, tflops = flops / ms / 1e9;
+    const double t_mem = bytes / (copy_gbps_ * 1e6), t_math = flops / (gemm_tflops_ * 1e9);
+    emit(
+        fmt::format("{{\"bench\": \"kernel\", \"impl\": \"hwt\", \"op\": \"{}\", \"ms\": {:.4f}, "
+                    "\"GBps\": {:.0f}, \"TFLOPs\": {:.1f}, \"bound\": \"{}\", "
+                    "\"roofline_fraction\": {:.3f}}}",
+                    name, ms, gbps, tflops, t_mem > t_math ? "memory" : "compute",
+                    std::max(t_mem, t_math) / ms));
+  }
+  void rooflines() {
+    const int64_t n = int64_t{1} << 28;  // 1 GiB of f32
+    Tensor a = make(DType::F32, Shape{n}, false), b = make(DType::F32, Shape{n}, false);
+    be_->fill(a, 1.0f);
+    const double ms = time_ms(
+        *be_, [&] { be_->copy(b, a); }, 3, 20);
+    copy_gbps_ = 2.0 * static_cast<double>(n) * 4 / ms / 1e6;
+    const int64_t m = 8192;
+    Tensor x = make(DType::BF16, Shape{m, m}), y = make(DType::BF16, Shape{m, m});
+    Tensor z = make(DType::BF16, Shape{m, m}, false);
+    const double gms = time_ms(
+        *be_,
+        [&] {
+          be_->matmul({x, y, z});
+        },
+        3, 10);
+    gemm_tflops_ = 2.0 * static_cast<double>(m * m) * static_cast<double>(m) / gms / 1e9;
+    emit(fmt::format(
+        "{{\"bench\": \"roofline\", \"copy_GBps\": {:.0f}, \"gemm_bf16_TFLOPs\": {:.1f}}}",
+        copy_gbps_, gemm_tflops_));
+    bufs_.clear();
+  }
+
+ private:
+  std::unique_ptr<Backend> be_;
+  std::string only_;  // time only ops whose name contains this
+  std::vector<DeviceBuffer> bufs_;
+  DeviceBuffer block_;
+  double copy_gbps_ = 4300, gemm_tflops_ = 790;
+};
+
+void run_all(const std::string& only) {
+  Bench k(only);
+  k.rooflines();
+  const int64_t B = 16, S = 1024, H = 12, D = 64, h = 768, rows = B * S, V = 50304, ffn = 3072;
+  const DType bf = DType::BF16, f32 = DType::F32;
+  const Tensor x = k.make(bf, {rows, h}), res = k.make(bf, {rows, h}), y = k.make(bf, {rows, h});
+  const Tensor sum = k.make(bf, {rows, h}), dy = k.make(bf, {rows, h}), dx = k.make(bf, {rows, h});
+  const Tensor g = k.make(bf, {h}), bta = k.make(bf, {h});
+  const Tensor mean = k.make(f32, {rows}), rstd = k.make(f32, {rows});
+  const Tensor dg = k.make(f32, {h}), db = k.make(f32, {h});
+  k.be().layernorm_forward({x, g, bta, y, mean, rstd, 1e-5f});
+  k.op("layernorm_forward", [&](Backend& b) {
+    b.layernorm_forward({x, g, bta, y, mean, rstd, 1e-5f});
+  });
+  k.op("layernorm_backward", [&](Backend& b) {
+    b.layernorm_backward({x, g, mean, rstd, dy, dx, dg, db, true});
+  });
+  k.op("residual_forward+ln", [&](Backend& b) {
+    ResidualFwd r{x, res, sum, {}, g, bta, y, mean, rstd, 1e-5f};
+    b.residual_forward(r);
+  });
+  k.op("residual_forward+dropout", [&](Backend& b) {
+    ResidualFwd r;
+    r.x = x;
+    r.residual = res;
+    r.sum = sum;
+    r.drop = Dropout{0.1f, 5};
+    b.residual_forward(r);
+  });
+  k.op("residual_backward+ln", [&](Backend& b) {
+    ResidualBwd r{dx, dy, sum, g, mean, rstd, {}, y, res, dg, db};
+    b.residual_backward(r);
+  });
+
+  const Tensor wqkv = k.make(bf, {3 * h, h}), bqkv = k.make(bf, {3 * h}),
+               qkv = k.make(bf, {rows, 3 * h});
+  k.op("linear_forward qkv", [&](Backend& b) {
+    b.linear_forward({x, wqkv, bqkv, qkv, Activation::None, {}});
+  });
+  const Tensor w1 = k.make(bf, {ffn, h}), b1 = k.make(bf, {ffn}), f = k.make(bf, {rows, ffn});
+  const Tensor fpre = k.make(bf, {rows, ffn}), df = k.make(bf, {rows, ffn});
+  const Tensor dw1 = k.make(f32, {ffn, h}), db1 = k.make(f32, {ffn});
+  k.op("linear_forward fc1+gelu", [&](Backend& b) {
+    b.linear_forward({x, w1, b1, f, Activation::GeluTanh, fpre});
+  });
+  k.op("linear_backward fc1+gelu", [&](Backend& b) {
+    b.linear_backward({x, w1, df, fpre, Activation::GeluTanh, dx, dw1, db1, false});
+  });
+
+  AttentionDims dims{B, S, H, D, true, {}, 0.125f, {}};
+  const Tensor out = k.make(bf, {rows, h}), lse = k.make(f32, {B, H, S}),
+               dout = k.make(bf, {rows, h});
+  const Tensor dqkv = k.make(bf, {rows, 3 * h});
+  k.be().attention_forward({dims, qkv, out, lse});  // one of each kernel first (for ncu)
+  k.be().attention_backward({dims, qkv, out, dout, lse, dqkv});
+  k.op(
+      "attention_forward causal",
+      [&](Backend& b) {
+        b.attention_forward({dims, qkv, out, lse});
+      },
+      0.5);
+  k.op(
+      "attention_backward causal",
+      [&](Backend& b) {
+        b.attention_backward({dims, qkv, out, dout, lse, dqkv});
+      },
+      0.5);
+  AttentionDims bert{32, 128, H, D, false, {}, 0.125f, Dropout{0.1f, 3}};
+  k.op("attention_forward bert dropout", [&](Backend& b) {
+    b.attention_forward({bert, qkv.row_slice(0, 32 * 128), out.row_slice(0, 32 * 128),
+                         lse.flat_slice(0, 32 * 12 * 128).view(Shape{32, H, 128})});
+  });
+
+  const Tensor logits = k.make(bf, {rows, V}), losses = k.make(f32, {rows});
+  std::vector<int32_t> tg(static_cast<size_t>(rows));
+  for (size_t i = 0; i < tg.size(); ++i) tg[i] = static_cast<int32_t>((i * 7919) % V);
+  const Tensor targets = k.make(DType::I32, {rows}, false);
+  k.be().upload(targets, tg.data());
+  k.op("cross_entropy+grad vocab 50304", [&](Backend& b) {
+    b.cross_entropy({logits, targets, losses, logits, 1.0f / rows});
+  });
+  const Tensor table = k.make(bf, {V, h}), pos = k.make(bf, {S, h});
+  const Tensor dtable = k.make(f32, {V, h}), dpos = k.make(f32, {S, h});
+  k.op("embedding_forward", [&](Backend& b) { b.embedding_forward({targets, table, pos, y, S}); });
+  k.op("embedding_backward", [&](Backend& b) {
+    b.embedding_backward({targets, dy, dtable, dpos, S});
+  });
+
+  const int64_t P = 124439808;
+  const Tensor p = k.make(f32, {P}), gr = k.make(f32, {P}), m = k.make(f32, {P}),
+               v = k.make(f32, {P});
+  const Tensor n = k.make(f32, {P}), prev = k.make(f32, {P}), comp = k.make(bf, {P}, false);
+  const Tensor nsq = k.make(f32, {1});
+  k.be().fill(m, 0.0f);
+  k.be().fill(v, 0.0f);
+  k.be().fill(n, 0.0f);
+  k.op("sum_squares 124M", [&](Backend& b) { b.sum_squares(gr, nsq); });
+  k.op("adamw_step 124M (+bf16 copy, clip)", [&](Backend& b) {
+    b.adamw_step({{p, gr, comp, P / 2}, m, v, {nsq, 1.0f}, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 2});
+  });
+  k.op("adamw_step 124M (no copy)", [&](Backend& b) {
+    b.adamw_step({{p, gr, {}, P / 2}, m, v, {}, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 2});
+  });
+  k.op("adan_step 124M (+bf16 copy, clip)", [&](Backend& b) {
+    b.adan_step({{p, gr, comp, P / 2},
+                 m,
+                 v,
+                 n,
+                 prev,
+                 {nsq, 1.0f},
+                 1e-4f,
+                 0.98f,
+                 0.92f,
+                 0.99f,
+                 1e-8f,
+                 0.02f,
+                 false,
+                 2});
+  });
+  k.op("adan_step 124M (no copy)", [&](Backend& b) {
+    b.adan_step({{p, gr, {}, P / 2},
+                 m,
+                 v,
+                 n,
+                 prev,
+                 {},
+                 1e-4f,
+                 0.98f,
+                 0.92f,
+                 0.99f,
+                 1e-8f,
+                 0.02f,
+                 false,
+                 2});
+  });
+}
+
+}  // namespace
+}  // namespace hwt::bench
+#endif
+
+// bench_kernels [substring]: only the ops whose name contains it.
+int main(int argc, char** argv) {
+#ifndef HWT_WITH_CUDA
+  (void)argc;
+  (void)argv;
+  std::puts("{\"skipped\": \"built without CUDA\"}");
+#else
+  if (hwt::cuda_device_count() == 0) {
+    std::puts("{\"skipped\": \"no GPU\"}");
+    return 0;
+  }
+  hwt::bench::run_all(argc > 1 ? argv[1] : "");
+#endif
+  return 0;
+}

@@ -1,0 +1,105 @@
+"""PyTorch baselines for bench_train_step on the same GPU in the same run: GPT-2 124M
+(B16 T1024, bf16 autocast, fused AdamW) and HF BERT-base sequence classification (B32 T128),
+each eager and with torch.compile. Prints one JSON line per measurement.
+    python3 bench/train_step.py --model gpt2|bert [--compile] [--steps N]
+"""
+import argparse
+import json
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(c, 2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, c))
+        return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab=50304, ctx=1024, d=768, layers=12, heads=12):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+        self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        self.lnf = nn.LayerNorm(d)
+
+    def forward(self, idx, targets):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device))
+        for blk in self.blocks:
+            x = blk(x)
+        logits = F.linear(self.lnf(x), self.wte.weight)
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
+
+
+def measure(step, warm, steps):
+    for _ in range(warm):
+        step()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1000)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="gpt2")
+    ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--steps", type=int, default=20)
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    dev = "cuda"
+    if args.model == "gpt2":
+        B, T = 16, 1024
+        model = GPT().to(dev)
+        ids = torch.randint(0, 50304, (B, T), device=dev)
+        tgt = torch.randint(0, 50304, (B, T), device=dev)
+        fwd = lambda m: m(ids, tgt)
+    else:
+        from transformers import BertConfig, BertForSequenceClassification
+        B, T = 32, 128
+        model = BertForSequenceClassification(BertConfig()).to(dev)
+        ids = torch.randint(0, 30522, (B, T), device=dev)
+        lab = torch.randint(0, 2, (B,), device=dev)
+        fwd = lambda m: m(input_ids=ids, labels=lab).loss
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.1, fused=True)
+    run = torch.compile(model) if args.compile else model
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = fwd(run)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    torch.cuda.reset_peak_memory_stats()
+    ms = measure(step, 5 if args.compile else 3, args.steps)
+    print(json.dumps({
+        "bench": "train_step", "impl": "torch_compile" if args.compile else "torch_eager",
+        "model": args.model, "torch": torch.__version__, "batch": B, "seq": T, "ms": round(ms, 3),
+        "tokens_per_s": round(B * T * 1000 / ms), "seq_per_s": round(B * 1000 / ms, 1),
+        "peak_mem_GB": round(torch.cuda.max_memory_allocated() / 1e9, 3)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

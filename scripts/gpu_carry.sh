@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Packs the CUDA test and benchmark binaries of build-cuda/ (configured with -DHWT_NATIVE=OFF
+# so they run on the device machine's CPU) with the shared libraries the device image lacks
+# into build-cuda-carry/carry.tar.xz (the device call's 64 MiB limit), for
+# scripts/gpu_check.sh. C/C++ and CUDA runtime libraries are left to the device (they must
+# match its driver).
+set -euo pipefail
+src=${1:-build-cuda}
+dst=$(mktemp -d)
+mkdir -p "$dst/lib"
+for bin in "$src/tests/hwt_tests" "$src/bench/bench_train_step" "$src/bench/bench_kernels"; do
+  [ -x "$bin" ] || { echo "missing $bin" >&2; exit 1; }
+  cp "$bin" "$dst/"
+  strip -s "$dst/$(basename "$bin")"
+  ldd "$bin" | awk '/=> \//{print $3}' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | ld-linux* | libgcc_s* | \
+        libstdc++* | libcuda* | libcublas* | libcudart*) ;;
+      *) cp -L "$lib" "$dst/lib/" ;;
+    esac
+  done
+done
+rm -rf build-cuda-carry && mkdir -p build-cuda-carry
+tar -cf - -C "$dst" . | xz -T2 -6 >build-cuda-carry/carry.tar.xz
+rm -rf "$dst"
+ls -la build-cuda-carry

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The CUDA backend's device run in one call (docs/cuda.md): GPU tests, hwt benchmarks and the
+# PyTorch baselines on the same GPU. Uses build-cuda-carry/ (scripts/gpu_carry.sh).
+#   scripts/gpu_check.sh [tests] [bench] [profile] [ncu] [torch] [compile]   (default: all but ncu)
+# Logs land in $OUT; a summary prints last.
+set -uo pipefail
+OUT=${OUT:-/tmp/gpu_check}
+mkdir -p "$OUT"
+C=/tmp/hwt-carry
+mkdir -p "$C" && tar -xJf build-cuda-carry/carry.tar.xz -C "$C" || exit 1
+export LD_LIBRARY_PATH=$C/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PYTHONUNBUFFERED=1
+want() { [ $# -eq 0 ] || [[ " $ARGS " == *" $1 "* ]]; }
+ARGS="$*"
+[ -n "$ARGS" ] || ARGS="tests bench profile torch compile"
+{
+  date -u +%FT%TZ
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu \
+    --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__)'
+} >"$OUT/env.txt" 2>&1
+B=$OUT/bench.jsonl
+: >"$B"
+if want tests; then
+  timeout 240 "$C/hwt_tests" --gtest_filter='*Cuda*:*LossScaler*' >"$OUT/tests.txt" 2>&1
+  echo "tests exit $?" >>"$OUT/tests.txt"
+fi
+if want bench; then
+  timeout 90 "$C/bench_kernels" >>"$B" 2>"$OUT/bench_err.txt"
+  timeout 60 "$C/bench_train_step" --model gpt2 >>"$B" 2>>"$OUT/bench_err.txt"
+  timeout 60 "$C/bench_train_step" --model gpt2 --optim adan >>"$B" 2>>"$OUT/bench_err.txt"
+  timeout 60 "$C/bench_train_step" --model bert >>"$B" 2>>"$OUT/bench_err.txt"
+fi
+if want profile; then
+  timeout 60 "$C/bench_train_step" --model gpt2 --profile >"$OUT/profile_gpt2.jsonl" 2>&1
+  timeout 60 "$C/bench_train_step" --model bert --profile >"$OUT/profile_bert.jsonl" 2>&1
+fi
+if want ncu; then  # hardware counters of the tensor-core attention kernels (fwd, dq, dkv)
+  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  timeout 120 "$NCU" --clock-control none -k regex:flash --launch-count 3 --section SpeedOfLight \
+    --section Occupancy --section WarpStateStats --section LaunchStats "$C/bench_kernels" attention \
+    >"$OUT/ncu.txt" 2>&1
+fi
+if want torch; then
+  timeout 90 python3 bench/kernels.py >>"$B" 2>"$OUT/torch_err.txt"
+  timeout 90 python3 bench/train_step.py --model gpt2 >>"$B" 2>>"$OUT/torch_err.txt"
+  timeout 90 python3 bench/train_step.py --model bert >>"$B" 2>>"$OUT/torch_err.txt"
+fi
+if want compile; then
+  timeout 180 python3 bench/train_step.py --model gpt2 --compile >>"$B" 2>>"$OUT/torch_err.txt"
+  timeout 150 python3 bench/train_step.py --model bert --compile >>"$B" 2>>"$OUT/torch_err.txt"
+fi
+
+echo "== env"; cat "$OUT/env.txt"
+if [ -f "$OUT/tests.txt" ]; then
+  echo "== tests"
+  grep -E "^\[  FAILED|Failure|error|Expected|Which is|worst|params after|tests exit|PASSED|SKIPPED \]" \
+    "$OUT/tests.txt" | head -60
+fi
+for f in "$OUT"/profile_*.jsonl; do
+  [ -f "$f" ] && { echo "== $(basename "$f")"; head -25 "$f"; }
+done
+if [ -f "$OUT/ncu.txt" ]; then
+  echo "== ncu"
+  grep -E "flash_|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Warp Cycles Per Issued|Issue Slot|Theoretical Occ|Block Limit" \
+    "$OUT/ncu.txt" | head -60
+fi
+echo "== bench"; cat "$B"
+for f in "$OUT"/bench_err.txt "$OUT"/torch_err.txt; do
+  [ -s "$f" ] && { echo "== $(basename "$f")"; tail -15 "$f"; }
+done
+exit 0
