@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
   b.batch = B;
   b.seq = S;
   for (int64_t i = 0; i < B * S; ++i)
-    b.ids.push_back(static_cast<int32_t>(3 + mix_seed(static_cast<uint64_t>(i)) % static_cast<uint64_t>(m.vocab_size - 3)));
+    b.ids.push_back(static_cast<int32_t>(3 + mix_seed(static_cast<uint64_t>(i)) %
+                                                 static_cast<uint64_t>(m.vocab_size - 3)));
   b.lengths.assign(static_cast<size_t>(B), static_cast<int32_t>(S));
   for (int64_t i = 0; i < B; ++i) b.seq_labels.push_back(static_cast<int32_t>(i % 2));
 
@@ -63,14 +64,16 @@ int main(int argc, char** argv) {
     model.forward(true, static_cast<uint64_t>(s));
     model.backward();
     opt.step(s + 1, 1e-4);
-    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double t =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (s >= 3) ms.push_back(t);  // the first steps warm caches and thread pools
   }
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   double mean = 0;
   for (double v : ms) mean += v / static_cast<double>(ms.size());
-  nlohmann::json out = {{"impl", "hwt"}, {"threads", threads}, {"median_ms", sorted[sorted.size() / 2]},
-                        {"mean_ms", mean}, {"steps", steps}, {"params", model.params().count()}};
+  nlohmann::json out = {
+      {"impl", "hwt"},   {"threads", threads}, {"median_ms", sorted[sorted.size() / 2]},
+      {"mean_ms", mean}, {"steps", steps},     {"params", model.params().count()}};
   fmt::print("{}\n", out.dump());
 }

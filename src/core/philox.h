@@ -43,6 +43,17 @@ HWT_HD bool dropout_keep(uint64_t seed, uint64_t index, float p) {
   return philox_uniform(seed, index) >= p;
 }
 
+// Keep flags of elements [begin, begin + n), one Philox call per four elements: the same
+// decisions as dropout_keep, four times cheaper on the CPU.
+inline void dropout_keep_range(uint64_t seed, uint64_t begin, int64_t n, float p, uint8_t* keep) {
+  const uint64_t end = begin + static_cast<uint64_t>(n);
+  for (uint64_t i = begin; i < end;) {
+    const Philox4 r = philox4x32(i >> 2, seed);
+    for (uint64_t k = i & 3; k < 4 && i < end; ++k, ++i)
+      keep[i - begin] = static_cast<float>(r.v[k] >> 8) * (1.0f / 16777216.0f) >= p;
+  }
+}
+
 // SplitMix64 finaliser: derives independent seeds from (base seed, step, site).
 HWT_HD uint64_t mix_seed(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;

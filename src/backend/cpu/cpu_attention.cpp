@@ -33,17 +33,25 @@ struct HeadView {
   int64_t out_offset(int64_t t) const {
     return (b * d.seq + t) * d.heads * d.head_dim + h * d.head_dim;
   }
-  uint64_t drop_index(int64_t i, int64_t j) const {
-    return static_cast<uint64_t>(((b * d.heads + h) * d.seq + i) * d.seq + j);
-  }
-  float drop_factor(int64_t i, int64_t j) const {
-    if (!d.drop.active()) return 1.0f;
-    return dropout_keep(d.drop.seed, drop_index(i, j), d.drop.p) ? 1.0f / (1.0f - d.drop.p) : 0.0f;
+  // Dropout factors (0 or 1/(1-p)) of row i, keys [0, nk).
+  void drop_factors(int64_t i, int64_t nk, float* f) const {
+    if (!d.drop.active()) {
+      std::fill(f, f + nk, 1.0f);
+      return;
+    }
+    thread_local std::vector<uint8_t> keep;
+    keep.resize(static_cast<size_t>(nk));
+    const uint64_t first = static_cast<uint64_t>(((b * d.heads + h) * d.seq + i) * d.seq);
+    dropout_keep_range(d.drop.seed, first, nk, d.drop.p, keep.data());
+    const float scale = 1.0f / (1.0f - d.drop.p);
+    for (int64_t j = 0; j < nk; ++j) f[j] = keep[static_cast<size_t>(j)] ? scale : 0.0f;
   }
 };
 
 float dot(const float* a, const float* b, int64_t n) {
   float s = 0;
+  // Vectorised reduction (the compiler may not reassociate a plain float sum on its own).
+#pragma omp simd reduction(+ : s)
   for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
   return s;
 }
@@ -66,7 +74,7 @@ void CpuBackend::attention_forward(const AttentionFwd& a) {
   const int64_t S = d.seq, D = d.head_dim;
 #pragma omp parallel
   {
-    std::vector<float> p(static_cast<size_t>(S));
+    std::vector<float> p(static_cast<size_t>(S)), factor(static_cast<size_t>(S));
 #pragma omp for collapse(2) schedule(static)
     for (int64_t b = 0; b < d.batch; ++b)
       for (int64_t h = 0; h < d.heads; ++h) {
@@ -91,8 +99,9 @@ void CpuBackend::attention_forward(const AttentionFwd& a) {
           for (int64_t j = 0; j < nk; ++j) z += std::exp(static_cast<double>(p[static_cast<size_t>(j)] - mx));
           const float l = mx + static_cast<float>(std::log(z));
           *row_lse = l;
+          hv.drop_factors(i, nk, factor.data());
           for (int64_t j = 0; j < nk; ++j) {
-            const float w = std::exp(p[static_cast<size_t>(j)] - l) * hv.drop_factor(i, j);
+            const float w = std::exp(p[static_cast<size_t>(j)] - l) * factor[static_cast<size_t>(j)];
             if (w == 0.0f) continue;
             const float* v = qkv + hv.qkv_offset(j, 2);
             for (int64_t c = 0; c < D; ++c) o[c] += w * v[c];
@@ -112,7 +121,7 @@ void CpuBackend::attention_backward(const AttentionBwd& a) {
   const int64_t S = d.seq, D = d.head_dim;
 #pragma omp parallel
   {
-    std::vector<float> ds(static_cast<size_t>(S * S));
+    std::vector<float> ds(static_cast<size_t>(S * S)), factor(static_cast<size_t>(S));
 #pragma omp for collapse(2) schedule(static)
     for (int64_t b = 0; b < d.batch; ++b)
       for (int64_t h = 0; h < d.heads; ++h) {
@@ -130,12 +139,12 @@ void CpuBackend::attention_backward(const AttentionBwd& a) {
           const float* dO = dout + hv.out_offset(i);
           const float Di = dot(dO, out + hv.out_offset(i), D);
           const float l = lse[(b * d.heads + h) * S + i];
-          float* dv_row = nullptr;
+          hv.drop_factors(i, nk, factor.data());
           for (int64_t j = 0; j < nk; ++j) {
             const float pij = std::exp(d.scale * dot(q, qkv + hv.qkv_offset(j, 1), D) - l);
-            const float m = hv.drop_factor(i, j);
+            const float m = factor[static_cast<size_t>(j)];
             // dV_j += P_ij m_ij dO_i
-            dv_row = dqkv + hv.qkv_offset(j, 2);
+            float* dv_row = dqkv + hv.qkv_offset(j, 2);
             const float w = pij * m;
             if (w != 0.0f)
               for (int64_t c = 0; c < D; ++c) dv_row[c] += w * dO[c];

@@ -69,6 +69,19 @@ void rows_with_param_grads(int64_t rows, int64_t n, float* dgamma, float* dbeta,
 
 float dropout_scale(const Dropout& d) { return d.active() ? 1.0f / (1.0f - d.p) : 1.0f; }
 
+// y[j] = dropout(x[j]) for the elements starting at flat index `begin` (y may alias x).
+void dropout_row(const Dropout& d, uint64_t begin, const float* x, float* y, int64_t n) {
+  if (!d.active()) {
+    if (y != x) std::copy(x, x + n, y);
+    return;
+  }
+  thread_local std::vector<uint8_t> keep;
+  keep.resize(static_cast<size_t>(n));
+  dropout_keep_range(d.seed, begin, n, d.p, keep.data());
+  const float scale = dropout_scale(d);
+  for (int64_t j = 0; j < n; ++j) y[j] = keep[static_cast<size_t>(j)] ? x[j] * scale : 0.0f;
+}
+
 }  // namespace
 
 void CpuBackend::layernorm_forward(const LayerNormFwd& a) {
@@ -101,17 +114,11 @@ void CpuBackend::residual_forward(const ResidualFwd& a) {
   const int64_t rows = a.x.rows(), n = a.x.cols();
   const float *x = a.x.as<float>(), *r = a.residual.as<float>();
   float* s = a.sum.as<float>();
-  const float scale = dropout_scale(a.drop);
   const bool ln = a.gamma.defined();
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t idx = i * n + j;
-      float v = x[idx];
-      if (a.drop.active())
-        v = dropout_keep(a.drop.seed, static_cast<uint64_t>(idx), a.drop.p) ? v * scale : 0.0f;
-      s[idx] = r[idx] + v;
-    }
+    dropout_row(a.drop, static_cast<uint64_t>(i * n), x + i * n, s + i * n, n);
+    for (int64_t j = 0; j < n; ++j) s[i * n + j] += r[i * n + j];
     if (ln)
       layernorm_row(s + i * n, a.gamma.as<float>(), a.beta.as<float>(), a.y.as<float>() + i * n,
                     n, a.eps, a.mean.as<float>() + i, a.rstd.as<float>() + i);
@@ -123,18 +130,11 @@ void CpuBackend::residual_backward(const ResidualBwd& a) {
   expect_f32(a.d_residual, "d_residual");
   const int64_t rows = a.d_x.rows(), n = a.d_x.cols();
   const bool ln = a.gamma.defined();
-  const float scale = dropout_scale(a.drop);
   float *dx = a.d_x.as<float>(), *dr = a.d_residual.as<float>();
   const float* ds = a.d_sum.defined() ? a.d_sum.as<float>() : nullptr;
-  // Writes the residual-stream gradient g of row i into dr, then the dropout-masked copy into dx.
+  // Row i of dr holds the residual-stream gradient; dx gets its dropout-masked copy.
   auto finish_row = [&](int64_t i) {
-    for (int64_t j = 0; j < n; ++j) {
-      const int64_t idx = i * n + j;
-      const float g = dr[idx];
-      dx[idx] = !a.drop.active() ? g
-                : dropout_keep(a.drop.seed, static_cast<uint64_t>(idx), a.drop.p) ? g * scale
-                                                                                   : 0.0f;
-    }
+    dropout_row(a.drop, static_cast<uint64_t>(i * n), dr + i * n, dx + i * n, n);
   };
   if (!ln) {
 #pragma omp parallel for schedule(static)
@@ -164,12 +164,10 @@ void CpuBackend::dropout_forward(const DropoutFwd& a) {
   const int64_t n = a.x.numel();
   const float* x = a.x.as<float>();
   float* y = a.y.as<float>();
-  const float scale = dropout_scale(a.drop);
+  constexpr int64_t kBlock = 4096;
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = !a.drop.active() ? x[i]
-           : dropout_keep(a.drop.seed, static_cast<uint64_t>(i), a.drop.p) ? x[i] * scale
-                                                                           : 0.0f;
+  for (int64_t b = 0; b < n; b += kBlock)
+    dropout_row(a.drop, static_cast<uint64_t>(b), x + b, y + b, std::min(kBlock, n - b));
 }
 
 void CpuBackend::dropout_backward(const DropoutBwd& a) {
