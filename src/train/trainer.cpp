@@ -15,6 +15,7 @@
 #include "model/model.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
+#include "train/loss_scaler.h"
 #include "train/optimizer.h"
 #include "train/progress.h"
 #include "train/run_files.h"
@@ -41,13 +42,27 @@ DType activation_dtype(Precision p, Device device) {
   return DType::F32;
 }
 
-// Accumulated wall time per phase of training.
+// Wall time per phase. Training steps are timed as a whole; their split into forward,
+// backward and optimizer is sampled on timed steps, which synchronise the device at phase
+// boundaries (every step on the CPU, where that costs nothing; log steps on a GPU, so other
+// steps run without host synchronisation).
 struct PhaseTimes {
-  double load = 0, data = 0, forward = 0, backward = 0, optimizer = 0, eval = 0, checkpoint = 0;
+  double load = 0, train = 0, eval = 0, checkpoint = 0;
+  double data = 0, forward = 0, backward = 0, optimizer = 0;  // over timed steps
+  int64_t timed_steps = 0;
   nlohmann::json to_json(double total) const {
-    return {{"total_s", total},      {"load_s", load},           {"data_s", data},
-            {"forward_s", forward},  {"backward_s", backward},   {"optimizer_s", optimizer},
-            {"eval_s", eval},        {"checkpoint_s", checkpoint}};
+    const double n = static_cast<double>(std::max<int64_t>(1, timed_steps));
+    return {{"total_s", total},
+            {"load_s", load},
+            {"train_s", train},
+            {"eval_s", eval},
+            {"checkpoint_s", checkpoint},
+            {"timed_steps", timed_steps},
+            {"step_phase_ms",
+             {{"data", 1e3 * data / n},
+              {"forward", 1e3 * forward / n},
+              {"backward", 1e3 * backward / n},
+              {"optimizer", 1e3 * optimizer / n}}}};
   }
 };
 
@@ -72,6 +87,7 @@ class Run {
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> opt_;
+  std::unique_ptr<LossScaler> scaler_;  // fp16 only
   std::unique_ptr<BatchIterator> it_;
   std::unique_ptr<MetricsLog> log_;
   std::unique_ptr<Progress> progress_;
@@ -95,7 +111,8 @@ void Run::setup() {
   if (data_.train.size() == 0) fail_input("the training split of {} is empty", data_.source);
   cfg_.model = resolve_model_config(cfg_.model, data_);
 
-  backend_ = make_backend(cfg_.train.device, static_cast<int>(cfg_.train.threads));
+  backend_ = make_backend(cfg_.train.device, static_cast<int>(cfg_.train.threads),
+                          cfg_.train.precision);
   model_ = std::make_unique<Model>(cfg_.model, *backend_,
                                    activation_dtype(cfg_.train.precision, backend_->device()));
   model_->plan(cfg_.train.batch_size, cfg_.data.max_len);
@@ -107,6 +124,11 @@ void Run::setup() {
       fail_input("checkpoint {} has no optimizer state to resume from", req_.resume);
     resume_->load_optimizer(*opt_);
     state_ = resume_->info().state;
+  }
+  if (cfg_.train.precision == Precision::Fp16) {
+    scaler_ = std::make_unique<LossScaler>(*backend_);
+    model_->set_loss_scale(scaler_->scale());
+    opt_->set_loss_scale(scaler_->scale());
   }
 
   it_ = std::make_unique<BatchIterator>(data_, data_.train, cfg_.train.batch_size,
@@ -137,37 +159,43 @@ bool Run::next_batch(Batch& b) {
 }
 
 void Run::train_step(int64_t step) {
+  const auto step_start = Clock::now();
   const int64_t accum = cfg_.train.grad_accum;
   const bool log_now = step % cfg_.train.log_every == 0 || step == total_steps_;
+  const bool timed = log_now || backend_->device() == Device::Cpu;
+  // Adds the time since `t` to `phase` on timed steps (after letting the device finish).
+  auto lap = [&](Clock::time_point& t, double& phase) {
+    if (!timed) return;
+    backend_->synchronize();
+    phase += seconds_since(t);
+    t = Clock::now();
+  };
   model_->params().zero_grads();
   double loss = 0;
   Batch b;
+  auto t = Clock::now();
   for (int64_t micro = 0; micro < accum; ++micro) {
-    auto t = Clock::now();
     if (!next_batch(b)) {
       data_exhausted_ = true;
       break;
     }
     model_->set_batch(b, 1.0f / static_cast<float>(accum));
     tokens_since_log_ += b.tokens();
-    times_.data += seconds_since(t);
-    t = Clock::now();
+    lap(t, times_.data);
     const uint64_t seed = mix_seed(static_cast<uint64_t>(cfg_.train.seed) ^
                                    mix_seed(static_cast<uint64_t>(step * accum + micro)));
     model_->forward(true, seed);
     if (log_now) loss += model_->losses().mean() / static_cast<double>(accum);
-    backend_->synchronize();
-    times_.forward += seconds_since(t);
-    t = Clock::now();
+    lap(t, times_.forward);
     model_->backward();
-    backend_->synchronize();
-    times_.backward += seconds_since(t);
+    lap(t, times_.backward);
   }
-  const auto t = Clock::now();
   const double lr = learning_rate(cfg_.optim, step, total_steps_);
   opt_->step(step, lr);
-  backend_->synchronize();
-  times_.optimizer += seconds_since(t);
+  if (scaler_) scaler_->update(opt_->grad_norm_sq());
+  lap(t, times_.optimizer);
+  times_.timed_steps += timed;
+  times_.train += seconds_since(step_start);
   state_.step = step;
   state_.epoch = it_->epoch();
   state_.position = it_->position();
@@ -258,7 +286,6 @@ nlohmann::json Run::execute() {
 
 nlohmann::json Run::report(const std::string& stopped, const EvalResult& valid,
                            const std::optional<EvalResult>& test, double total_s) {
-  const double step_s = times_.data + times_.forward + times_.backward + times_.optimizer;
   nlohmann::json results = {{"steps", state_.step},
                             {"epochs_completed", static_cast<double>(state_.step) / static_cast<double>(steps_per_epoch_)},
                             {"stopped_by", stopped},
@@ -266,8 +293,8 @@ nlohmann::json Run::report(const std::string& stopped, const EvalResult& valid,
   if (test) results["test"] = test->to_json();
   if (std::isfinite(state_.best_score)) results["best_valid_score"] = state_.best_score;
   nlohmann::json timing = times_.to_json(total_s);
-  timing["train_s"] = step_s;
-  timing["step_ms"] = state_.step ? 1e3 * step_s / static_cast<double>(state_.step) : 0.0;
+  const int64_t steps_here = state_.step - (resume_ ? resume_->info().state.step : 0);
+  timing["step_ms"] = steps_here > 0 ? 1e3 * times_.train / static_cast<double>(steps_here) : 0.0;
   nlohmann::json run = {
       {"hwt_version", HWT_VERSION},
       {"config", to_json(cfg_)},
