@@ -178,11 +178,12 @@ Activity gemm(const Stage& s, const DesignParams& p) {
   const double drain = epilogue / p.main_bpc;
   a.compute_cycles = compute;
   a.memory_cycles = main_cycles;
-  if (p.double_buffering) {
-    a.cycles = std::max({compute + fill + drain, main_cycles + first_port, port_cycles});
-    return a;
-  }
-  a.cycles = overlap(p, compute, waves, runs, main_cycles, port_cycles, fill, drain);
+  // Without double buffering each lane alternates loading and computing; either way the
+  // channel and the ports must carry everything, results included.
+  const double lanes_busy =
+      p.double_buffering ? compute + fill
+                         : compute + waves * (main_cycles + port_cycles) / std::max(runs, 1.0);
+  a.cycles = std::max({lanes_busy + drain, main_cycles + first_port, port_cycles});
   return a;
 }
 
