@@ -17,15 +17,18 @@ endif()
 file(GLOB_RECURSE HWT_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/*.cu
      ${CMAKE_SOURCE_DIR}/src/backend/cuda/*.cpp)
 if(HWT_HAVE_CUDA AND HWT_CUDA_SOURCES)
-  enable_language(CUDA)
-  find_package(CUDAToolkit REQUIRED)
-  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "52")
+  # Hopper (H100/H200) unless the caller chose: -DCMAKE_CUDA_ARCHITECTURES=80 etc.
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
     set(CMAKE_CUDA_ARCHITECTURES 90)
   endif()
+  enable_language(CUDA)
+  find_package(CUDAToolkit REQUIRED)
   # Compiled into hwt_lib: the CUDA backend implements the same Backend interface.
   target_sources(hwt_lib PRIVATE ${HWT_CUDA_SOURCES})
+  # The target exists before CUDA is enabled, so its CUDA properties are set here explicitly.
   # CMake 3.25 knows no C++20 flag for nvcc 13; the kernels need C++17 only.
-  set_target_properties(hwt_lib PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
+  set_target_properties(hwt_lib PROPERTIES CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}"
+                                           CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
   target_compile_options(hwt_lib PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr
                          -Xcompiler=-Wall,-Wextra -lineinfo>)
   target_compile_definitions(hwt_lib PUBLIC HWT_WITH_CUDA=1)

@@ -8,7 +8,7 @@ set -euo pipefail
 src=${1:-build-cuda}
 dst=$(mktemp -d)
 mkdir -p "$dst/lib"
-for bin in "$src/tests/hwt_tests" "$src/bench/bench_train_step" "$src/bench/bench_kernels"; do
+for bin in "$src/hwt" "$src/tests/hwt_tests" "$src/bench/bench_train_step" "$src/bench/bench_kernels"; do
   [ -x "$bin" ] || { echo "missing $bin" >&2; exit 1; }
   cp "$bin" "$dst/"
   strip -s "$dst/$(basename "$bin")"

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One device call: the GPU tests plus `hwt train` quality runs on the GPU (nanoGPT's
+# Shakespeare-character setup in bf16, ATIS), using binaries packed by scripts/gpu_carry.sh
+# (built here with -DHWT_NATIVE=OFF) and data copied into .gpu-data/ (../shared does not travel).
+#   OUT=/tmp/q scripts/gpu_quality.sh
+set -uo pipefail
+OUT=${OUT:-/tmp/gpu_quality}
+mkdir -p "$OUT"
+C=/tmp/hwt-carry
+mkdir -p "$C" && tar -xJf build-cuda-carry/carry.tar.xz -C "$C" || exit 1
+export LD_LIBRARY_PATH=$C/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export HWT_HOME=$PWD
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.limit --format=csv >"$OUT/env.txt" 2>&1
+timeout 240 "$C/hwt_tests" --gtest_filter='*Cuda*:*LossScaler*:*GemmTimer*' >"$OUT/tests.txt" 2>&1
+echo "tests exit $?" >>"$OUT/tests.txt"
+timeout 300 "$C/hwt" train --config configs/shakespeare_char.toml --quiet --out "$OUT/shakespeare" \
+  --set data.path=.gpu-data/tinyshakespeare/input.txt --set train.device=cuda \
+  --set train.precision=bf16 >"$OUT/shakespeare.txt" 2>&1
+echo "shakespeare exit $?" >>"$OUT/shakespeare.txt"
+timeout 120 "$C/hwt" train --config configs/atis.toml --quiet --out "$OUT/atis" \
+  --set data.path=.gpu-data/atis --set train.device=cuda >"$OUT/atis.txt" 2>&1
+echo "atis exit $?" >>"$OUT/atis.txt"
+rm -f "$OUT"/*/*.safetensors  # keep what comes back small
+tail -3 "$OUT/tests.txt"
+tail -6 "$OUT/shakespeare.txt" "$OUT/atis.txt"
+grep -h '"split":"valid"' "$OUT/shakespeare/metrics.jsonl" | tail -3
