@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -23,11 +24,13 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// A fresh empty folder under the system temp dir, removed when the object goes.
+// A fresh empty folder under the system temp dir, removed when the object goes. The process id
+// keeps it private: ctest runs each test in its own process, several at once.
 class TempDir {
  public:
   explicit TempDir(const std::string& name)
-      : path_(std::filesystem::temp_directory_path() / ("hwt_test_" + name)) {
+      : path_(std::filesystem::temp_directory_path() /
+              ("hwt_test_" + name + "_" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -29,7 +30,7 @@ class TempToml {
  public:
   explicit TempToml(const std::string& text) {
     path_ = (std::filesystem::temp_directory_path() /
-             ("hwt_sim_" + std::to_string(counter_++) + ".toml"))
+             ("hwt_sim_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++) + ".toml"))
                 .string();
     std::ofstream(path_) << text;
   }
