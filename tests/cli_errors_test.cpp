@@ -28,7 +28,8 @@ class CliErrors : public ::testing::Test {
   TempDir dir{"cli_errors"};
   void SetUp() override { dir.write("train.tsv", test::tiny_sentiment_tsv(60, 1)); }
   std::string train_args(const std::string& extra) {
-    return "train --out " + (dir / "out") + " --set data.path=" + (dir / "train.tsv") + " " + kTiny + " " + extra;
+    return "train --out " + (dir / "out") + " --set data.path=" + (dir / "train.tsv") + " " +
+           kTiny + " " + extra;
   }
   bool out_created() const { return std::filesystem::exists(dir.path() / "out"); }
 };
@@ -54,7 +55,8 @@ TEST_F(CliErrors, UnknownKeyInFileAndFlag) {
 TEST_F(CliErrors, WrongTypes) {
   expect_one_line_error(run_hwt(train_args("--set model.layers=two"), dir), "model.layers");
   dir.write("t.toml", "[train]\nbatch_size = \"big\"\n");
-  expect_one_line_error(run_hwt(train_args("--config " + (dir / "t.toml")), dir), "train.batch_size");
+  expect_one_line_error(run_hwt(train_args("--config " + (dir / "t.toml")), dir),
+                        "train.batch_size");
   expect_one_line_error(run_hwt(train_args("--set model.norm=middle"), dir), "pre, post");
 }
 
@@ -65,15 +67,18 @@ TEST_F(CliErrors, HeadsNotDividingHidden) {
 }
 
 TEST_F(CliErrors, MissingAndEmptyDataFiles) {
-  expect_one_line_error(run_hwt(train_args("--set data.path=" + (dir / "absent.tsv")), dir), "absent.tsv");
+  expect_one_line_error(run_hwt(train_args("--set data.path=" + (dir / "absent.tsv")), dir),
+                        "absent.tsv");
   dir.write("empty.tsv", "");
-  expect_one_line_error(run_hwt(train_args("--set data.path=" + (dir / "empty.tsv")), dir), "empty.tsv");
+  expect_one_line_error(run_hwt(train_args("--set data.path=" + (dir / "empty.tsv")), dir),
+                        "empty.tsv");
   EXPECT_FALSE(out_created());
 }
 
 TEST_F(CliErrors, LabelUnseenInTraining) {
   dir.write("valid.tsv", "good movie\tpos\nstrange movie\tneutral\n");
-  expect_one_line_error(run_hwt(train_args("--set data.valid_path=" + (dir / "valid.tsv")), dir), "neutral");
+  expect_one_line_error(run_hwt(train_args("--set data.valid_path=" + (dir / "valid.tsv")), dir),
+                        "neutral");
   EXPECT_FALSE(out_created());
 }
 
@@ -88,16 +93,19 @@ TEST_F(CliErrors, BadCheckpoints) {
   std::string corrupt = ckpt;
   corrupt[10] = '\x01';  // inside the JSON header
   dir.write("corrupt.safetensors", corrupt);
-  expect_one_line_error(run_hwt("eval " + (dir / "corrupt.safetensors"), dir), "corrupt.safetensors");
+  expect_one_line_error(run_hwt("eval " + (dir / "corrupt.safetensors"), dir),
+                        "corrupt.safetensors");
   dir.write("garbage.safetensors", "not a checkpoint at all");
   expect_one_line_error(run_hwt("predict " + (dir / "garbage.safetensors") + " --text hi", dir),
                         "garbage.safetensors");
-  expect_one_line_error(run_hwt("eval " + (dir / "missing.safetensors"), dir), "missing.safetensors");
+  expect_one_line_error(run_hwt("eval " + (dir / "missing.safetensors"), dir),
+                        "missing.safetensors");
 
   // A checkpoint of another shape cannot be resumed; the new output folder never appears.
   const std::string resume = "--resume " + (dir / "out/checkpoint.safetensors");
-  auto r = run_hwt("train --out " + (dir / "out2") + " --set data.path=" + (dir / "train.tsv") + " " +
-                       kTiny + " --set model.hidden=32 " + resume, dir);
+  auto r = run_hwt("train --out " + (dir / "out2") + " --set data.path=" + (dir / "train.tsv") +
+                       " " + kTiny + " --set model.hidden=32 " + resume,
+                   dir);
   expect_one_line_error(r, "another model shape");
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out2"));
 }

@@ -13,15 +13,15 @@ namespace {
 
 TEST(Config, DocsMatchTheKeyReference) {
   const std::string docs = test::slurp(std::string(HWT_SOURCE_DIR) + "/docs/config.md");
-  EXPECT_EQ(docs, config_reference_markdown())
-      << "docs/config.md is stale: regenerate it with `build/hwt config --reference > docs/config.md`";
+  EXPECT_EQ(docs, config_reference_markdown()) << "docs/config.md is stale: regenerate it with "
+                                                  "`build/hwt config --reference > docs/config.md`";
 }
 
 TEST(Config, TomlAndJsonRoundTrip) {
   test::TempDir dir("config_roundtrip");
-  RunConfig c = load_run_config("", {"model.hidden=96", "model.heads=3", "optim.name=adan",
-                                     "optim.adan.beta2=0.9", "data.path=some/where.tsv",
-                                     "train.time_limit=1.5", "model.causal=true"});
+  RunConfig c = load_run_config(
+      "", {"model.hidden=96", "model.heads=3", "optim.name=adan", "optim.adan.beta2=0.9",
+           "data.path=some/where.tsv", "train.time_limit=1.5", "model.causal=true"});
   dir.write("c.toml", to_toml(c));
   const RunConfig back = load_run_config(dir / "c.toml", {});
   EXPECT_EQ(to_json(back), to_json(c));
@@ -48,7 +48,8 @@ TEST(Config, ValidationNamesTheKey) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message({"model.heads=5"}).find("model.heads=5 does not divide model.hidden"), std::string::npos);
+  EXPECT_NE(message({"model.heads=5"}).find("model.heads=5 does not divide model.hidden"),
+            std::string::npos);
   EXPECT_NE(message({"optim.lr=0"}).find("optim.lr"), std::string::npos);
   EXPECT_NE(message({"model.dropout=1.5"}).find("model.dropout"), std::string::npos);
   EXPECT_NE(message({"data.max_len=4096"}).find("model.max_seq"), std::string::npos);

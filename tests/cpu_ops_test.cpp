@@ -41,9 +41,15 @@ TEST_P(CpuLinear, ForwardAndBackwardMatchReference) {
   const Tensor dw = pool.f32({N, K}, dw0), db = pool.f32({N}, db0);
   be.linear_backward({tx, tw, tdy, pre, act, dx, dw, db, false});
 
-  auto loss_x = [&](const Vec& v) { return test::dot(ref::linear(v, to_double(w), to_double(b), M, K, N, act), dy); };
-  auto loss_w = [&](const Vec& v) { return test::dot(ref::linear(to_double(x), v, to_double(b), M, K, N, act), dy); };
-  auto loss_b = [&](const Vec& v) { return test::dot(ref::linear(to_double(x), to_double(w), v, M, K, N, act), dy); };
+  auto loss_x = [&](const Vec& v) {
+    return test::dot(ref::linear(v, to_double(w), to_double(b), M, K, N, act), dy);
+  };
+  auto loss_w = [&](const Vec& v) {
+    return test::dot(ref::linear(to_double(x), v, to_double(b), M, K, N, act), dy);
+  };
+  auto loss_b = [&](const Vec& v) {
+    return test::dot(ref::linear(to_double(x), to_double(w), v, M, K, N, act), dy);
+  };
   EXPECT_LT(rel_err(pool.read(dx), numeric_grad(loss_x, to_double(x))), kBwdTol);
   Vec gw = numeric_grad(loss_w, to_double(w)), gb = numeric_grad(loss_b, to_double(b));
   for (size_t i = 0; i < gw.size(); ++i) gw[i] += dw0[i];
@@ -53,18 +59,23 @@ TEST_P(CpuLinear, ForwardAndBackwardMatchReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Activations, CpuLinear,
-                         ::testing::Values(Activation::None, Activation::Gelu,
-                                           Activation::GeluTanh, Activation::Relu));
+                         ::testing::Values(Activation::None, Activation::Gelu, Activation::GeluTanh,
+                                           Activation::Relu));
 
 TEST_F(CpuOps, LinearAccumulatesInputGradientAndSkipsBias) {
   const int64_t M = 4, K = 3, N = 5;
-  const auto x = randn(M * K, 11), w = randn(N * K, 12), dy = randn(M * N, 13), dx0 = randn(M * K, 14);
+  const auto x = randn(M * K, 11), w = randn(N * K, 12), dy = randn(M * N, 13),
+             dx0 = randn(M * K, 14);
   const Tensor tx = pool.f32({M, K}, x), tw = pool.f32({N, K}, w), y = pool.poisoned({M, N});
   be.linear_forward({tx, tw, {}, y, Activation::None, {}});
-  EXPECT_LT(rel_err(pool.read(y), ref::linear(to_double(x), to_double(w), {}, M, K, N, Activation::None)), kFwdTol);
+  EXPECT_LT(
+      rel_err(pool.read(y), ref::linear(to_double(x), to_double(w), {}, M, K, N, Activation::None)),
+      kFwdTol);
   const Tensor dx = pool.f32({M, K}, dx0), dw = pool.zeros({N, K});
   be.linear_backward({tx, tw, pool.f32({M, N}, dy), {}, Activation::None, dx, dw, {}, true});
-  auto loss = [&](const Vec& v) { return test::dot(ref::linear(v, to_double(w), {}, M, K, N, Activation::None), dy); };
+  auto loss = [&](const Vec& v) {
+    return test::dot(ref::linear(v, to_double(w), {}, M, K, N, Activation::None), dy);
+  };
   Vec g = numeric_grad(loss, to_double(x));
   for (size_t i = 0; i < g.size(); ++i) g[i] += dx0[i];
   EXPECT_LT(rel_err(pool.read(dx), g), kBwdTol);
@@ -101,15 +112,23 @@ TEST_F(CpuOps, LayerNormForwardBackward) {
   const Tensor tx = pool.f32({R, N}, x), tg = pool.f32({N}, g), tb = pool.f32({N}, b);
   const Tensor y = pool.poisoned({R, N}), mean = pool.poisoned({R}), rstd = pool.poisoned({R});
   be.layernorm_forward({tx, tg, tb, y, mean, rstd, eps});
-  EXPECT_LT(rel_err(pool.read(y), ref::layernorm(to_double(x), to_double(g), to_double(b), R, N, eps)), kFwdTol);
+  EXPECT_LT(
+      rel_err(pool.read(y), ref::layernorm(to_double(x), to_double(g), to_double(b), R, N, eps)),
+      kFwdTol);
 
   const auto dx0 = randn(R * N, 35);
   for (bool accumulate : {false, true}) {
     const Tensor dx = pool.f32({R, N}, dx0), dg = pool.zeros({N}), db = pool.zeros({N});
     be.layernorm_backward({tx, tg, mean, rstd, pool.f32({R, N}, dy), dx, dg, db, accumulate});
-    auto loss_x = [&](const Vec& v) { return test::dot(ref::layernorm(v, to_double(g), to_double(b), R, N, eps), dy); };
-    auto loss_g = [&](const Vec& v) { return test::dot(ref::layernorm(to_double(x), v, to_double(b), R, N, eps), dy); };
-    auto loss_b = [&](const Vec& v) { return test::dot(ref::layernorm(to_double(x), to_double(g), v, R, N, eps), dy); };
+    auto loss_x = [&](const Vec& v) {
+      return test::dot(ref::layernorm(v, to_double(g), to_double(b), R, N, eps), dy);
+    };
+    auto loss_g = [&](const Vec& v) {
+      return test::dot(ref::layernorm(to_double(x), v, to_double(b), R, N, eps), dy);
+    };
+    auto loss_b = [&](const Vec& v) {
+      return test::dot(ref::layernorm(to_double(x), to_double(g), v, R, N, eps), dy);
+    };
     Vec gx = numeric_grad(loss_x, to_double(x));
     if (accumulate)
       for (size_t i = 0; i < gx.size(); ++i) gx[i] += dx0[i];
@@ -147,7 +166,8 @@ TEST_P(CpuResidual, ForwardBackward) {
   const Vec sref = ref::residual_sum(to_double(x), to_double(r), drop);
   EXPECT_LT(rel_err(pool.read(f.sum), sref), kFwdTol);
   if (with_ln) {
-    EXPECT_LT(rel_err(pool.read(f.y), ref::layernorm(sref, to_double(g), to_double(b), R, N, eps)), kFwdTol);
+    EXPECT_LT(rel_err(pool.read(f.y), ref::layernorm(sref, to_double(g), to_double(b), R, N, eps)),
+              kFwdTol);
   }
 
   ResidualBwd bw;
@@ -172,11 +192,19 @@ TEST_P(CpuResidual, ForwardBackward) {
     return l;
   };
   const Vec X = to_double(x), Rr = to_double(r), G = to_double(g), B = to_double(b);
-  EXPECT_LT(rel_err(pool.read(bw.d_x), numeric_grad([&](const Vec& v) { return loss(v, Rr, G, B); }, X)), kBwdTol);
-  EXPECT_LT(rel_err(pool.read(bw.d_residual), numeric_grad([&](const Vec& v) { return loss(X, v, G, B); }, Rr)), kBwdTol);
+  EXPECT_LT(
+      rel_err(pool.read(bw.d_x), numeric_grad([&](const Vec& v) { return loss(v, Rr, G, B); }, X)),
+      kBwdTol);
+  EXPECT_LT(rel_err(pool.read(bw.d_residual),
+                    numeric_grad([&](const Vec& v) { return loss(X, v, G, B); }, Rr)),
+            kBwdTol);
   if (with_ln) {
-    EXPECT_LT(rel_err(pool.read(bw.d_gamma), numeric_grad([&](const Vec& v) { return loss(X, Rr, v, B); }, G)), kBwdTol);
-    EXPECT_LT(rel_err(pool.read(bw.d_beta), numeric_grad([&](const Vec& v) { return loss(X, Rr, G, v); }, B)), kBwdTol);
+    EXPECT_LT(rel_err(pool.read(bw.d_gamma),
+                      numeric_grad([&](const Vec& v) { return loss(X, Rr, v, B); }, G)),
+              kBwdTol);
+    EXPECT_LT(rel_err(pool.read(bw.d_beta),
+                      numeric_grad([&](const Vec& v) { return loss(X, Rr, G, v); }, B)),
+              kBwdTol);
   }
 }
 
@@ -188,13 +216,25 @@ TEST_F(CpuOps, ResidualBackwardAllowsInPlaceGradients) {
   const int64_t R = 5, N = 7;
   const auto x = randn(R * N, 51), r = randn(R * N, 52), g = randn(N, 53), b = randn(N, 54);
   const auto dyv = randn(R * N, 55);
-  ResidualFwd f{pool.f32({R, N}, x), pool.f32({R, N}, r), pool.poisoned({R, N}), {}, pool.f32({N}, g),
-                pool.f32({N}, b), pool.poisoned({R, N}), pool.poisoned({R}), pool.poisoned({R}), 1e-5f};
+  ResidualFwd f{pool.f32({R, N}, x),   pool.f32({R, N}, r),
+                pool.poisoned({R, N}), {},
+                pool.f32({N}, g),      pool.f32({N}, b),
+                pool.poisoned({R, N}), pool.poisoned({R}),
+                pool.poisoned({R}),    1e-5f};
   be.residual_forward(f);
   auto run = [&](bool in_place) {
     const Tensor dy = pool.f32({R, N}, dyv);
-    ResidualBwd bw{{}, dy, f.sum, f.gamma, f.mean, f.rstd, {}, pool.poisoned({R, N}),
-                   in_place ? dy : pool.poisoned({R, N}), pool.zeros({N}), pool.zeros({N})};
+    ResidualBwd bw{{},
+                   dy,
+                   f.sum,
+                   f.gamma,
+                   f.mean,
+                   f.rstd,
+                   {},
+                   pool.poisoned({R, N}),
+                   in_place ? dy : pool.poisoned({R, N}),
+                   pool.zeros({N}),
+                   pool.zeros({N})};
     be.residual_backward(bw);
     return pool.read(bw.d_residual);
   };
@@ -247,7 +287,8 @@ TEST_P(CpuAttention, ForwardBackward) {
 INSTANTIATE_TEST_SUITE_P(Masks, CpuAttention,
                          ::testing::Values(AttnCase{false, false, 0}, AttnCase{true, false, 0},
                                            AttnCase{false, true, 0}, AttnCase{true, true, 0},
-                                           AttnCase{false, true, 0.2f}, AttnCase{true, false, 0.2f}));
+                                           AttnCase{false, true, 0.2f},
+                                           AttnCase{true, false, 0.2f}));
 
 TEST_F(CpuOps, EmbeddingForwardBackward) {
   const int64_t V = 7, h = 4, seq = 3, rows = 6;
@@ -256,18 +297,24 @@ TEST_F(CpuOps, EmbeddingForwardBackward) {
   const Tensor tids = pool.i32({rows}, ids), out = pool.poisoned({rows, h});
   const Tensor tt = pool.f32({V, h}, table), tp = pool.f32({seq, h}, pos);
   be.embedding_forward({tids, tt, tp, out, seq});
-  EXPECT_LT(rel_err(pool.read(out), ref::embedding(ids, to_double(table), to_double(pos), h, seq)), kFwdTol);
+  EXPECT_LT(rel_err(pool.read(out), ref::embedding(ids, to_double(table), to_double(pos), h, seq)),
+            kFwdTol);
   const Tensor dt = pool.zeros({V, h}), dp = pool.zeros({seq, h});
   be.embedding_backward({tids, pool.f32({rows, h}, dout), dt, dp, seq});
-  auto lt = [&](const Vec& v) { return test::dot(ref::embedding(ids, v, to_double(pos), h, seq), dout); };
-  auto lp = [&](const Vec& v) { return test::dot(ref::embedding(ids, to_double(table), v, h, seq), dout); };
+  auto lt = [&](const Vec& v) {
+    return test::dot(ref::embedding(ids, v, to_double(pos), h, seq), dout);
+  };
+  auto lp = [&](const Vec& v) {
+    return test::dot(ref::embedding(ids, to_double(table), v, h, seq), dout);
+  };
   EXPECT_LT(rel_err(pool.read(dt), numeric_grad(lt, to_double(table))), kBwdTol);
   EXPECT_LT(rel_err(pool.read(dp), numeric_grad(lp, to_double(pos))), kBwdTol);
 }
 
 TEST_F(CpuOps, EmbeddingRejectsIdsOutsideVocabulary) {
   const Tensor out = pool.poisoned({1, 2});
-  EXPECT_THROW(be.embedding_forward({pool.i32({1}, {9}), pool.f32({3, 2}, randn(6, 1)), {}, out, 1}), Error);
+  EXPECT_THROW(
+      be.embedding_forward({pool.i32({1}, {9}), pool.f32({3, 2}, randn(6, 1)), {}, out, 1}), Error);
 }
 
 TEST_F(CpuOps, PoolingForwardBackward) {
@@ -302,7 +349,8 @@ TEST_F(CpuOps, CrossEntropyLossAndGradientWithIgnoredRows) {
     return s * scale;
   };
   EXPECT_LT(rel_err(pool.read(tl), numeric_grad(loss, to_double(logits))), kBwdTol);
-  EXPECT_THROW(be.cross_entropy({pool.f32({1, C}, randn(C, 1)), pool.i32({1}, {C}), pool.poisoned({1}), {}, 1}),
+  EXPECT_THROW(be.cross_entropy(
+                   {pool.f32({1, C}, randn(C, 1)), pool.i32({1}, {C}), pool.poisoned({1}), {}, 1}),
                Error);
 }
 
@@ -323,7 +371,8 @@ TEST_F(CpuOps, ReductionsAndArgmax) {
   const auto got = pool.read_i32(am);
   for (int r = 0; r < 8; ++r)
     EXPECT_EQ(got[static_cast<size_t>(r)],
-              std::max_element(logits.begin() + r * 5, logits.begin() + r * 5 + 5) - (logits.begin() + r * 5));
+              std::max_element(logits.begin() + r * 5, logits.begin() + r * 5 + 5) -
+                  (logits.begin() + r * 5));
 }
 
 }  // namespace

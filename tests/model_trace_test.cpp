@@ -77,8 +77,10 @@ TEST_P(TraceFlops, GemmFlopsMatchPublishedFormula) {
   const Workload w = trace_step(r);
   double layer_fwd = 0, layer_bwd = 0;
   for (const OpRecord& op : w.ops)
-    if (op.scope.rfind("layers.", 0) == 0) (op.phase == Phase::Forward ? layer_fwd : layer_bwd) += op.gemm_flops();
-  const double bd = static_cast<double>(b), sd = static_cast<double>(s), hd = static_cast<double>(h);
+    if (op.scope.rfind("layers.", 0) == 0)
+      (op.phase == Phase::Forward ? layer_fwd : layer_bwd) += op.gemm_flops();
+  const double bd = static_cast<double>(b), sd = static_cast<double>(s),
+               hd = static_cast<double>(h);
   const double per_layer = 24 * bd * sd * hd * hd + 4 * bd * sd * sd * hd;
   EXPECT_DOUBLE_EQ(layer_fwd, L * per_layer);
   EXPECT_DOUBLE_EQ(layer_bwd, 2 * L * per_layer);
@@ -88,7 +90,8 @@ TEST_P(TraceFlops, GemmFlopsMatchPublishedFormula) {
                    3 * w.gemm_flops(Phase::Forward));
 }
 
-INSTANTIATE_TEST_SUITE_P(Norms, TraceFlops, ::testing::Values(NormPlacement::Pre, NormPlacement::Post));
+INSTANTIATE_TEST_SUITE_P(Norms, TraceFlops,
+                         ::testing::Values(NormPlacement::Pre, NormPlacement::Post));
 
 TEST(Trace, RecordsEveryPhaseScopeAndTheOptimizer) {
   TraceRequest r;
@@ -119,7 +122,8 @@ TEST(Trace, RecordsEveryPhaseScopeAndTheOptimizer) {
     }
   }
   EXPECT_EQ(optimizer_ops, 1);
-  for (const char* s : {"embed", "layers.0.attn", "layers.1.mlp", "head.classifier", "head.tokens", "optimizer"})
+  for (const char* s :
+       {"embed", "layers.0.attn", "layers.1.mlp", "head.classifier", "head.tokens", "optimizer"})
     EXPECT_TRUE(scopes.count(s)) << s;
   EXPECT_GT(w.flops(Phase::Backward), w.flops(Phase::Forward));
 

@@ -69,7 +69,8 @@ TEST_F(OptimizerOps, AdamWMatchesTorchFormula) {
       p[j] *= 1 - lr * (i < kDecay ? wd : 0);
       mm[j] = b1 * mm[j] + (1 - b1) * g[j];
       vv[j] = b2 * vv[j] + (1 - b2) * g[j] * g[j];
-      p[j] -= lr * (mm[j] / (1 - std::pow(b1, k))) / (std::sqrt(vv[j] / (1 - std::pow(b2, k))) + eps);
+      p[j] -=
+          lr * (mm[j] / (1 - std::pow(b1, k))) / (std::sqrt(vv[j] / (1 - std::pow(b2, k))) + eps);
     }
   }
   EXPECT_LT(rel_err(got, p), 1e-6);
@@ -99,7 +100,8 @@ TEST_P(AdanOps, MatchesPapersFormula) {
       const double denom = std::sqrt(nn[j]) / std::sqrt(1 - std::pow(b3, k)) + eps;
       const double w = i < kDecay ? wd : 0;
       if (no_prox) p[j] *= 1 - lr * w;
-      p[j] -= lr / (1 - std::pow(b1, k)) * mm[j] / denom + lr * b2 / (1 - std::pow(b2, k)) * vv[j] / denom;
+      p[j] -= lr / (1 - std::pow(b1, k)) * mm[j] / denom +
+              lr * b2 / (1 - std::pow(b2, k)) * vv[j] / denom;
       if (!no_prox) p[j] /= 1 + lr * w;
       gprev[j] = g[j];
     }

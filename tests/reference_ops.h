@@ -17,9 +17,12 @@ using Vec = std::vector<double>;
 
 inline double activation(Activation a, double x) {
   switch (a) {
-    case Activation::None: return x;
-    case Activation::Relu: return x > 0 ? x : 0;
-    case Activation::Gelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+    case Activation::None:
+      return x;
+    case Activation::Relu:
+      return x > 0 ? x : 0;
+    case Activation::Gelu:
+      return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
     case Activation::GeluTanh:
       return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
   }
@@ -39,13 +42,15 @@ inline Vec linear(const Vec& x, const Vec& w, const Vec& b, int64_t M, int64_t K
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       double s = b.empty() ? 0.0 : b[static_cast<size_t>(n)];
-      for (int64_t k = 0; k < K; ++k) s += x[static_cast<size_t>(m * K + k)] * w[static_cast<size_t>(n * K + k)];
+      for (int64_t k = 0; k < K; ++k)
+        s += x[static_cast<size_t>(m * K + k)] * w[static_cast<size_t>(n * K + k)];
       y[static_cast<size_t>(m * N + n)] = activation(act, s);
     }
   return y;
 }
 
-inline Vec layernorm(const Vec& x, const Vec& g, const Vec& b, int64_t rows, int64_t n, double eps) {
+inline Vec layernorm(const Vec& x, const Vec& g, const Vec& b, int64_t rows, int64_t n,
+                     double eps) {
   Vec y(x.size());
   for (int64_t r = 0; r < rows; ++r) {
     const double* row = x.data() + r * n;
@@ -56,7 +61,8 @@ inline Vec layernorm(const Vec& x, const Vec& g, const Vec& b, int64_t rows, int
     var /= static_cast<double>(n);
     for (int64_t j = 0; j < n; ++j)
       y[static_cast<size_t>(r * n + j)] =
-          (row[j] - mean) / std::sqrt(var + eps) * g[static_cast<size_t>(j)] + b[static_cast<size_t>(j)];
+          (row[j] - mean) / std::sqrt(var + eps) * g[static_cast<size_t>(j)] +
+          b[static_cast<size_t>(j)];
   }
   return y;
 }
@@ -105,8 +111,9 @@ inline Vec attention(const Vec& qkv, const AttnSpec& a) {
         double z = 0;
         for (int64_t j = 0; j < S; ++j) z += std::exp(s[static_cast<size_t>(j)] - mx);
         for (int64_t j = 0; j < S; ++j) {
-          const double p = std::exp(s[static_cast<size_t>(j)] - mx) / z *
-                           drop_factor(a.drop, static_cast<uint64_t>(((b * H + h) * S + i) * S + j));
+          const double p =
+              std::exp(s[static_cast<size_t>(j)] - mx) / z *
+              drop_factor(a.drop, static_cast<uint64_t>(((b * H + h) * S + i) * S + j));
           for (int64_t c = 0; c < D; ++c)
             out[static_cast<size_t>((b * S + i) * H * D + h * D + c)] +=
                 p * qkv[static_cast<size_t>((b * S + j) * W + 2 * H * D + h * D + c)];
@@ -135,7 +142,8 @@ inline Vec pool(const Vec& x, const std::vector<int32_t>& lengths, int64_t seq, 
     const int64_t n = mode == Pooling::First ? 1 : lengths[static_cast<size_t>(b)];
     for (int64_t t = 0; t < n; ++t)
       for (int64_t j = 0; j < h; ++j)
-        out[static_cast<size_t>(b * h + j)] += x[static_cast<size_t>((b * seq + t) * h + j)] / static_cast<double>(n);
+        out[static_cast<size_t>(b * h + j)] +=
+            x[static_cast<size_t>((b * seq + t) * h + j)] / static_cast<double>(n);
   }
   return out;
 }

@@ -21,7 +21,8 @@ TEST(SvgPlot, RendersSeriesLegendAndEscapesText) {
   // One polyline (the first series) and six markers.
   EXPECT_EQ(svg.find("<polyline"), svg.rfind("<polyline"));
   size_t circles = 0;
-  for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1)) ++circles;
+  for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1))
+    ++circles;
   EXPECT_EQ(circles, 6u);
 }
 
@@ -31,7 +32,8 @@ TEST(SvgPlot, LogAxesSkipNonPositiveValues) {
   p.series.push_back({"s", {0, 1, 10, 100}, {5, 1, 10, 1000}, true, true, ""});
   const std::string svg = render_svg(p);
   size_t circles = 0;
-  for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1)) ++circles;
+  for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1))
+    ++circles;
   EXPECT_EQ(circles, 3u);
 }
 

@@ -26,7 +26,9 @@ inline std::vector<float> randn(int64_t n, uint64_t seed, float scale = 1.0f) {
   return v;
 }
 
-inline std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+inline std::vector<double> to_double(const std::vector<float>& v) {
+  return {v.begin(), v.end()};
+}
 
 // ||a - b|| / max(||b||, tiny).
 template <class A, class B>
@@ -43,8 +45,9 @@ double rel_err(const A& a, const B& b) {
 }
 
 // d loss / d x by central differences in double precision.
-inline std::vector<double> numeric_grad(const std::function<double(const std::vector<double>&)>& loss,
-                                        std::vector<double> x, double h = 1e-5) {
+inline std::vector<double> numeric_grad(
+    const std::function<double(const std::vector<double>&)>& loss, std::vector<double> x,
+    double h = 1e-5) {
   std::vector<double> g(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
     const double keep = x[i];

@@ -41,7 +41,9 @@ Batch make_batch(const ModelConfig& m, int64_t B, int64_t S, std::vector<int32_t
   b.lengths = lengths;
   b.ids.assign(static_cast<size_t>(B * S), 0);
   uint64_t r = seed;
-  auto next = [&](int64_t n) { return static_cast<int32_t>((r = mix_seed(r)) % static_cast<uint64_t>(n)); };
+  auto next = [&](int64_t n) {
+    return static_cast<int32_t>((r = mix_seed(r)) % static_cast<uint64_t>(n));
+  };
   const bool lm = m.head == HeadKind::Lm;
   if (m.has_sequence_head())
     for (int64_t i = 0; i < B; ++i) b.seq_labels.push_back(next(m.num_labels));
@@ -50,8 +52,10 @@ Batch make_batch(const ModelConfig& m, int64_t B, int64_t S, std::vector<int32_t
     for (int64_t t = 0; t < lengths[static_cast<size_t>(i)]; ++t) {
       const size_t at = static_cast<size_t>(i * S + t);
       b.ids[at] = (t == 0 && !lm) ? 2 : 3 + next(m.vocab_size - 3);
-      if (lm) b.token_labels[at] = next(m.vocab_size);
-      else if (m.has_token_head() && t > 0) b.token_labels[at] = next(m.num_token_labels);
+      if (lm)
+        b.token_labels[at] = next(m.vocab_size);
+      else if (m.has_token_head() && t > 0)
+        b.token_labels[at] = next(m.num_token_labels);
     }
   return b;
 }
@@ -118,8 +122,12 @@ void randomize(ParamStore& ps) {
 }
 
 json batch_json(const Batch& b) {
-  return {{"batch", b.batch}, {"seq", b.seq}, {"ids", b.ids}, {"lengths", b.lengths},
-          {"seq_labels", b.seq_labels}, {"token_labels", b.token_labels}};
+  return {{"batch", b.batch},
+          {"seq", b.seq},
+          {"ids", b.ids},
+          {"lengths", b.lengths},
+          {"seq_labels", b.seq_labels},
+          {"token_labels", b.token_labels}};
 }
 
 std::vector<float> slice(const std::vector<float>& flat, const ParamInfo& p) {
@@ -141,7 +149,8 @@ double err(const std::vector<float>& got, const std::vector<double>& want) {
 class TorchParity : public ::testing::TestWithParam<std::tuple<int, OptimizerKind>> {};
 
 TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
-  if (!torch_available()) GTEST_SKIP() << "skipped: /usr/bin/python3 has no torch (apt install python3-torch)";
+  if (!torch_available())
+    GTEST_SKIP() << "skipped: /usr/bin/python3 has no torch (apt install python3-torch)";
   const auto [which, opt_kind] = GetParam();
   const Case c = which == 0 ? encoder_joint() : which == 1 ? decoder_lm() : encoder_mean_pool();
   CpuBackend be(2);
@@ -172,20 +181,25 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
   json batches = json::array();
   for (const Batch& b : c.batches) batches.push_back(batch_json(b));
   const bool adamw = opt_kind == OptimizerKind::AdamW;
-  json optim = {{"name", adamw ? "adamw" : "adan"}, {"lr", oc.lr}, {"weight_decay", oc.weight_decay},
-                {"eps", oc.eps}, {"max_grad_norm", max_norm},
+  json optim = {{"name", adamw ? "adamw" : "adan"},
+                {"lr", oc.lr},
+                {"weight_decay", oc.weight_decay},
+                {"eps", oc.eps},
+                {"max_grad_norm", max_norm},
                 {"beta1", adamw ? oc.adamw_beta1 : oc.adan_beta1},
-                {"beta2", adamw ? oc.adamw_beta2 : oc.adan_beta2}, {"beta3", oc.adan_beta3},
+                {"beta2", adamw ? oc.adamw_beta2 : oc.adan_beta2},
+                {"beta3", oc.adan_beta3},
                 {"no_prox", oc.adan_no_prox}};
   const int steps = 10;
   const json in = {{"config", model_cfg}, {"params", params}, {"batches", batches},
-                   {"optim", optim}, {"decay", decay}, {"steps", steps}};
+                   {"optim", optim},      {"decay", decay},   {"steps", steps}};
 
   const auto dir = std::filesystem::temp_directory_path() /
                    ("hwt_parity_" + c.name + (adamw ? "_adamw" : "_adan"));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "case.json") << in.dump();
-  const std::string cmd = std::string(kPython) + " " + HWT_TEST_DIR "/oracle/torch_transformer.py " +
+  const std::string cmd = std::string(kPython) + " " +
+                          HWT_TEST_DIR "/oracle/torch_transformer.py " +
                           (dir / "case.json").string() + " " + (dir / "out.json").string();
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const json out = json::parse(std::ifstream(dir / "out.json"));
@@ -196,11 +210,15 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
   if (out.contains("seq_logits")) {
     // Training forward overwrites logits with their gradient, so compare an eval forward.
     model.forward(false, 0);
-    EXPECT_LT(err(test::TensorPool(be).read(model.seq_logits()), out["seq_logits"].get<std::vector<double>>()), 1e-5);
+    EXPECT_LT(err(test::TensorPool(be).read(model.seq_logits()),
+                  out["seq_logits"].get<std::vector<double>>()),
+              1e-5);
   }
   if (out.contains("token_logits")) {
     model.forward(false, 0);
-    EXPECT_LT(err(test::TensorPool(be).read(model.token_logits()), out["token_logits"].get<std::vector<double>>()), 1e-5);
+    EXPECT_LT(err(test::TensorPool(be).read(model.token_logits()),
+                  out["token_logits"].get<std::vector<double>>()),
+              1e-5);
   }
   model.params().zero_grads();
   model.forward(true, 0);
@@ -209,7 +227,8 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
   std::vector<float> grads(flat.size());
   be.download(grads.data(), model.params().grads_flat());
   for (const ParamInfo& p : model.params().infos())
-    EXPECT_LT(err(slice(grads, p), out["grads"][p.name].get<std::vector<double>>()), 1e-5) << p.name;
+    EXPECT_LT(err(slice(grads, p), out["grads"][p.name].get<std::vector<double>>()), 1e-5)
+        << p.name;
 
   // Ten optimizer steps from the same weights.
   be.upload(model.params().params_flat(), flat.data());
@@ -229,7 +248,8 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
 
 INSTANTIATE_TEST_SUITE_P(Models, TorchParity,
                          ::testing::Combine(::testing::Values(0, 1, 2),
-                                            ::testing::Values(OptimizerKind::AdamW, OptimizerKind::Adan)));
+                                            ::testing::Values(OptimizerKind::AdamW,
+                                                              OptimizerKind::Adan)));
 
 }  // namespace
 }  // namespace hwt

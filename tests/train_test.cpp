@@ -36,7 +36,8 @@ std::vector<uint8_t> tensor_bytes(const std::string& path, bool params_only) {
   for (const std::string& n : f.names()) {
     if (params_only && n.rfind("optim.", 0) == 0) continue;
     const auto v = f.get(n);
-    out.insert(out.end(), static_cast<const uint8_t*>(v.data), static_cast<const uint8_t*>(v.data) + v.bytes);
+    out.insert(out.end(), static_cast<const uint8_t*>(v.data),
+               static_cast<const uint8_t*>(v.data) + v.bytes);
   }
   return out;
 }
@@ -49,7 +50,8 @@ TEST(Train, LearnsATinyTextTaskAndWritesRunFiles) {
   c.optim.warmup_steps = 5;
   const nlohmann::json run = train({c, dir / "out", "", false});
   EXPECT_GT(run["results"]["test"]["accuracy"].get<double>(), 0.9);
-  for (const char* f : {"run.json", "metrics.jsonl", "loss.svg", "checkpoint.safetensors", "best.safetensors"})
+  for (const char* f :
+       {"run.json", "metrics.jsonl", "loss.svg", "checkpoint.safetensors", "best.safetensors"})
     EXPECT_TRUE(std::filesystem::exists(dir.path() / "out" / f)) << f;
   EXPECT_EQ(nlohmann::json::parse(test::slurp(dir.path() / "out" / "run.json")), run);
   for (const char* k : {"data", "forward", "backward", "optimizer"})

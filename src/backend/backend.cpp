@@ -6,10 +6,14 @@ namespace hwt {
 
 std::string_view phase_name(Phase p) {
   switch (p) {
-    case Phase::Forward: return "forward";
-    case Phase::Backward: return "backward";
-    case Phase::Optimizer: return "optimizer";
-    case Phase::Other: return "other";
+    case Phase::Forward:
+      return "forward";
+    case Phase::Backward:
+      return "backward";
+    case Phase::Optimizer:
+      return "optimizer";
+    case Phase::Other:
+      return "other";
   }
   return "?";
 }
@@ -17,7 +21,9 @@ std::string_view phase_name(Phase p) {
 DeviceBuffer::DeviceBuffer(Backend& backend, size_t bytes)
     : backend_(&backend), data_(bytes ? backend.allocate(bytes) : nullptr), bytes_(bytes) {}
 
-DeviceBuffer::~DeviceBuffer() { release(); }
+DeviceBuffer::~DeviceBuffer() {
+  release();
+}
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
     : backend_(std::exchange(o.backend_, nullptr)),

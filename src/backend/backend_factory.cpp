@@ -27,7 +27,8 @@ std::unique_ptr<Backend> make_backend(DeviceChoice choice, int cpu_threads, Prec
   fail_input("train.device=\"cuda\" but no CUDA GPU is visible");
 #else
   (void)precision;
-  fail_input("train.device=\"cuda\" but this hwt was built without CUDA (nvcc not found at build time)");
+  fail_input(
+      "train.device=\"cuda\" but this hwt was built without CUDA (nvcc not found at build time)");
 #endif
 }
 

@@ -13,7 +13,8 @@
 
 namespace hwt {
 
-// Inverted dropout: keep element i with probability 1 - p (Philox draw of (seed, i)), scale 1/(1-p).
+// Inverted dropout: keep element i with probability 1 - p (Philox draw of (seed, i)), scale
+// 1/(1-p).
 struct Dropout {
   float p = 0.0f;
   uint64_t seed = 0;

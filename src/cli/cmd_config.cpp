@@ -9,7 +9,8 @@
 namespace hwt {
 
 void add_config_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("config", "Print the resolved configuration or the key reference");
+  CLI::App* cmd =
+      app.add_subcommand("config", "Print the resolved configuration or the key reference");
   struct Opts {
     std::string config;
     std::vector<std::string> sets;

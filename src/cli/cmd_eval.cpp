@@ -10,16 +10,19 @@
 namespace hwt {
 
 void add_eval_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("eval", "Evaluate a checkpoint on its dataset's validation or test split");
+  CLI::App* cmd =
+      app.add_subcommand("eval", "Evaluate a checkpoint on its dataset's validation or test split");
   struct Opts {
     std::string checkpoint, split = "test";
     std::vector<std::string> sets;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors or best.safetensors")->required();
+  cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors or best.safetensors")
+      ->required();
   cmd->add_option("--split", o->split, "valid or test")->check(CLI::IsMember({"valid", "test"}));
-  cmd->add_option("--set", o->sets, "Override a key of the saved config, e.g. data.path (repeatable)");
+  cmd->add_option("--set", o->sets,
+                  "Override a key of the saved config, e.g. data.path (repeatable)");
   cmd->add_flag("--json", o->json, "Print the metrics as JSON");
   cmd->callback([o] {
     const Checkpoint ckpt(o->checkpoint);
@@ -28,8 +31,10 @@ void add_eval_command(CLI::App& app) {
     validate(cfg);
     const Dataset data = load_dataset(cfg.data, task_for(cfg.model.head));
     if (data.vocab_json() != ckpt.info().vocab)
-      fail_input("the data's vocabulary or labels differ from those {} was trained with", o->checkpoint);
-    LoadedModel m = load_model(ckpt, cfg.train.device, static_cast<int>(cfg.train.threads), cfg.train.batch_size);
+      fail_input("the data's vocabulary or labels differ from those {} was trained with",
+                 o->checkpoint);
+    LoadedModel m = load_model(ckpt, cfg.train.device, static_cast<int>(cfg.train.threads),
+                               cfg.train.batch_size);
     const Split& split = o->split == "test" ? data.test : data.valid;
     if (split.size() == 0) fail_input("the {} split of {} is empty", o->split, data.source);
     const EvalResult r = evaluate(*m.model, data, split, cfg.train.batch_size, cfg.data.max_len);

@@ -24,7 +24,8 @@ void softmax(float* x, int64_t n) {
   const float mx = *std::max_element(x, x + n);
   double z = 0;
   for (int64_t i = 0; i < n; ++i) z += std::exp(static_cast<double>(x[i] - mx));
-  for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(std::exp(static_cast<double>(x[i] - mx)) / z);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = static_cast<float>(std::exp(static_cast<double>(x[i] - mx)) / z);
 }
 
 nlohmann::json predict_line(LoadedModel& m, const std::string& text) {
@@ -107,7 +108,8 @@ void add_predict_command(CLI::App& app) {
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors or best.safetensors")->required();
+  cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors or best.safetensors")
+      ->required();
   cmd->add_option("--text", o->texts, "Text to classify/tag (repeatable; default: lines of stdin)");
   cmd->add_option("--prompt", o->prompt, "LM: text to continue");
   cmd->add_option("--tokens", o->tokens, "LM: tokens to generate")->check(CLI::Range(1, 100000));
@@ -120,7 +122,8 @@ void add_predict_command(CLI::App& app) {
     LoadedModel m = load_model(ckpt, ckpt.info().config.train.device,
                                static_cast<int>(ckpt.info().config.train.threads), 1);
     if (m.config.model.head == HeadKind::Lm) {
-      fmt::print("{}\n", generate(m, o->prompt.empty() ? "\n" : o->prompt, o->tokens, o->temperature, o->seed));
+      fmt::print("{}\n", generate(m, o->prompt.empty() ? "\n" : o->prompt, o->tokens,
+                                  o->temperature, o->seed));
       return;
     }
     std::vector<std::string> lines = o->texts;
@@ -134,7 +137,8 @@ void add_predict_command(CLI::App& app) {
       }
       std::string s;
       if (r.contains("label"))
-        s += fmt::format("{} ({:.3f})", r["label"].get<std::string>(), r["probability"].get<double>());
+        s += fmt::format("{} ({:.3f})", r["label"].get<std::string>(),
+                         r["probability"].get<double>());
       if (r.contains("tags"))
         for (const auto& t : r["tags"])
           s += fmt::format(" {}/{}", t["token"].get<std::string>(), t["tag"].get<std::string>());

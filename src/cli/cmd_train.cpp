@@ -20,19 +20,24 @@ void print_results(const nlohmann::json& run, const std::string& dir) {
   const auto& r = run["results"];
   auto line = [](const char* name, const nlohmann::json& m) {
     std::string s = fmt::format("{:<10} loss {:.4f}", name, m["loss"].get<double>());
-    if (m.contains("accuracy")) s += fmt::format("  accuracy {:.2f}%", 100 * m["accuracy"].get<double>());
-    if (m.contains("slot_f1")) s += fmt::format("  slot F1 {:.2f}", 100 * m["slot_f1"].get<double>());
+    if (m.contains("accuracy"))
+      s += fmt::format("  accuracy {:.2f}%", 100 * m["accuracy"].get<double>());
+    if (m.contains("slot_f1"))
+      s += fmt::format("  slot F1 {:.2f}", 100 * m["slot_f1"].get<double>());
     if (m.contains("sentence_accuracy"))
       s += fmt::format("  sentence accuracy {:.2f}%", 100 * m["sentence_accuracy"].get<double>());
-    if (m.contains("perplexity")) s += fmt::format("  perplexity {:.3f}", m["perplexity"].get<double>());
+    if (m.contains("perplexity"))
+      s += fmt::format("  perplexity {:.3f}", m["perplexity"].get<double>());
     fmt::print("{}\n", s);
   };
-  fmt::print("\ntrained {} steps ({}) in {:.1f} s on {}; {:.1f} ms/step\n", r["steps"].get<int64_t>(),
-             r["stopped_by"].get<std::string>(), run["timing"]["total_s"].get<double>(),
-             run["hardware"]["backend"].get<std::string>(), run["timing"]["step_ms"].get<double>());
+  fmt::print("\ntrained {} steps ({}) in {:.1f} s on {}; {:.1f} ms/step\n",
+             r["steps"].get<int64_t>(), r["stopped_by"].get<std::string>(),
+             run["timing"]["total_s"].get<double>(), run["hardware"]["backend"].get<std::string>(),
+             run["timing"]["step_ms"].get<double>());
   if (r["valid"]["examples"].get<int64_t>() > 0) line("valid", r["valid"]);
   if (r.contains("test")) line("test", r["test"]);
-  fmt::print("wrote {0}/run.json, {0}/metrics.jsonl, {0}/loss.svg, {0}/checkpoint.safetensors\n", dir);
+  fmt::print("wrote {0}/run.json, {0}/metrics.jsonl, {0}/loss.svg, {0}/checkpoint.safetensors\n",
+             dir);
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -15,177 +15,240 @@ using Keys = ConfigKeys<RunConfig>;
 using R = RunConfig;
 
 void add_model_keys(Keys& k) {
-  k.add("model.vocab_size", "Vocabulary size; 0 takes the tokenizer's size",
-        [](R& c) -> auto& { return c.model.vocab_size; });
-  k.add("model.max_seq", "Longest sequence (learned position embeddings)",
-        [](R& c) -> auto& { return c.model.max_seq; });
-  k.add("model.hidden", "Hidden size", [](R& c) -> auto& { return c.model.hidden; });
-  k.add("model.heads", "Attention heads (must divide model.hidden)",
-        [](R& c) -> auto& { return c.model.heads; });
-  k.add("model.ffn", "Feed-forward width", [](R& c) -> auto& { return c.model.ffn; });
-  k.add("model.layers", "Transformer blocks", [](R& c) -> auto& { return c.model.layers; });
-  k.add("model.dropout", "Dropout on embeddings and on each sublayer output",
-        [](R& c) -> auto& { return c.model.dropout; });
-  k.add("model.attn_dropout", "Dropout on attention probabilities",
-        [](R& c) -> auto& { return c.model.attn_dropout; });
-  k.add_choice("model.norm", "Layernorm placement: pre (GPT-2) or post (BERT)",
-               [](R& c) -> auto& { return c.model.norm; },
-               std::vector<std::pair<std::string, NormPlacement>>{{"pre", NormPlacement::Pre},
-                                                                  {"post", NormPlacement::Post}});
-  k.add("model.causal", "Causal (decoder) attention instead of bidirectional with padding mask",
-        [](R& c) -> auto& { return c.model.causal; });
-  k.add_choice("model.activation", "Feed-forward activation",
-               [](R& c) -> auto& { return c.model.activation; },
-               std::vector<std::pair<std::string, Activation>>{{"gelu", Activation::Gelu},
-                                                               {"gelu_tanh", Activation::GeluTanh},
-                                                               {"relu", Activation::Relu}});
-  k.add("model.tie_embeddings", "LM head reuses the token embedding matrix",
-        [](R& c) -> auto& { return c.model.tie_embeddings; });
-  k.add_choice("model.head",
-               "Task head: classify (sequence), tokens (per token), joint (both, losses "
-               "summed), lm (next token)",
-               [](R& c) -> auto& { return c.model.head; },
-               std::vector<std::pair<std::string, HeadKind>>{{"classify", HeadKind::Classify},
-                                                             {"tokens", HeadKind::Tokens},
-                                                             {"joint", HeadKind::Joint},
-                                                             {"lm", HeadKind::Lm}});
-  k.add_choice("model.pooling", "Sequence representation: first token ([CLS]) or mean",
-               [](R& c) -> auto& { return c.model.pooling; },
-               std::vector<std::pair<std::string, Pooling>>{{"first", Pooling::First},
-                                                            {"mean", Pooling::Mean}});
-  k.add("model.num_labels", "Sequence classes; 0 takes them from the data",
-        [](R& c) -> auto& { return c.model.num_labels; });
-  k.add("model.num_token_labels", "Token classes; 0 takes them from the data",
-        [](R& c) -> auto& { return c.model.num_token_labels; });
-  k.add("model.ln_eps", "Layernorm epsilon", [](R& c) -> auto& { return c.model.ln_eps; });
-  k.add("model.init_std", "Standard deviation of the normal weight initialisation",
-        [](R& c) -> auto& { return c.model.init_std; });
+  k.add(
+      "model.vocab_size", "Vocabulary size; 0 takes the tokenizer's size",
+      [](R & c) -> auto& { return c.model.vocab_size; });
+  k.add(
+      "model.max_seq", "Longest sequence (learned position embeddings)",
+      [](R & c) -> auto& { return c.model.max_seq; });
+  k.add(
+      "model.hidden", "Hidden size", [](R & c) -> auto& { return c.model.hidden; });
+  k.add(
+      "model.heads", "Attention heads (must divide model.hidden)",
+      [](R & c) -> auto& { return c.model.heads; });
+  k.add(
+      "model.ffn", "Feed-forward width", [](R & c) -> auto& { return c.model.ffn; });
+  k.add(
+      "model.layers", "Transformer blocks", [](R & c) -> auto& { return c.model.layers; });
+  k.add(
+      "model.dropout", "Dropout on embeddings and on each sublayer output",
+      [](R & c) -> auto& { return c.model.dropout; });
+  k.add(
+      "model.attn_dropout", "Dropout on attention probabilities",
+      [](R & c) -> auto& { return c.model.attn_dropout; });
+  k.add_choice(
+      "model.norm", "Layernorm placement: pre (GPT-2) or post (BERT)",
+      [](R & c) -> auto& { return c.model.norm; },
+      std::vector<std::pair<std::string, NormPlacement>>{{"pre", NormPlacement::Pre},
+                                                         {"post", NormPlacement::Post}});
+  k.add(
+      "model.causal", "Causal (decoder) attention instead of bidirectional with padding mask",
+      [](R & c) -> auto& { return c.model.causal; });
+  k.add_choice(
+      "model.activation", "Feed-forward activation",
+      [](R & c) -> auto& { return c.model.activation; },
+      std::vector<std::pair<std::string, Activation>>{{"gelu", Activation::Gelu},
+                                                      {"gelu_tanh", Activation::GeluTanh},
+                                                      {"relu", Activation::Relu}});
+  k.add(
+      "model.tie_embeddings", "LM head reuses the token embedding matrix",
+      [](R & c) -> auto& { return c.model.tie_embeddings; });
+  k.add_choice(
+      "model.head",
+      "Task head: classify (sequence), tokens (per token), joint (both, losses "
+      "summed), lm (next token)",
+      [](R & c) -> auto& { return c.model.head; },
+      std::vector<std::pair<std::string, HeadKind>>{{"classify", HeadKind::Classify},
+                                                    {"tokens", HeadKind::Tokens},
+                                                    {"joint", HeadKind::Joint},
+                                                    {"lm", HeadKind::Lm}});
+  k.add_choice(
+      "model.pooling", "Sequence representation: first token ([CLS]) or mean",
+      [](R & c) -> auto& { return c.model.pooling; },
+      std::vector<std::pair<std::string, Pooling>>{{"first", Pooling::First},
+                                                   {"mean", Pooling::Mean}});
+  k.add(
+      "model.num_labels", "Sequence classes; 0 takes them from the data",
+      [](R & c) -> auto& { return c.model.num_labels; });
+  k.add(
+      "model.num_token_labels", "Token classes; 0 takes them from the data",
+      [](R & c) -> auto& { return c.model.num_token_labels; });
+  k.add(
+      "model.ln_eps", "Layernorm epsilon", [](R & c) -> auto& { return c.model.ln_eps; });
+  k.add(
+      "model.init_std", "Standard deviation of the normal weight initialisation",
+      [](R & c) -> auto& { return c.model.init_std; });
 }
 
 void add_data_keys(Keys& k) {
-  k.add_choice("data.format",
-               "spam (SpamAssassin folders), jointbert (seq.in/label/seq.out), tsv, csv, "
-               "jsonl (text + label), text (plain text for LM)",
-               [](R& c) -> auto& { return c.data.format; },
-               std::vector<std::pair<std::string, DataFormat>>{{"spam", DataFormat::Spam},
-                                                               {"jointbert", DataFormat::JointBert},
-                                                               {"tsv", DataFormat::Tsv},
-                                                               {"csv", DataFormat::Csv},
-                                                               {"jsonl", DataFormat::Jsonl},
-                                                               {"text", DataFormat::Text}});
-  k.add("data.path", "Dataset file or folder; empty uses the installed default dataset",
-        [](R& c) -> auto& { return c.data.path; });
-  k.add("data.valid_path", "Validation file; empty splits it off the training data",
-        [](R& c) -> auto& { return c.data.valid_path; });
-  k.add("data.test_path", "Test file; empty splits it off the training data",
-        [](R& c) -> auto& { return c.data.test_path; });
-  k.add("data.text_field", "Text column / field name (csv, jsonl; tsv uses column 1)",
-        [](R& c) -> auto& { return c.data.text_field; });
-  k.add("data.label_field", "Label column / field name (csv, jsonl; tsv uses column 2)",
-        [](R& c) -> auto& { return c.data.label_field; });
-  k.add_choice("data.tokenizer", "word (vocabulary from training data) or char",
-               [](R& c) -> auto& { return c.data.tokenizer; },
-               std::vector<std::pair<std::string, TokenizerKind>>{{"word", TokenizerKind::Word},
-                                                                  {"char", TokenizerKind::Char}});
-  k.add("data.lowercase", "Lowercase text before word tokenisation",
-        [](R& c) -> auto& { return c.data.lowercase; });
-  k.add("data.min_freq", "Words seen fewer times in training become [UNK]",
-        [](R& c) -> auto& { return c.data.min_freq; });
-  k.add("data.max_vocab", "Largest word vocabulary (most frequent kept)",
-        [](R& c) -> auto& { return c.data.max_vocab; });
-  k.add("data.max_len", "Tokens per example including [CLS] (longer ones are cut); LM context",
-        [](R& c) -> auto& { return c.data.max_len; });
-  k.add("data.valid_fraction", "Share of training data held out for validation when no file",
-        [](R& c) -> auto& { return c.data.valid_fraction; });
-  k.add("data.test_fraction", "Share of training data held out for test when no file",
-        [](R& c) -> auto& { return c.data.test_fraction; });
-  k.add_choice("data.unseen_labels",
-               "A label in validation/test data that training never saw: error, or unk "
-               "(scored as wrong, the JointBERT convention)",
-               [](R& c) -> auto& { return c.data.unseen_labels; },
-               std::vector<std::pair<std::string, UnseenLabels>>{{"error", UnseenLabels::Error},
-                                                                 {"unk", UnseenLabels::Unk}});
-  k.add("data.max_examples", "Use only the first N examples of each split; 0 uses all",
-        [](R& c) -> auto& { return c.data.max_examples; });
-  k.add("data.seed", "Seed of the train/validation/test split",
-        [](R& c) -> auto& { return c.data.seed; });
+  k.add_choice(
+      "data.format",
+      "spam (SpamAssassin folders), jointbert (seq.in/label/seq.out), tsv, csv, "
+      "jsonl (text + label), text (plain text for LM)",
+      [](R & c) -> auto& { return c.data.format; },
+      std::vector<std::pair<std::string, DataFormat>>{{"spam", DataFormat::Spam},
+                                                      {"jointbert", DataFormat::JointBert},
+                                                      {"tsv", DataFormat::Tsv},
+                                                      {"csv", DataFormat::Csv},
+                                                      {"jsonl", DataFormat::Jsonl},
+                                                      {"text", DataFormat::Text}});
+  k.add(
+      "data.path", "Dataset file or folder; empty uses the installed default dataset",
+      [](R & c) -> auto& { return c.data.path; });
+  k.add(
+      "data.valid_path", "Validation file; empty splits it off the training data",
+      [](R & c) -> auto& { return c.data.valid_path; });
+  k.add(
+      "data.test_path", "Test file; empty splits it off the training data",
+      [](R & c) -> auto& { return c.data.test_path; });
+  k.add(
+      "data.text_field", "Text column / field name (csv, jsonl; tsv uses column 1)",
+      [](R & c) -> auto& { return c.data.text_field; });
+  k.add(
+      "data.label_field", "Label column / field name (csv, jsonl; tsv uses column 2)",
+      [](R & c) -> auto& { return c.data.label_field; });
+  k.add_choice(
+      "data.tokenizer", "word (vocabulary from training data) or char",
+      [](R & c) -> auto& { return c.data.tokenizer; },
+      std::vector<std::pair<std::string, TokenizerKind>>{{"word", TokenizerKind::Word},
+                                                         {"char", TokenizerKind::Char}});
+  k.add(
+      "data.lowercase", "Lowercase text before word tokenisation",
+      [](R & c) -> auto& { return c.data.lowercase; });
+  k.add(
+      "data.min_freq", "Words seen fewer times in training become [UNK]",
+      [](R & c) -> auto& { return c.data.min_freq; });
+  k.add(
+      "data.max_vocab", "Largest word vocabulary (most frequent kept)",
+      [](R & c) -> auto& { return c.data.max_vocab; });
+  k.add(
+      "data.max_len", "Tokens per example including [CLS] (longer ones are cut); LM context",
+      [](R & c) -> auto& { return c.data.max_len; });
+  k.add(
+      "data.valid_fraction", "Share of training data held out for validation when no file",
+      [](R & c) -> auto& { return c.data.valid_fraction; });
+  k.add(
+      "data.test_fraction", "Share of training data held out for test when no file",
+      [](R & c) -> auto& { return c.data.test_fraction; });
+  k.add_choice(
+      "data.unseen_labels",
+      "A label in validation/test data that training never saw: error, or unk "
+      "(scored as wrong, the JointBERT convention)",
+      [](R & c) -> auto& { return c.data.unseen_labels; },
+      std::vector<std::pair<std::string, UnseenLabels>>{{"error", UnseenLabels::Error},
+                                                        {"unk", UnseenLabels::Unk}});
+  k.add(
+      "data.max_examples", "Use only the first N examples of each split; 0 uses all",
+      [](R & c) -> auto& { return c.data.max_examples; });
+  k.add(
+      "data.seed", "Seed of the train/validation/test split",
+      [](R & c) -> auto& { return c.data.seed; });
 }
 
 void add_train_keys(Keys& k) {
-  k.add_choice("train.device", "auto (GPU when present), cpu or cuda",
-               [](R& c) -> auto& { return c.train.device; },
-               std::vector<std::pair<std::string, DeviceChoice>>{{"auto", DeviceChoice::Auto},
-                                                                 {"cpu", DeviceChoice::Cpu},
-                                                                 {"cuda", DeviceChoice::Cuda}});
-  k.add("train.threads", "CPU threads; 0 uses every core",
-        [](R& c) -> auto& { return c.train.threads; });
-  k.add_choice("train.precision", "fp32, tf32, bf16 or fp16 (GPU only beyond fp32)",
-               [](R& c) -> auto& { return c.train.precision; },
-               std::vector<std::pair<std::string, Precision>>{{"fp32", Precision::Fp32},
-                                                              {"tf32", Precision::Tf32},
-                                                              {"bf16", Precision::Bf16},
-                                                              {"fp16", Precision::Fp16}});
-  k.add("train.batch_size", "Examples per micro-batch",
-        [](R& c) -> auto& { return c.train.batch_size; });
-  k.add("train.grad_accum", "Micro-batches per optimizer step",
-        [](R& c) -> auto& { return c.train.grad_accum; });
-  k.add("train.epochs", "Passes over the training data (when train.max_steps is 0)",
-        [](R& c) -> auto& { return c.train.epochs; });
-  k.add("train.max_steps", "Optimizer steps; 0 lets train.epochs decide",
-        [](R& c) -> auto& { return c.train.max_steps; });
-  k.add("train.time_limit", "Stop training after this many seconds; 0: no limit",
-        [](R& c) -> auto& { return c.train.time_limit; });
-  k.add("train.log_every", "Steps between metrics.jsonl lines",
-        [](R& c) -> auto& { return c.train.log_every; });
-  k.add("train.eval_every", "Steps between evaluations; 0 evaluates once per epoch",
-        [](R& c) -> auto& { return c.train.eval_every; });
-  k.add("train.eval_batches", "Batches per periodic evaluation; 0 uses the whole set",
-        [](R& c) -> auto& { return c.train.eval_batches; });
-  k.add("train.checkpoint_every", "Steps between checkpoint-step<N>.safetensors files; checkpoint.safetensors is always written at the end",
-        [](R& c) -> auto& { return c.train.checkpoint_every; });
-  k.add("train.early_stop_patience",
-        "Stop after this many evaluations without improvement; 0: off",
-        [](R& c) -> auto& { return c.train.early_stop_patience; });
-  k.add("train.max_grad_norm", "Clip the global gradient norm to this; 0: no clipping",
-        [](R& c) -> auto& { return c.train.max_grad_norm; });
-  k.add("train.seed", "Seed of initialisation, shuffling and dropout",
-        [](R& c) -> auto& { return c.train.seed; });
+  k.add_choice(
+      "train.device", "auto (GPU when present), cpu or cuda",
+      [](R & c) -> auto& { return c.train.device; },
+      std::vector<std::pair<std::string, DeviceChoice>>{
+          {"auto", DeviceChoice::Auto}, {"cpu", DeviceChoice::Cpu}, {"cuda", DeviceChoice::Cuda}});
+  k.add(
+      "train.threads", "CPU threads; 0 uses every core",
+      [](R & c) -> auto& { return c.train.threads; });
+  k.add_choice(
+      "train.precision", "fp32, tf32, bf16 or fp16 (GPU only beyond fp32)",
+      [](R & c) -> auto& { return c.train.precision; },
+      std::vector<std::pair<std::string, Precision>>{{"fp32", Precision::Fp32},
+                                                     {"tf32", Precision::Tf32},
+                                                     {"bf16", Precision::Bf16},
+                                                     {"fp16", Precision::Fp16}});
+  k.add(
+      "train.batch_size", "Examples per micro-batch",
+      [](R & c) -> auto& { return c.train.batch_size; });
+  k.add(
+      "train.grad_accum", "Micro-batches per optimizer step",
+      [](R & c) -> auto& { return c.train.grad_accum; });
+  k.add(
+      "train.epochs", "Passes over the training data (when train.max_steps is 0)",
+      [](R & c) -> auto& { return c.train.epochs; });
+  k.add(
+      "train.max_steps", "Optimizer steps; 0 lets train.epochs decide",
+      [](R & c) -> auto& { return c.train.max_steps; });
+  k.add(
+      "train.time_limit", "Stop training after this many seconds; 0: no limit",
+      [](R & c) -> auto& { return c.train.time_limit; });
+  k.add(
+      "train.log_every", "Steps between metrics.jsonl lines",
+      [](R & c) -> auto& { return c.train.log_every; });
+  k.add(
+      "train.eval_every", "Steps between evaluations; 0 evaluates once per epoch",
+      [](R & c) -> auto& { return c.train.eval_every; });
+  k.add(
+      "train.eval_batches", "Batches per periodic evaluation; 0 uses the whole set",
+      [](R & c) -> auto& { return c.train.eval_batches; });
+  k.add(
+      "train.checkpoint_every",
+      "Steps between checkpoint-step<N>.safetensors files; checkpoint.safetensors is always "
+      "written at the end",
+      [](R & c) -> auto& { return c.train.checkpoint_every; });
+  k.add(
+      "train.early_stop_patience", "Stop after this many evaluations without improvement; 0: off",
+      [](R & c) -> auto& { return c.train.early_stop_patience; });
+  k.add(
+      "train.max_grad_norm", "Clip the global gradient norm to this; 0: no clipping",
+      [](R & c) -> auto& { return c.train.max_grad_norm; });
+  k.add(
+      "train.seed", "Seed of initialisation, shuffling and dropout",
+      [](R & c) -> auto& { return c.train.seed; });
 }
 
 void add_optim_keys(Keys& k) {
-  k.add_choice("optim.name", "adamw, adan or sgd", [](R& c) -> auto& { return c.optim.name; },
-               std::vector<std::pair<std::string, OptimizerKind>>{{"adamw", OptimizerKind::AdamW},
-                                                                  {"adan", OptimizerKind::Adan},
-                                                                  {"sgd", OptimizerKind::Sgd}});
-  k.add("optim.lr", "Peak learning rate", [](R& c) -> auto& { return c.optim.lr; });
-  k.add("optim.weight_decay", "Weight decay on matrices and embeddings (not biases, norms)",
-        [](R& c) -> auto& { return c.optim.weight_decay; });
-  k.add("optim.eps", "Denominator epsilon (AdamW, Adan)",
-        [](R& c) -> auto& { return c.optim.eps; });
-  k.add("optim.adamw.beta1", "AdamW first-moment decay",
-        [](R& c) -> auto& { return c.optim.adamw_beta1; });
-  k.add("optim.adamw.beta2", "AdamW second-moment decay",
-        [](R& c) -> auto& { return c.optim.adamw_beta2; });
-  k.add("optim.adan.beta1", "Adan gradient-average decay (code convention, papers.md)",
-        [](R& c) -> auto& { return c.optim.adan_beta1; });
-  k.add("optim.adan.beta2", "Adan gradient-difference decay",
-        [](R& c) -> auto& { return c.optim.adan_beta2; });
-  k.add("optim.adan.beta3", "Adan second-moment decay",
-        [](R& c) -> auto& { return c.optim.adan_beta3; });
-  k.add("optim.adan.no_prox", "Adan decoupled decay (multiply) instead of proximal (divide)",
-        [](R& c) -> auto& { return c.optim.adan_no_prox; });
-  k.add("optim.sgd.momentum", "SGD momentum", [](R& c) -> auto& { return c.optim.sgd_momentum; });
-  k.add("optim.sgd.nesterov", "SGD Nesterov momentum",
-        [](R& c) -> auto& { return c.optim.sgd_nesterov; });
-  k.add_choice("optim.schedule", "Learning-rate decay after warmup: constant, linear or cosine",
-               [](R& c) -> auto& { return c.optim.schedule; },
-               std::vector<std::pair<std::string, Schedule>>{{"constant", Schedule::Constant},
-                                                             {"linear", Schedule::Linear},
-                                                             {"cosine", Schedule::Cosine}});
-  k.add("optim.warmup_steps", "Linear warmup steps",
-        [](R& c) -> auto& { return c.optim.warmup_steps; });
-  k.add("optim.min_lr_ratio", "Final learning rate as a fraction of optim.lr",
-        [](R& c) -> auto& { return c.optim.min_lr_ratio; });
+  k.add_choice(
+      "optim.name", "adamw, adan or sgd", [](R & c) -> auto& { return c.optim.name; },
+      std::vector<std::pair<std::string, OptimizerKind>>{{"adamw", OptimizerKind::AdamW},
+                                                         {"adan", OptimizerKind::Adan},
+                                                         {"sgd", OptimizerKind::Sgd}});
+  k.add(
+      "optim.lr", "Peak learning rate", [](R & c) -> auto& { return c.optim.lr; });
+  k.add(
+      "optim.weight_decay", "Weight decay on matrices and embeddings (not biases, norms)",
+      [](R & c) -> auto& { return c.optim.weight_decay; });
+  k.add(
+      "optim.eps", "Denominator epsilon (AdamW, Adan)", [](R & c) -> auto& { return c.optim.eps; });
+  k.add(
+      "optim.adamw.beta1", "AdamW first-moment decay",
+      [](R & c) -> auto& { return c.optim.adamw_beta1; });
+  k.add(
+      "optim.adamw.beta2", "AdamW second-moment decay",
+      [](R & c) -> auto& { return c.optim.adamw_beta2; });
+  k.add(
+      "optim.adan.beta1", "Adan gradient-average decay (code convention, papers.md)",
+      [](R & c) -> auto& { return c.optim.adan_beta1; });
+  k.add(
+      "optim.adan.beta2", "Adan gradient-difference decay",
+      [](R & c) -> auto& { return c.optim.adan_beta2; });
+  k.add(
+      "optim.adan.beta3", "Adan second-moment decay",
+      [](R & c) -> auto& { return c.optim.adan_beta3; });
+  k.add(
+      "optim.adan.no_prox", "Adan decoupled decay (multiply) instead of proximal (divide)",
+      [](R & c) -> auto& { return c.optim.adan_no_prox; });
+  k.add(
+      "optim.sgd.momentum", "SGD momentum", [](R & c) -> auto& { return c.optim.sgd_momentum; });
+  k.add(
+      "optim.sgd.nesterov", "SGD Nesterov momentum",
+      [](R & c) -> auto& { return c.optim.sgd_nesterov; });
+  k.add_choice(
+      "optim.schedule", "Learning-rate decay after warmup: constant, linear or cosine",
+      [](R & c) -> auto& { return c.optim.schedule; },
+      std::vector<std::pair<std::string, Schedule>>{{"constant", Schedule::Constant},
+                                                    {"linear", Schedule::Linear},
+                                                    {"cosine", Schedule::Cosine}});
+  k.add(
+      "optim.warmup_steps", "Linear warmup steps",
+      [](R & c) -> auto& { return c.optim.warmup_steps; });
+  k.add(
+      "optim.min_lr_ratio", "Final learning rate as a fraction of optim.lr",
+      [](R & c) -> auto& { return c.optim.min_lr_ratio; });
 }
 
 Keys build_keys() {
@@ -242,8 +305,8 @@ nlohmann::json toml_value(const toml::node& n, const std::string& key) {
 
 void apply_table(RunConfig& c, const toml::table& t, const std::string& prefix) {
   for (const auto& [name, node] : t) {
-    const std::string key = prefix.empty() ? std::string(name.str())
-                                           : prefix + "." + std::string(name.str());
+    const std::string key =
+        prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
     if (const toml::table* sub = node.as_table()) {
       apply_table(c, *sub, key);
       continue;
@@ -301,16 +364,14 @@ const std::vector<ConfigKey<RunConfig>>& run_config_keys() {
 
 void apply_override(RunConfig& c, const std::string& kv) {
   const size_t eq = kv.find('=');
-  if (eq == std::string::npos || eq == 0)
-    fail_input("--set expects key=value, got '{}'", kv);
+  if (eq == std::string::npos || eq == 0) fail_input("--set expects key=value, got '{}'", kv);
   const std::string key = kv.substr(0, eq);
   const ConfigKey<R>* k = find_key(key);
   if (!k) unknown_key(key);
   k->set(c, parse_override_value(*k, kv.substr(eq + 1)));
 }
 
-RunConfig load_run_config(const std::string& toml_path,
-                          const std::vector<std::string>& overrides) {
+RunConfig load_run_config(const std::string& toml_path, const std::vector<std::string>& overrides) {
   RunConfig c;
   if (!toml_path.empty()) {
     toml::table t;
@@ -400,7 +461,8 @@ std::string config_reference_markdown() {
   for (const auto& k : run_config_keys()) {
     const std::string sec = k.name.substr(0, k.name.find('.'));
     if (sec != section) {
-      out += fmt::format("\n## [{}]\n\n| key | type | default | meaning |\n|---|---|---|---|\n", sec);
+      out +=
+          fmt::format("\n## [{}]\n\n| key | type | default | meaning |\n|---|---|---|---|\n", sec);
       section = sec;
     }
     std::string type = k.type;

@@ -9,7 +9,9 @@
 namespace hwt {
 
 // GELU, exact (erf) form: x·Φ(x).
-HWT_HD float gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+HWT_HD float gelu_erf(float x) {
+  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
 
 HWT_HD float gelu_erf_grad(float x) {
   const float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
@@ -32,20 +34,28 @@ HWT_HD float gelu_tanh_grad(float x) {
 
 HWT_HD float activate(Activation act, float x) {
   switch (act) {
-    case Activation::Gelu: return gelu_erf(x);
-    case Activation::GeluTanh: return gelu_tanh(x);
-    case Activation::Relu: return x > 0.0f ? x : 0.0f;
-    case Activation::None: return x;
+    case Activation::Gelu:
+      return gelu_erf(x);
+    case Activation::GeluTanh:
+      return gelu_tanh(x);
+    case Activation::Relu:
+      return x > 0.0f ? x : 0.0f;
+    case Activation::None:
+      return x;
   }
   return x;
 }
 
 HWT_HD float activate_grad(Activation act, float x) {
   switch (act) {
-    case Activation::Gelu: return gelu_erf_grad(x);
-    case Activation::GeluTanh: return gelu_tanh_grad(x);
-    case Activation::Relu: return x > 0.0f ? 1.0f : 0.0f;
-    case Activation::None: return 1.0f;
+    case Activation::Gelu:
+      return gelu_erf_grad(x);
+    case Activation::GeluTanh:
+      return gelu_tanh_grad(x);
+    case Activation::Relu:
+      return x > 0.0f ? 1.0f : 0.0f;
+    case Activation::None:
+      return 1.0f;
   }
   return 1.0f;
 }

@@ -32,9 +32,9 @@ template <class... Args>
 }  // namespace hwt
 
 // Internal invariant: a failure here is a bug in hwt, not bad input.
-#define HWT_CHECK(cond, ...)                                                               \
-  do {                                                                                     \
-    if (!(cond))                                                                           \
-      ::hwt::fail("internal check failed at {}:{}: {}: {}", __FILE__, __LINE__, #cond,     \
-                  ::fmt::format(__VA_ARGS__));                                             \
+#define HWT_CHECK(cond, ...)                                                           \
+  do {                                                                                 \
+    if (!(cond))                                                                       \
+      ::hwt::fail("internal check failed at {}:{}: {}: {}", __FILE__, __LINE__, #cond, \
+                  ::fmt::format(__VA_ARGS__));                                         \
   } while (0)

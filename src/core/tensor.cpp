@@ -6,9 +6,12 @@ namespace hwt {
 
 std::string_view device_name(Device d) {
   switch (d) {
-    case Device::Cpu: return "cpu";
-    case Device::Cuda: return "cuda";
-    case Device::Trace: return "trace";
+    case Device::Cpu:
+      return "cpu";
+    case Device::Cuda:
+      return "cuda";
+    case Device::Trace:
+      return "trace";
   }
   return "?";
 }
@@ -49,7 +52,8 @@ Tensor Tensor::row_slice(int64_t begin, int64_t count) const {
   HWT_CHECK(begin >= 0 && begin + count <= rows(), "rows {}+{} of {}", begin, count, str());
   Tensor t = *this;
   t.shape = Shape{count, cols()};
-  if (data) t.data = static_cast<char*>(data) + static_cast<size_t>(begin * cols()) * dtype_size(dtype);
+  if (data)
+    t.data = static_cast<char*>(data) + static_cast<size_t>(begin * cols()) * dtype_size(dtype);
   return t;
 }
 
@@ -61,6 +65,8 @@ Tensor Tensor::flat_slice(int64_t offset, int64_t n) const {
   return t;
 }
 
-std::string Tensor::str() const { return fmt::format("{}{}", dtype_name(dtype), shape.str()); }
+std::string Tensor::str() const {
+  return fmt::format("{}{}", dtype_name(dtype), shape.str());
+}
 
 }  // namespace hwt

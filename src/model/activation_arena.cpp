@@ -10,7 +10,9 @@ ActivationArena::Slot ActivationArena::reserve(DType dtype, int64_t max_elements
   return entries_.size() - 1;
 }
 
-void ActivationArena::allocate(Backend& backend) { buffer_ = DeviceBuffer(backend, total_); }
+void ActivationArena::allocate(Backend& backend) {
+  buffer_ = DeviceBuffer(backend, total_);
+}
 
 Tensor ActivationArena::view(Slot slot, Shape shape) const {
   const Entry& e = entries_.at(slot);

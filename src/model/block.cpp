@@ -38,7 +38,9 @@ void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
   scratch_ = arena.reserve(dt, max_rows * h);
 }
 
-Tensor Block::output(const StepContext& c) const { return c.act(out_act_, cfg_.hidden); }
+Tensor Block::output(const StepContext& c) const {
+  return c.act(out_act_, cfg_.hidden);
+}
 
 AttentionDims Block::attention_dims(const StepContext& c) const {
   AttentionDims d;
@@ -66,13 +68,13 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   if (pre) {
     attn_in = c.act(ln1_out_, h);
     be.layernorm_forward({x, c.params.compute(ln1_.gamma), c.params.compute(ln1_.beta), attn_in,
-                          c.arena.view(ln1_mean_, Shape{rows}), c.arena.view(ln1_rstd_, Shape{rows}),
-                          eps});
+                          c.arena.view(ln1_mean_, Shape{rows}),
+                          c.arena.view(ln1_rstd_, Shape{rows}), eps});
   }
   const Tensor qkv = c.act(qkv_act_, 3 * h), ctx = c.act(ctx_, h), tmp = c.act(scratch_, h);
   qkv_.forward(c, attn_in, qkv);
-  be.attention_forward({attention_dims(c), qkv, ctx,
-                        c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq})});
+  be.attention_forward(
+      {attention_dims(c), qkv, ctx, c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq})});
   out_.forward(c, ctx, tmp);
 
   // Residual 1. Pre-LN: x1 = x + drop(a), ffn_in = LN2(x1). Post-LN: x1 = LN1(x + drop(a)).

@@ -28,7 +28,9 @@ class Block {
  private:
   Dropout attn_probs_drop(const StepContext& c) const;
   AttentionDims attention_dims(const StepContext& c) const;
-  uint64_t site(int k) const { return 1 + 3 * static_cast<uint64_t>(index_) + static_cast<uint64_t>(k); }
+  uint64_t site(int k) const {
+    return 1 + 3 * static_cast<uint64_t>(index_) + static_cast<uint64_t>(k);
+  }
 
   const ModelConfig& cfg_;
   int index_;

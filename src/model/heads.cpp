@@ -29,7 +29,9 @@ void Heads::plan(ActivationArena& arena, DType dt, int64_t max_batch, int64_t ma
 Tensor Heads::seq_logits(const StepContext& c) const {
   return c.arena.view(seq_logits_, Shape{c.batch, cls_.out()});
 }
-Tensor Heads::token_logits(const StepContext& c) const { return c.act(token_logits_, token_.out()); }
+Tensor Heads::token_logits(const StepContext& c) const {
+  return c.act(token_logits_, token_.out());
+}
 Tensor Heads::seq_losses(const StepContext& c) const {
   return c.arena.view(seq_losses_, Shape{c.batch});
 }

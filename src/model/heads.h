@@ -9,8 +9,8 @@
 namespace hwt {
 
 struct HeadTargets {
-  Tensor seq_labels;    // i32 [batch]
-  Tensor token_labels;  // i32 [rows]
+  Tensor seq_labels;                       // i32 [batch]
+  Tensor token_labels;                     // i32 [rows]
   int64_t seq_valid = 0, token_valid = 0;  // labels that count (>= 0)
   float grad_multiplier = 1.0f;            // 1 / gradient-accumulation steps
   Tensor loss_scale{};  // f32 [1] on the device: dynamic loss scale the gradients carry (fp16)

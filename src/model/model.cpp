@@ -16,8 +16,10 @@ Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype)
   HWT_CHECK(!cfg_.has_sequence_head() || cfg_.num_labels > 0, "model.num_labels unknown");
   HWT_CHECK(!cfg_.has_token_head() || cfg_.num_token_labels > 0, "model.num_token_labels unknown");
   embed_ = std::make_unique<Embeddings>(cfg_, params_);
-  for (int i = 0; i < cfg_.layers; ++i) blocks_.push_back(std::make_unique<Block>(cfg_, params_, i));
-  if (cfg_.norm == NormPlacement::Pre) final_ln_ = LayerNormParams(params_, "final_ln", cfg_.hidden);
+  for (int i = 0; i < cfg_.layers; ++i)
+    blocks_.push_back(std::make_unique<Block>(cfg_, params_, i));
+  if (cfg_.norm == NormPlacement::Pre)
+    final_ln_ = LayerNormParams(params_, "final_ln", cfg_.hidden);
   heads_ = std::make_unique<Heads>(cfg_, params_, embed_->token_table());
   params_.allocate(backend_, act_dtype_);
 }
@@ -54,9 +56,9 @@ void Model::plan(int64_t max_batch, int64_t max_seq) {
 }
 
 StepContext Model::context() {
-  return StepContext{backend_, params_,  arena_,     act_dtype_,
-                     batch_,   seq_,     training_, step_seed_,
-                     arena_.view(lengths_, Shape{batch_})};
+  return StepContext{backend_,   params_,    arena_,
+                     act_dtype_, batch_,     seq_,
+                     training_,  step_seed_, arena_.view(lengths_, Shape{batch_})};
 }
 
 void Model::set_batch(const Batch& b, float grad_multiplier) {
@@ -66,7 +68,8 @@ void Model::set_batch(const Batch& b, float grad_multiplier) {
   batch_ = b.batch;
   seq_ = b.seq;
   const int64_t rows = b.batch * b.seq;
-  HWT_CHECK(static_cast<int64_t>(b.ids.size()) == rows && static_cast<int64_t>(b.lengths.size()) == b.batch,
+  HWT_CHECK(static_cast<int64_t>(b.ids.size()) == rows &&
+                static_cast<int64_t>(b.lengths.size()) == b.batch,
             "batch arrays do not match {}x{}", b.batch, b.seq);
   backend_.upload(arena_.view(ids_, Shape{rows}), b.ids.data());
   backend_.upload(arena_.view(lengths_, Shape{b.batch}), b.lengths.data());
@@ -96,11 +99,10 @@ void Model::forward(bool training, uint64_t step_seed) {
   if (cfg_.norm == NormPlacement::Pre) {
     backend_.set_scope("final_ln", Phase::Forward);
     const Tensor y = c.act(final_out_, cfg_.hidden);
-    backend_.layernorm_forward({x, params_.compute(final_ln_.gamma),
-                                params_.compute(final_ln_.beta), y,
-                                arena_.view(final_mean_, Shape{c.rows()}),
-                                arena_.view(final_rstd_, Shape{c.rows()}),
-                                static_cast<float>(cfg_.ln_eps)});
+    backend_.layernorm_forward(
+        {x, params_.compute(final_ln_.gamma), params_.compute(final_ln_.beta), y,
+         arena_.view(final_mean_, Shape{c.rows()}), arena_.view(final_rstd_, Shape{c.rows()}),
+         static_cast<float>(cfg_.ln_eps)});
     x = y;
   }
   heads_->forward(c, x, targets_);
@@ -171,7 +173,9 @@ Predictions Model::predictions() {
   return p;
 }
 
-Tensor Model::seq_logits() { return heads_->has_seq() ? heads_->seq_logits(context()) : Tensor{}; }
+Tensor Model::seq_logits() {
+  return heads_->has_seq() ? heads_->seq_logits(context()) : Tensor{};
+}
 Tensor Model::token_logits() {
   return heads_->has_token() ? heads_->token_logits(context()) : Tensor{};
 }

@@ -13,18 +13,18 @@ enum class NormPlacement : uint8_t { Pre, Post };
 enum class HeadKind : uint8_t { Classify, Tokens, Joint, Lm };
 
 struct ModelConfig {
-  int64_t vocab_size = 0;        // 0: taken from the tokenizer
-  int64_t max_seq = 128;         // learned positions
+  int64_t vocab_size = 0;  // 0: taken from the tokenizer
+  int64_t max_seq = 128;   // learned positions
   int64_t hidden = 128;
   int64_t heads = 4;
   int64_t ffn = 512;
   int64_t layers = 2;
-  double dropout = 0.1;          // embeddings, attention output, FFN output
-  double attn_dropout = 0.1;     // attention probabilities
+  double dropout = 0.1;       // embeddings, attention output, FFN output
+  double attn_dropout = 0.1;  // attention probabilities
   NormPlacement norm = NormPlacement::Pre;
-  bool causal = false;           // decoder (causal mask) or encoder (padding mask)
+  bool causal = false;  // decoder (causal mask) or encoder (padding mask)
   Activation activation = Activation::Gelu;
-  bool tie_embeddings = true;    // LM head shares the token embedding
+  bool tie_embeddings = true;  // LM head shares the token embedding
   HeadKind head = HeadKind::Classify;
   Pooling pooling = Pooling::First;
   int64_t num_labels = 0;        // sequence classes; 0: from the data

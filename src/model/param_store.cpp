@@ -17,7 +17,8 @@ uint64_t hash_name(const std::string& s) {
 // unlike std::normal_distribution.
 void fill_normal(float* out, int64_t n, float std, uint64_t seed) {
   for (int64_t i = 0; i < n; i += 2) {
-    const double u1 = (static_cast<double>(philox_uniform(seed, static_cast<uint64_t>(i))) + 0x1p-25);
+    const double u1 =
+        (static_cast<double>(philox_uniform(seed, static_cast<uint64_t>(i))) + 0x1p-25);
     const double u2 = philox_uniform(seed, static_cast<uint64_t>(i + 1));
     const double r = std::sqrt(-2.0 * std::log(u1)), t = 6.283185307179586 * u2;
     out[i] = static_cast<float>(std * r * std::cos(t));
@@ -66,9 +67,15 @@ void ParamStore::initialize(uint64_t seed) {
     float* dst = host.data() + p.offset;
     const int64_t n = p.shape.numel();
     switch (p.init) {
-      case Init::Zeros: std::fill_n(dst, n, 0.0f); break;
-      case Init::Ones: std::fill_n(dst, n, 1.0f); break;
-      case Init::Normal: fill_normal(dst, n, p.std, mix_seed(seed ^ hash_name(p.name))); break;
+      case Init::Zeros:
+        std::fill_n(dst, n, 0.0f);
+        break;
+      case Init::Ones:
+        std::fill_n(dst, n, 1.0f);
+        break;
+      case Init::Normal:
+        fill_normal(dst, n, p.std, mix_seed(seed ^ hash_name(p.name)));
+        break;
     }
   }
   backend_->upload(params_flat(), host.data());
@@ -81,19 +88,29 @@ Tensor ParamStore::view(const DeviceBuffer& buf, DType dtype, Handle h) const {
   return buf.tensor(dtype, p.shape, static_cast<size_t>(p.offset) * dtype_size(dtype));
 }
 
-Tensor ParamStore::param(Handle h) const { return view(params_, DType::F32, h); }
-Tensor ParamStore::grad(Handle h) const { return view(grads_, DType::F32, h); }
+Tensor ParamStore::param(Handle h) const {
+  return view(params_, DType::F32, h);
+}
+Tensor ParamStore::grad(Handle h) const {
+  return view(grads_, DType::F32, h);
+}
 Tensor ParamStore::compute(Handle h) const {
   return compute_dtype_ == DType::F32 ? param(h) : view(compute_, compute_dtype_, h);
 }
 
-Tensor ParamStore::params_flat() const { return params_.tensor(DType::F32, Shape{count_}); }
-Tensor ParamStore::grads_flat() const { return grads_.tensor(DType::F32, Shape{count_}); }
+Tensor ParamStore::params_flat() const {
+  return params_.tensor(DType::F32, Shape{count_});
+}
+Tensor ParamStore::grads_flat() const {
+  return grads_.tensor(DType::F32, Shape{count_});
+}
 Tensor ParamStore::compute_flat() const {
   return compute_dtype_ == DType::F32 ? Tensor{} : compute_.tensor(compute_dtype_, Shape{count_});
 }
 
-void ParamStore::zero_grads() { backend_->fill(grads_flat(), 0.0f); }
+void ParamStore::zero_grads() {
+  backend_->fill(grads_flat(), 0.0f);
+}
 
 void ParamStore::sync_compute() {
   if (compute_dtype_ != DType::F32) backend_->convert(compute_flat(), params_flat());

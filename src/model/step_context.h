@@ -21,7 +21,9 @@ struct StepContext {
   Tensor key_lengths;      // i32 [batch]
 
   int64_t rows() const { return batch * seq; }
-  Tensor act(ActivationArena::Slot s, int64_t cols) const { return arena.view(s, Shape{rows(), cols}); }
+  Tensor act(ActivationArena::Slot s, int64_t cols) const {
+    return arena.view(s, Shape{rows(), cols});
+  }
   // Dropout of one site (a fixed id per place in the model); inactive in evaluation.
   Dropout dropout(double p, uint64_t site) const {
     if (!training || p <= 0.0) return {};

@@ -16,11 +16,20 @@ std::string escape(const std::string& s) {
   std::string o;
   for (char c : s) {
     switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += c;
     }
   }
   return o;
@@ -87,7 +96,8 @@ std::string render_svg(const PlotSpec& p) {
   std::string s = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
-      "fill=\"white\"/>\n<text x=\"{}\" y=\"22\" font-size=\"15\" text-anchor=\"middle\">{}</text>\n",
+      "fill=\"white\"/>\n<text x=\"{}\" y=\"22\" font-size=\"15\" "
+      "text-anchor=\"middle\">{}</text>\n",
       p.width, p.height, left + w / 2, escape(p.title));
   for (double t : ax.ticks())
     s += fmt::format(
@@ -99,12 +109,14 @@ std::string render_svg(const PlotSpec& p) {
         "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>"
         "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
         left, Y(t), left + w, left - 6, Y(t) + 4, tick_label(t));
-  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n",
-                   left, top, w, h);
+  s += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", left,
+      top, w, h);
   s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + w / 2,
                    p.height - 12, escape(p.x_label));
   s += fmt::format(
-      "<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {0})\">{1}</text>\n",
+      "<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 "
+      "{0})\">{1}</text>\n",
       top + h / 2, escape(p.y_label));
 
   size_t next_color = 0;
@@ -117,12 +129,13 @@ std::string render_svg(const PlotSpec& p) {
       if ((p.log_x && ser.x[k] <= 0) || (p.log_y && ser.y[k] <= 0)) continue;
       pts += fmt::format("{:.1f},{:.1f} ", X(ser.x[k]), Y(ser.y[k]));
       if (ser.markers)
-        s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>\n", X(ser.x[k]),
-                         Y(ser.y[k]), color);
+        s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>\n",
+                         X(ser.x[k]), Y(ser.y[k]), color);
     }
     if (ser.line && !pts.empty())
-      s += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>\n",
-                       pts, color);
+      s += fmt::format(
+          "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>\n", pts,
+          color);
     const double ly = top + 10 + 18 * static_cast<double>(i);
     s += fmt::format(
         "<rect x=\"{}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" "

@@ -11,7 +11,9 @@ namespace {
 
 constexpr const char* kFormat = "hwt-checkpoint-1";
 
-std::vector<int64_t> dims(const Shape& s) { return {s.dims.begin(), s.dims.begin() + s.rank}; }
+std::vector<int64_t> dims(const Shape& s) {
+  return {s.dims.begin(), s.dims.begin() + s.rank};
+}
 
 std::string shape_str(const std::vector<int64_t>& d) {
   std::string s = "[";
@@ -20,7 +22,9 @@ std::string shape_str(const std::vector<int64_t>& d) {
 }
 
 nlohmann::json state_json(const TrainState& s) {
-  return {{"step", s.step}, {"epoch", s.epoch}, {"position", s.position},
+  return {{"step", s.step},
+          {"epoch", s.epoch},
+          {"position", s.position},
           {"best_score", std::isfinite(s.best_score) ? nlohmann::json(s.best_score) : nullptr},
           {"evals_since_best", s.evals_since_best}};
 }
@@ -38,7 +42,8 @@ TrainState state_from_json(const nlohmann::json& j) {
 }  // namespace
 
 void save_checkpoint(const std::string& path, const RunConfig& config, const nlohmann::json& vocab,
-                     const TrainState& state, const ParamStore& params, const Optimizer* optimizer) {
+                     const TrainState& state, const ParamStore& params,
+                     const Optimizer* optimizer) {
   Backend& be = params.backend();
   const size_t n = static_cast<size_t>(params.count());
   std::vector<float> host(n);
@@ -56,7 +61,8 @@ void save_checkpoint(const std::string& path, const RunConfig& config, const nlo
     for (const auto& [name, t] : optimizer->state()) {
       states.emplace_back(n);
       be.download(states.back().data(), t);
-      entries.push_back({"optim." + name, DType::F32, {static_cast<int64_t>(n)}, states.back().data()});
+      entries.push_back(
+          {"optim." + name, DType::F32, {static_cast<int64_t>(n)}, states.back().data()});
     }
   std::map<std::string, std::string> meta = {
       {"format", kFormat},
@@ -72,11 +78,13 @@ Checkpoint::Checkpoint(const std::string& path) : file_(SafetensorsFile::open(pa
   const auto& meta = file_.metadata();
   auto get = [&](const char* key) -> const std::string& {
     const auto it = meta.find(key);
-    if (it == meta.end()) fail_input("checkpoint {}: not an hwt checkpoint (metadata '{}' missing)", path, key);
+    if (it == meta.end())
+      fail_input("checkpoint {}: not an hwt checkpoint (metadata '{}' missing)", path, key);
     return it->second;
   };
   if (get("format") != kFormat)
-    fail_input("checkpoint {}: unsupported format '{}' (expected {})", path, get("format"), kFormat);
+    fail_input("checkpoint {}: unsupported format '{}' (expected {})", path, get("format"),
+               kFormat);
   try {
     info_.config = run_config_from_json(nlohmann::json::parse(get("config")));
     info_.vocab = nlohmann::json::parse(get("vocab"));
@@ -93,7 +101,8 @@ void Checkpoint::load_parameters(ParamStore& params) const {
   std::vector<float> host(static_cast<size_t>(params.count()));
   for (const ParamInfo& p : params.infos()) {
     if (!file_.contains(p.name))
-      fail_input("checkpoint {} was saved for another model: it has no parameter '{}'", file_.path(), p.name);
+      fail_input("checkpoint {} was saved for another model: it has no parameter '{}'",
+                 file_.path(), p.name);
     const SafetensorsFile::View v = file_.get(p.name);
     if (v.dtype != DType::F32 || v.shape != dims(p.shape))
       fail_input("checkpoint {} was saved for another model shape: '{}' is {} there, {} here",
@@ -108,10 +117,12 @@ void Checkpoint::load_optimizer(Optimizer& optimizer) const {
   for (const auto& [name, t] : optimizer.state()) {
     const std::string key = "optim." + name;
     if (!file_.contains(key))
-      fail_input("checkpoint {} has no optimizer state '{}' (saved with another optimizer?)", file_.path(), key);
+      fail_input("checkpoint {} has no optimizer state '{}' (saved with another optimizer?)",
+                 file_.path(), key);
     const SafetensorsFile::View v = file_.get(key);
     if (v.dtype != DType::F32 || v.shape != std::vector<int64_t>{t.numel()})
-      fail_input("checkpoint {}: optimizer state '{}' does not match this model", file_.path(), key);
+      fail_input("checkpoint {}: optimizer state '{}' does not match this model", file_.path(),
+                 key);
     optimizer.params().backend().upload(t, v.data);
   }
 }

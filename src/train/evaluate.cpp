@@ -19,14 +19,16 @@ ModelConfig resolve_model_config(ModelConfig m, const Dataset& data) {
   const int64_t vocab = data.tokenizer->vocab_size();
   if (m.vocab_size == 0) m.vocab_size = vocab;
   if (m.vocab_size < vocab)
-    fail_input("config model.vocab_size={} is smaller than the tokenizer's {} tokens", m.vocab_size, vocab);
+    fail_input("config model.vocab_size={} is smaller than the tokenizer's {} tokens", m.vocab_size,
+               vocab);
   auto labels = [](int64_t& configured, int64_t have, const char* key) {
     if (configured == 0) configured = have;
     if (configured < have)
       fail_input("config {}={} is smaller than the {} classes in the data", key, configured, have);
   };
   if (m.has_sequence_head()) labels(m.num_labels, data.labels.size(), "model.num_labels");
-  if (m.has_token_head()) labels(m.num_token_labels, data.token_labels.size(), "model.num_token_labels");
+  if (m.has_token_head())
+    labels(m.num_token_labels, data.token_labels.size(), "model.num_token_labels");
   return m;
 }
 

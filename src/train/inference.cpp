@@ -5,7 +5,8 @@
 
 namespace hwt {
 
-LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads, int64_t max_batch) {
+LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads,
+                       int64_t max_batch) {
   LoadedModel m;
   m.config = ckpt.info().config;
   m.vocab = dataset_from_vocab_json(ckpt.info().vocab, task_for(m.config.model.head));

@@ -99,7 +99,9 @@ EvalResult MetricAccumulator::result() const {
   const double seq_mean = seq_count_ ? seq_loss_ / static_cast<double>(seq_count_) : 0;
   const double token_mean = token_count_ ? token_loss_ / static_cast<double>(token_count_) : 0;
   r.loss = seq_mean + token_mean;
-  auto ratio = [](int64_t a, int64_t b) { return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0; };
+  auto ratio = [](int64_t a, int64_t b) {
+    return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0;
+  };
   if (task_ == Task::Lm) {
     r.perplexity = std::exp(token_mean);
     return r;

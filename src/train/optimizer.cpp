@@ -6,9 +6,15 @@ Optimizer::Optimizer(const OptimConfig& cfg, ParamStore& params, double max_grad
     : cfg_(cfg), params_(params), max_grad_norm_(static_cast<float>(max_grad_norm)) {
   std::vector<std::string> names;
   switch (cfg.name) {
-    case OptimizerKind::AdamW: names = {"exp_avg", "exp_avg_sq"}; break;
-    case OptimizerKind::Adan: names = {"exp_avg", "exp_avg_diff", "exp_avg_sq", "prev_grad"}; break;
-    case OptimizerKind::Sgd: names = {"momentum"}; break;
+    case OptimizerKind::AdamW:
+      names = {"exp_avg", "exp_avg_sq"};
+      break;
+    case OptimizerKind::Adan:
+      names = {"exp_avg", "exp_avg_diff", "exp_avg_sq", "prev_grad"};
+      break;
+    case OptimizerKind::Sgd:
+      names = {"momentum"};
+      break;
   }
   Backend& be = params.backend();
   for (const std::string& n : names)
@@ -47,21 +53,39 @@ void Optimizer::step(int64_t step, double lr) {
   const float flr = static_cast<float>(lr), wd = static_cast<float>(cfg_.weight_decay);
   switch (cfg_.name) {
     case OptimizerKind::AdamW: {
-      AdamWStep a{tensors(), buf(0), buf(1), clip, flr, static_cast<float>(cfg_.adamw_beta1),
-                  static_cast<float>(cfg_.adamw_beta2), static_cast<float>(cfg_.eps), wd, step};
+      AdamWStep a{tensors(),
+                  buf(0),
+                  buf(1),
+                  clip,
+                  flr,
+                  static_cast<float>(cfg_.adamw_beta1),
+                  static_cast<float>(cfg_.adamw_beta2),
+                  static_cast<float>(cfg_.eps),
+                  wd,
+                  step};
       be.adamw_step(a);
       break;
     }
     case OptimizerKind::Adan: {
-      AdanStep a{tensors(), buf(0), buf(1), buf(2), buf(3), clip, flr,
-                 static_cast<float>(cfg_.adan_beta1), static_cast<float>(cfg_.adan_beta2),
-                 static_cast<float>(cfg_.adan_beta3), static_cast<float>(cfg_.eps), wd,
-                 cfg_.adan_no_prox, step};
+      AdanStep a{tensors(),
+                 buf(0),
+                 buf(1),
+                 buf(2),
+                 buf(3),
+                 clip,
+                 flr,
+                 static_cast<float>(cfg_.adan_beta1),
+                 static_cast<float>(cfg_.adan_beta2),
+                 static_cast<float>(cfg_.adan_beta3),
+                 static_cast<float>(cfg_.eps),
+                 wd,
+                 cfg_.adan_no_prox,
+                 step};
       be.adan_step(a);
       break;
     }
     case OptimizerKind::Sgd: {
-      SgdStep a{tensors(), buf(0), clip, flr, static_cast<float>(cfg_.sgd_momentum), wd,
+      SgdStep a{tensors(),         buf(0), clip, flr, static_cast<float>(cfg_.sgd_momentum), wd,
                 cfg_.sgd_nesterov, step};
       be.sgd_step(a);
       break;

@@ -19,14 +19,16 @@ std::string duration(double s) {
 Progress::Progress(int64_t total_steps, bool enabled)
     : total_(total_steps), enabled_(enabled), tty_(isatty(fileno(stderr)) != 0) {}
 
-void Progress::update(int64_t step, double loss, double lr, double tokens_per_s, int64_t line_every) {
+void Progress::update(int64_t step, double loss, double lr, double tokens_per_s,
+                      int64_t line_every) {
   if (!enabled_) return;
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double frac = total_ > 0 ? static_cast<double>(step) / static_cast<double>(total_) : 0;
   const std::string eta = frac > 0 ? duration(elapsed * (1 - frac) / frac) : "?";
-  const std::string stats = fmt::format("step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s elapsed {} eta {}",
-                                        step, total_, loss, lr, tokens_per_s, duration(elapsed), eta);
+  const std::string stats =
+      fmt::format("step {}/{} loss {:.4f} lr {:.2e} {:.0f} tok/s elapsed {} eta {}", step, total_,
+                  loss, lr, tokens_per_s, duration(elapsed), eta);
   if (tty_) {
     constexpr int kWidth = 24;
     const int filled = static_cast<int>(frac * kWidth);

@@ -30,7 +30,8 @@ void write_loss_plot(const std::string& dir, const LossCurve& c) {
   p.x_label = "optimizer step";
   p.y_label = "loss";
   p.series.push_back({"train", c.train_step, c.train_loss, true, false, ""});
-  if (!c.valid_step.empty()) p.series.push_back({"validation", c.valid_step, c.valid_loss, true, true, ""});
+  if (!c.valid_step.empty())
+    p.series.push_back({"validation", c.valid_step, c.valid_loss, true, true, ""});
   write_file_atomic(dir + "/loss.svg", render_svg(p));
 }
 

@@ -21,9 +21,9 @@ struct TrainConfig {
   int64_t max_steps = 0;  // 0: epochs decide
   double time_limit = 0;  // seconds of training; 0: none
   int64_t log_every = 10;
-  int64_t eval_every = 0;        // steps; 0: once per epoch
-  int64_t eval_batches = 0;      // 0: the whole validation set
-  int64_t checkpoint_every = 0;  // steps; 0: only at the end
+  int64_t eval_every = 0;           // steps; 0: once per epoch
+  int64_t eval_batches = 0;         // 0: the whole validation set
+  int64_t checkpoint_every = 0;     // steps; 0: only at the end
   int64_t early_stop_patience = 0;  // evaluations without improvement; 0: off
   double max_grad_norm = 1.0;       // 0: no clipping
   int64_t seed = 42;

@@ -32,12 +32,16 @@ double seconds_since(Clock::time_point t) {
 
 DType activation_dtype(Precision p, Device device) {
   if (device == Device::Cpu && p != Precision::Fp32)
-    fail_input("train.precision other than \"fp32\" needs a GPU (the CPU backend computes in fp32)");
+    fail_input(
+        "train.precision other than \"fp32\" needs a GPU (the CPU backend computes in fp32)");
   switch (p) {
-    case Precision::Bf16: return DType::BF16;
-    case Precision::Fp16: return DType::F16;
+    case Precision::Bf16:
+      return DType::BF16;
+    case Precision::Fp16:
+      return DType::F16;
     case Precision::Fp32:
-    case Precision::Tf32: return DType::F32;
+    case Precision::Tf32:
+      return DType::F32;
   }
   return DType::F32;
 }
@@ -106,13 +110,14 @@ void Run::setup() {
   if (!req_.resume.empty()) resume_.emplace(req_.resume);
   data_ = load_dataset(cfg_.data, task_for(cfg_.model.head));
   if (resume_ && resume_->info().vocab != data_.vocab_json())
-    fail_input("checkpoint {}: the data's vocabulary or labels differ from those it was trained with",
-               req_.resume);
+    fail_input(
+        "checkpoint {}: the data's vocabulary or labels differ from those it was trained with",
+        req_.resume);
   if (data_.train.size() == 0) fail_input("the training split of {} is empty", data_.source);
   cfg_.model = resolve_model_config(cfg_.model, data_);
 
-  backend_ = make_backend(cfg_.train.device, static_cast<int>(cfg_.train.threads),
-                          cfg_.train.precision);
+  backend_ =
+      make_backend(cfg_.train.device, static_cast<int>(cfg_.train.threads), cfg_.train.precision);
   model_ = std::make_unique<Model>(cfg_.model, *backend_,
                                    activation_dtype(cfg_.train.precision, backend_->device()));
   model_->plan(cfg_.train.batch_size, cfg_.data.max_len);
@@ -131,13 +136,14 @@ void Run::setup() {
     opt_->set_loss_scale(scaler_->scale());
   }
 
-  it_ = std::make_unique<BatchIterator>(data_, data_.train, cfg_.train.batch_size,
-                                        cfg_.data.max_len, true,
-                                        static_cast<uint64_t>(cfg_.train.seed));
+  it_ =
+      std::make_unique<BatchIterator>(data_, data_.train, cfg_.train.batch_size, cfg_.data.max_len,
+                                      true, static_cast<uint64_t>(cfg_.train.seed));
   it_->seek(state_.epoch, state_.position);
   const int64_t accum = cfg_.train.grad_accum;
   steps_per_epoch_ = std::max<int64_t>(1, (it_->batches_per_epoch() + accum - 1) / accum);
-  total_steps_ = cfg_.train.max_steps > 0 ? cfg_.train.max_steps : cfg_.train.epochs * steps_per_epoch_;
+  total_steps_ =
+      cfg_.train.max_steps > 0 ? cfg_.train.max_steps : cfg_.train.epochs * steps_per_epoch_;
   // The output folder appears only once the data, model and checkpoint are known to be good.
   std::error_code ec;
   std::filesystem::create_directories(req_.out_dir, ec);
@@ -200,11 +206,12 @@ void Run::train_step(int64_t step) {
   state_.epoch = it_->epoch();
   state_.position = it_->position();
   if (!log_now) return;
-  const double tps = static_cast<double>(tokens_since_log_) / std::max(1e-9, seconds_since(last_log_));
+  const double tps =
+      static_cast<double>(tokens_since_log_) / std::max(1e-9, seconds_since(last_log_));
   tokens_since_log_ = 0;
   last_log_ = Clock::now();
-  log_->write({{"step", step}, {"epoch", state_.epoch}, {"loss", loss}, {"lr", lr},
-               {"tokens_per_s", tps}});
+  log_->write(
+      {{"step", step}, {"epoch", state_.epoch}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", tps}});
   curve_.train_step.push_back(static_cast<double>(step));
   curve_.train_loss.push_back(loss);
   progress_->update(step, loss, lr, tps, cfg_.train.log_every);
@@ -231,7 +238,8 @@ void Run::evaluate_and_track(int64_t step) {
     ++state_.evals_since_best;
   }
   times_.eval += seconds_since(t);
-  progress_->message(fmt::format("step {} validation: {}{}", step, r.summary(), improved ? " (best)" : ""));
+  progress_->message(
+      fmt::format("step {} validation: {}{}", step, r.summary(), improved ? " (best)" : ""));
   if (improved) save("best.safetensors", false);
 }
 
@@ -254,7 +262,8 @@ nlohmann::json Run::execute() {
     if (step % eval_every == 0 || step == total_steps_) evaluate_and_track(step);
     if (cfg_.train.checkpoint_every > 0 && step % cfg_.train.checkpoint_every == 0)
       save(fmt::format("checkpoint-step{}.safetensors", step), true);
-    if (cfg_.train.early_stop_patience > 0 && state_.evals_since_best >= cfg_.train.early_stop_patience) {
+    if (cfg_.train.early_stop_patience > 0 &&
+        state_.evals_since_best >= cfg_.train.early_stop_patience) {
       stopped = "early_stop";
       break;
     }
@@ -268,9 +277,10 @@ nlohmann::json Run::execute() {
 
   // Final figures: validation with the final weights; test with the best-on-validation ones.
   const auto t = Clock::now();
-  const EvalResult valid = data_.valid.size() > 0
-                               ? evaluate(*model_, data_, data_.valid, cfg_.train.batch_size, cfg_.data.max_len)
-                               : EvalResult{};
+  const EvalResult valid =
+      data_.valid.size() > 0
+          ? evaluate(*model_, data_, data_.valid, cfg_.train.batch_size, cfg_.data.max_len)
+          : EvalResult{};
   std::optional<EvalResult> test;
   if (data_.test.size() > 0) {
     if (!best_params_.empty()) {
@@ -287,7 +297,8 @@ nlohmann::json Run::execute() {
 nlohmann::json Run::report(const std::string& stopped, const EvalResult& valid,
                            const std::optional<EvalResult>& test, double total_s) {
   nlohmann::json results = {{"steps", state_.step},
-                            {"epochs_completed", static_cast<double>(state_.step) / static_cast<double>(steps_per_epoch_)},
+                            {"epochs_completed", static_cast<double>(state_.step) /
+                                                     static_cast<double>(steps_per_epoch_)},
                             {"stopped_by", stopped},
                             {"valid", valid.to_json()}};
   if (test) results["test"] = test->to_json();
@@ -295,26 +306,29 @@ nlohmann::json Run::report(const std::string& stopped, const EvalResult& valid,
   nlohmann::json timing = times_.to_json(total_s);
   const int64_t steps_here = state_.step - (resume_ ? resume_->info().state.step : 0);
   timing["step_ms"] = steps_here > 0 ? 1e3 * times_.train / static_cast<double>(steps_here) : 0.0;
-  nlohmann::json run = {
-      {"hwt_version", HWT_VERSION},
-      {"config", to_json(cfg_)},
-      {"hardware", {{"host", host_info()}, {"backend", backend_->name()}}},
-      {"data",
-       {{"source", data_.source},
-        {"train_examples", data_.train.size()},
-        {"valid_examples", data_.valid.size()},
-        {"test_examples", data_.test.size()},
-        {"vocab_size", data_.tokenizer->vocab_size()}}},
-      {"model", {{"parameters", model_->params().count()}, {"activation_bytes", model_->activation_bytes()}}},
-      {"results", results},
-      {"timing", timing},
-      {"resumed_from", req_.resume}};
+  nlohmann::json run = {{"hwt_version", HWT_VERSION},
+                        {"config", to_json(cfg_)},
+                        {"hardware", {{"host", host_info()}, {"backend", backend_->name()}}},
+                        {"data",
+                         {{"source", data_.source},
+                          {"train_examples", data_.train.size()},
+                          {"valid_examples", data_.valid.size()},
+                          {"test_examples", data_.test.size()},
+                          {"vocab_size", data_.tokenizer->vocab_size()}}},
+                        {"model",
+                         {{"parameters", model_->params().count()},
+                          {"activation_bytes", model_->activation_bytes()}}},
+                        {"results", results},
+                        {"timing", timing},
+                        {"resumed_from", req_.resume}};
   write_file_atomic(req_.out_dir + "/run.json", run.dump(2) + "\n");
   return run;
 }
 
 }  // namespace
 
-nlohmann::json train(const TrainRequest& request) { return Run(request).execute(); }
+nlohmann::json train(const TrainRequest& request) {
+  return Run(request).execute();
+}
 
 }  // namespace hwt

@@ -6,24 +6,36 @@ namespace hwt {
 
 std::string_view op_kind_name(OpKind k) {
   switch (k) {
-    case OpKind::Gemm: return "gemm";
-    case OpKind::Attention: return "attention";
-    case OpKind::Norm: return "norm";
-    case OpKind::Elementwise: return "elementwise";
-    case OpKind::Embedding: return "embedding";
-    case OpKind::Pooling: return "pooling";
-    case OpKind::Loss: return "loss";
-    case OpKind::Reduction: return "reduction";
-    case OpKind::Optimizer: return "optimizer";
+    case OpKind::Gemm:
+      return "gemm";
+    case OpKind::Attention:
+      return "attention";
+    case OpKind::Norm:
+      return "norm";
+    case OpKind::Elementwise:
+      return "elementwise";
+    case OpKind::Embedding:
+      return "embedding";
+    case OpKind::Pooling:
+      return "pooling";
+    case OpKind::Loss:
+      return "loss";
+    case OpKind::Reduction:
+      return "reduction";
+    case OpKind::Optimizer:
+      return "optimizer";
   }
   return "?";
 }
 
 std::string_view operand_name(Operand o) {
   switch (o) {
-    case Operand::Activation: return "activation";
-    case Operand::Weight: return "weight";
-    case Operand::Gradient: return "gradient";
+    case Operand::Activation:
+      return "activation";
+    case Operand::Weight:
+      return "weight";
+    case Operand::Gradient:
+      return "gradient";
   }
   return "?";
 }
@@ -61,8 +73,12 @@ double Workload::total_bytes() const {
 }
 
 void to_json(nlohmann::json& j, const GemmDims& g) {
-  j = {{"m", g.m}, {"n", g.n}, {"k", g.k}, {"batch", g.batch},
-       {"a", operand_name(g.a)}, {"b", operand_name(g.b)}};
+  j = {{"m", g.m},
+       {"n", g.n},
+       {"k", g.k},
+       {"batch", g.batch},
+       {"a", operand_name(g.a)},
+       {"b", operand_name(g.b)}};
 }
 
 void to_json(nlohmann::json& j, const OpRecord& r) {

@@ -52,7 +52,7 @@ struct OpRecord {
   int64_t params = 0;           // optimizer ops: parameters updated
   double flops = 0;             // all floating-point operations, GEMM and otherwise
   double bytes_read = 0, bytes_written = 0;  // minimum device-memory traffic
-  std::string detail;           // shapes, human-readable
+  std::string detail;                        // shapes, human-readable
 
   double gemm_flops() const;
 };

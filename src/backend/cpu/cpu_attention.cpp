@@ -96,12 +96,14 @@ void CpuBackend::attention_forward(const AttentionFwd& a) {
             mx = std::max(mx, p[static_cast<size_t>(j)]);
           }
           double z = 0;
-          for (int64_t j = 0; j < nk; ++j) z += std::exp(static_cast<double>(p[static_cast<size_t>(j)] - mx));
+          for (int64_t j = 0; j < nk; ++j)
+            z += std::exp(static_cast<double>(p[static_cast<size_t>(j)] - mx));
           const float l = mx + static_cast<float>(std::log(z));
           *row_lse = l;
           hv.drop_factors(i, nk, factor.data());
           for (int64_t j = 0; j < nk; ++j) {
-            const float w = std::exp(p[static_cast<size_t>(j)] - l) * factor[static_cast<size_t>(j)];
+            const float w =
+                std::exp(p[static_cast<size_t>(j)] - l) * factor[static_cast<size_t>(j)];
             if (w == 0.0f) continue;
             const float* v = qkv + hv.qkv_offset(j, 2);
             for (int64_t c = 0; c < D; ++c) o[c] += w * v[c];

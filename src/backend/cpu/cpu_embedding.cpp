@@ -14,7 +14,8 @@ void CpuBackend::embedding_forward(const EmbeddingFwd& a) {
   const float* pos = a.pos.defined() ? a.pos.as<float>() : nullptr;
   float* out = a.out.as<float>();
   for (int64_t r = 0; r < rows; ++r)
-    if (ids[r] < 0 || ids[r] >= vocab) fail("token id {} outside the vocabulary of {}", ids[r], vocab);
+    if (ids[r] < 0 || ids[r] >= vocab)
+      fail("token id {} outside the vocabulary of {}", ids[r], vocab);
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const float* t = table + ids[r] * h;

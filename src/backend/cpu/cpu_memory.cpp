@@ -33,7 +33,9 @@ CpuBackend::CpuBackend(int threads) {
   openblas_set_num_threads(threads_);
 }
 
-std::string CpuBackend::name() const { return fmt::format("cpu ({} threads)", threads_); }
+std::string CpuBackend::name() const {
+  return fmt::format("cpu ({} threads)", threads_);
+}
 
 void* CpuBackend::allocate(size_t bytes) {
   // 64-byte alignment for vector loads; aligned_alloc wants a multiple of the alignment.
@@ -43,11 +45,17 @@ void* CpuBackend::allocate(size_t bytes) {
   return p;
 }
 
-void CpuBackend::deallocate(void* p) { std::free(p); }
+void CpuBackend::deallocate(void* p) {
+  std::free(p);
+}
 
-void CpuBackend::upload(Tensor dst, const void* host) { std::memcpy(dst.data, host, dst.bytes()); }
+void CpuBackend::upload(Tensor dst, const void* host) {
+  std::memcpy(dst.data, host, dst.bytes());
+}
 
-void CpuBackend::download(void* host, Tensor src) { std::memcpy(host, src.data, src.bytes()); }
+void CpuBackend::download(void* host, Tensor src) {
+  std::memcpy(host, src.data, src.bytes());
+}
 
 void CpuBackend::copy(Tensor dst, Tensor src) {
   HWT_CHECK(dst.bytes() == src.bytes() && dst.dtype == src.dtype, "copy {} <- {}", dst.str(),
@@ -58,10 +66,17 @@ void CpuBackend::copy(Tensor dst, Tensor src) {
 void CpuBackend::fill(Tensor t, float value) {
   const int64_t n = t.numel();
   switch (t.dtype) {
-    case DType::F32: std::fill_n(t.as<float>(), n, value); break;
-    case DType::I32: std::fill_n(t.as<int32_t>(), n, static_cast<int32_t>(value)); break;
-    case DType::BF16: std::fill_n(t.as<uint16_t>(), n, float_to_bf16(value)); break;
-    case DType::F16: fail("cpu backend: fill of f16 is not supported");
+    case DType::F32:
+      std::fill_n(t.as<float>(), n, value);
+      break;
+    case DType::I32:
+      std::fill_n(t.as<int32_t>(), n, static_cast<int32_t>(value));
+      break;
+    case DType::BF16:
+      std::fill_n(t.as<uint16_t>(), n, float_to_bf16(value));
+      break;
+    case DType::F16:
+      fail("cpu backend: fill of f16 is not supported");
   }
 }
 

@@ -67,7 +67,9 @@ void rows_with_param_grads(int64_t rows, int64_t n, float* dgamma, float* dbeta,
   }
 }
 
-float dropout_scale(const Dropout& d) { return d.active() ? 1.0f / (1.0f - d.p) : 1.0f; }
+float dropout_scale(const Dropout& d) {
+  return d.active() ? 1.0f / (1.0f - d.p) : 1.0f;
+}
 
 // y[j] = dropout(x[j]) for the elements starting at flat index `begin` (y may alias x).
 void dropout_row(const Dropout& d, uint64_t begin, const float* x, float* y, int64_t n) {
@@ -120,8 +122,8 @@ void CpuBackend::residual_forward(const ResidualFwd& a) {
     dropout_row(a.drop, static_cast<uint64_t>(i * n), x + i * n, s + i * n, n);
     for (int64_t j = 0; j < n; ++j) s[i * n + j] += r[i * n + j];
     if (ln)
-      layernorm_row(s + i * n, a.gamma.as<float>(), a.beta.as<float>(), a.y.as<float>() + i * n,
-                    n, a.eps, a.mean.as<float>() + i, a.rstd.as<float>() + i);
+      layernorm_row(s + i * n, a.gamma.as<float>(), a.beta.as<float>(), a.y.as<float>() + i * n, n,
+                    a.eps, a.mean.as<float>() + i, a.rstd.as<float>() + i);
   }
 }
 

@@ -56,7 +56,6 @@ class CudaBackend final : public Backend {
   void sgd_step(const SgdStep& a) override;
   void loss_scale_update(const LossScaleUpdate& a) override;
 
-
  private:
   // Grow-only device scratch shared by ops (stream order keeps uses apart).
   void* scratch(size_t bytes);

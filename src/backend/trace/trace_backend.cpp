@@ -14,15 +14,22 @@ constexpr double kNormBwdFlops = 12;
 constexpr double kSoftmaxFlops = 5;  // scale, max, exp, sum, divide
 constexpr double kDropoutFlops = 2;  // draw compare and scale
 
-double b(const Tensor& t) { return t.defined() ? static_cast<double>(t.bytes()) : 0.0; }
-double n(const Tensor& t) { return t.defined() ? static_cast<double>(t.numel()) : 0.0; }
+double b(const Tensor& t) {
+  return t.defined() ? static_cast<double>(t.bytes()) : 0.0;
+}
+double n(const Tensor& t) {
+  return t.defined() ? static_cast<double>(t.numel()) : 0.0;
+}
 
 double activation_flops(Activation act) {
   switch (act) {
-    case Activation::None: return 0;
-    case Activation::Relu: return 1;
+    case Activation::None:
+      return 0;
+    case Activation::Relu:
+      return 1;
     case Activation::Gelu:
-    case Activation::GeluTanh: return kActivationFlops;
+    case Activation::GeluTanh:
+      return kActivationFlops;
   }
   return 0;
 }
@@ -45,14 +52,18 @@ Workload TraceBackend::take_workload() {
   return std::move(workload_);
 }
 
-void TraceBackend::clear() { workload_.ops.clear(); }
+void TraceBackend::clear() {
+  workload_.ops.clear();
+}
 
 void* TraceBackend::allocate(size_t bytes) {
   allocated_ += static_cast<double>(bytes);
   return nullptr;
 }
 
-void TraceBackend::download(void* host, Tensor src) { std::memset(host, 0, src.bytes()); }
+void TraceBackend::download(void* host, Tensor src) {
+  std::memset(host, 0, src.bytes());
+}
 
 void TraceBackend::set_scope(std::string_view label, Phase phase) {
   scope_ = label;
@@ -98,8 +109,8 @@ void TraceBackend::linear_forward(const LinearFwd& a) {
             activation_flops(a.act) * static_cast<double>(m * nn);
   r.bytes_read = b(a.x) + b(a.w) + b(a.b);
   r.bytes_written = b(a.y) + b(a.pre_act);
-  r.detail = fmt::format("x{} w{} act={}", a.x.shape.str(), a.w.shape.str(),
-                         static_cast<int>(a.act));
+  r.detail =
+      fmt::format("x{} w{} act={}", a.x.shape.str(), a.w.shape.str(), static_cast<int>(a.act));
 }
 
 void TraceBackend::linear_backward(const LinearBwd& a) {
@@ -148,8 +159,8 @@ void TraceBackend::layernorm_backward(const LayerNormBwd& a) {
   r.cols = a.x.cols();
   r.elements = a.x.numel();
   r.flops = kNormBwdFlops * n(a.x);
-  r.bytes_read = b(a.x) + b(a.dy) + b(a.gamma) + b(a.mean) + b(a.rstd) +
-                 (a.accumulate_dx ? b(a.dx) : 0.0);
+  r.bytes_read =
+      b(a.x) + b(a.dy) + b(a.gamma) + b(a.mean) + b(a.rstd) + (a.accumulate_dx ? b(a.dx) : 0.0);
   r.bytes_written = b(a.dx) + b(a.dgamma) + b(a.dbeta);
   r.detail = a.x.shape.str();
 }
@@ -168,8 +179,7 @@ void TraceBackend::residual_forward(const ResidualFwd& a) {
 
 void TraceBackend::residual_backward(const ResidualBwd& a) {
   const bool ln = a.gamma.defined();
-  OpRecord& r = record("residual_backward", ln ? OpKind::Norm : OpKind::Elementwise,
-                       a.d_x.dtype);
+  OpRecord& r = record("residual_backward", ln ? OpKind::Norm : OpKind::Elementwise, a.d_x.dtype);
   r.rows = a.d_x.rows();
   r.cols = a.d_x.cols();
   r.elements = a.d_x.numel();
@@ -208,8 +218,8 @@ void TraceBackend::attention_forward(const AttentionFwd& a) {
                                  static_cast<double>(r.rows * r.cols);
   r.bytes_read = b(a.qkv) + b(d.key_lengths);
   r.bytes_written = b(a.out) + b(a.lse);
-  r.detail = fmt::format("b={} s={} heads={} d={} causal={}", d.batch, d.seq, d.heads,
-                         d.head_dim, d.causal);
+  r.detail = fmt::format("b={} s={} heads={} d={} causal={}", d.batch, d.seq, d.heads, d.head_dim,
+                         d.causal);
 }
 
 void TraceBackend::attention_backward(const AttentionBwd& a) {
