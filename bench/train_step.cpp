@@ -3,7 +3,8 @@
 // utilisation and device memory; --profile adds a per-op breakdown of one step.
 // bench/train_step.py measures PyTorch on the same shapes; scripts/gpu_bench.sh runs both.
 //   bench_train_step --model gpt2|bert [--dtype bf16|f16|f32] [--optim adamw|adan]
-//                    [--batch N] [--seq N] [--steps N] [--profile]
+//                    [--batch N] [--seq N] [--vocab N] [--steps N] [--profile]
+// (--vocab 50257 against the default 50304 measures the shape advisor's vocab padding.)
 #include <cmath>
 #include <cstdio>
 
@@ -31,7 +32,8 @@ int main(int argc, char** argv) {
   }
   const std::string model_name = arg(argc, argv, "--model", "gpt2");
   const bool gpt = model_name == "gpt2";
-  const ModelConfig cfg = gpt ? gpt2_124m() : bert_base();
+  ModelConfig cfg = gpt ? gpt2_124m() : bert_base();
+  cfg.vocab_size = std::stoll(arg(argc, argv, "--vocab", std::to_string(cfg.vocab_size).c_str()));
   const int64_t batch = std::stoll(arg(argc, argv, "--batch", gpt ? "16" : "32"));
   const int64_t seq = std::stoll(arg(argc, argv, "--seq", gpt ? "1024" : "128"));
   const int steps = std::stoi(arg(argc, argv, "--steps", "20"));
@@ -104,12 +106,14 @@ int main(int argc, char** argv) {
   const double per_s = 1000.0 / ms;
   emit(fmt::format(
       "{{\"bench\": \"train_step\", \"impl\": \"hwt\", \"model\": \"{}\", \"dtype\": \"{}\", "
-      "\"optim\": \"{}\", \"batch\": {}, \"seq\": {}, \"ms\": {:.3f}, \"tokens_per_s\": {:.0f}, "
+      "\"optim\": \"{}\", \"batch\": {}, \"seq\": {}, \"vocab\": {}, \"ms\": {:.3f}, "
+      "\"tokens_per_s\": {:.0f}, "
       "\"seq_per_s\": {:.1f}, \"tflops\": {:.1f}, \"mfu_vs_989\": {:.3f}, \"peak_mem_GB\": {:.3f}, "
       "\"params\": {}, \"loss_before\": {:.4f}, \"loss_after\": {:.4f}, \"profiled\": {}}}",
-      model_name, dts, optim, batch, seq, ms, per_s * static_cast<double>(batch * seq),
-      per_s * static_cast<double>(batch), gemm_flops * per_s / 1e12, gemm_flops * per_s / 989e12,
-      used / 1e9, model.params().count(), loss0, loss, profile ? "true" : "false"));
+      model_name, dts, optim, batch, seq, cfg.vocab_size, ms,
+      per_s * static_cast<double>(batch * seq), per_s * static_cast<double>(batch),
+      gemm_flops * per_s / 1e12, gemm_flops * per_s / 989e12, used / 1e9, model.params().count(),
+      loss0, loss, profile ? "true" : "false"));
   if (!std::isfinite(loss)) return 1;
   if (profile) {
     double total = 0;
