@@ -1,34 +1,52 @@
 #!/usr/bin/env bash
 # One device call (under 10 minutes): the GPU tests, whole-model parity with the machine's
 # PyTorch, and `hwt train` quality runs on the GPU (nanoGPT's Shakespeare-character setup in
-# bf16, ATIS), using binaries packed by scripts/gpu_carry.sh (built here with -DHWT_NATIVE=OFF)
-# and data copied into .gpu-data/ (../shared does not travel).
-#   OUT=/tmp/q scripts/gpu_quality.sh
+# bf16 and fp16, ATIS), using binaries packed by scripts/gpu_carry.sh (built here with
+# -DHWT_NATIVE=OFF) and data copied into .gpu-data/ (../shared does not travel). Run files go
+# into $OUT/runs.tar.gz (the device call returns at most 8 files).
+#   OUT=/tmp/q [STAGES="tests vocab atis shakespeare_bf16 shakespeare_fp16"] scripts/gpu_quality.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu_quality}
-mkdir -p "$OUT"
+STAGES=${STAGES:-tests vocab atis shakespeare_bf16 shakespeare_fp16}
+mkdir -p "$OUT/runs"
 C=/tmp/hwt-carry
 mkdir -p "$C" && tar -xJf build-cuda-carry/carry.tar.xz -C "$C" || exit 1
 export LD_LIBRARY_PATH=$C/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export HWT_HOME=$PWD
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.limit --format=csv >"$OUT/env.txt" 2>&1
-# GPU tests, and whole-model parity with the machine's PyTorch 2.11 (its python3).
-HWT_TORCH_PYTHON=python3 timeout 150 "$C/hwt_tests" \
-  --gtest_filter='*Cuda*:*LossScaler*:*GemmTimer*:*TorchParity*cuda*' >"$OUT/tests.txt" 2>&1
-echo "tests exit $?" >>"$OUT/tests.txt"
-# The shape advisor's vocab padding, as whole GPT-2 training steps with hwt.
-for v in 50257 50304; do
-  timeout 45 "$C/bench_train_step" --model gpt2 --vocab "$v" --steps 10 >>"$OUT/vocab.jsonl" 2>&1
+
+shakespeare() {  # precision
+  timeout 200 "$C/hwt" train --config configs/shakespeare_char.toml --quiet \
+    --out "$OUT/runs/shakespeare_$1" --set data.path=.gpu-data/tinyshakespeare/input.txt \
+    --set train.device=cuda --set train.precision="$1" >"$OUT/runs/shakespeare_$1.txt" 2>&1
+  echo "shakespeare $1 exit $?" >>"$OUT/runs/shakespeare_$1.txt"
+  tail -4 "$OUT/runs/shakespeare_$1.txt"
+  grep -h '"split":"valid"' "$OUT/runs/shakespeare_$1/metrics.jsonl" |
+    python3 -c 'import sys, json; r = [json.loads(l) for l in sys.stdin]; b = min(r, key=lambda x: x["loss"]); print("best valid", b["loss"], "at step", b["step"])'
+}
+
+for stage in $STAGES; do
+  case $stage in
+    tests)  # GPU tests, and whole-model parity with the machine's PyTorch 2.11 (its python3)
+      HWT_TORCH_PYTHON=python3 timeout 150 "$C/hwt_tests" \
+        --gtest_filter="${TESTS_FILTER:-*Cuda*:*LossScaler*:*GemmTimer*:*TorchParity*cuda*}" \
+        >"$OUT/tests.txt" 2>&1
+      echo "tests exit $?" >>"$OUT/tests.txt"
+      tail -3 "$OUT/tests.txt" ;;
+    vocab)  # the shape advisor's vocab padding, as whole GPT-2 training steps with hwt
+      for v in 50257 50304; do
+        timeout 45 "$C/bench_train_step" --model gpt2 --vocab "$v" --steps 10 >>"$OUT/vocab.jsonl" 2>&1
+      done
+      cat "$OUT/vocab.jsonl" ;;
+    atis)
+      timeout 80 "$C/hwt" train --config configs/atis.toml --quiet --out "$OUT/runs/atis" \
+        --set data.path=.gpu-data/atis --set train.device=cuda >"$OUT/runs/atis.txt" 2>&1
+      echo "atis exit $?" >>"$OUT/runs/atis.txt"
+      tail -4 "$OUT/runs/atis.txt" ;;
+    shakespeare_bf16) shakespeare bf16 ;;
+    shakespeare_fp16) shakespeare fp16 ;;
+    *) echo "unknown stage $stage" ;;
+  esac
 done
-timeout 80 "$C/hwt" train --config configs/atis.toml --quiet --out "$OUT/atis" \
-  --set data.path=.gpu-data/atis --set train.device=cuda >"$OUT/atis.txt" 2>&1
-echo "atis exit $?" >>"$OUT/atis.txt"
-timeout 260 "$C/hwt" train --config configs/shakespeare_char.toml --quiet --out "$OUT/shakespeare" \
-  --set data.path=.gpu-data/tinyshakespeare/input.txt --set train.device=cuda \
-  --set train.precision=bf16 >"$OUT/shakespeare.txt" 2>&1
-echo "shakespeare exit $?" >>"$OUT/shakespeare.txt"
-rm -f "$OUT"/*/*.safetensors  # keep what comes back small
-tail -3 "$OUT/tests.txt"
-cat "$OUT/vocab.jsonl"
-tail -6 "$OUT/shakespeare.txt" "$OUT/atis.txt"
-grep -h '"split":"valid"' "$OUT/shakespeare/metrics.jsonl" | tail -3
+rm -f "$OUT"/runs/*/*.safetensors  # keep what comes back small
+tar -czf "$OUT/runs.tar.gz" -C "$OUT" runs && rm -rf "$OUT/runs"
