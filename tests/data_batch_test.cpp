@@ -117,6 +117,37 @@ TEST(DataBatch, SeekResumesExactly) {
   for (size_t i = 0; i < rest.size(); ++i) EXPECT_TRUE(same(rest[i], full[i + 3])) << i;
 }
 
+TEST(DataBatch, WordDropoutReplacesTokensWithUnkButNotPadOrCls) {
+  const Dataset d = joint_dataset(60);
+  BatchIterator plain(d, d.train, 8, 100, true, 5), dropped(d, d.train, 8, 100, true, 5);
+  dropped.set_word_dropout(0.3);
+  const auto a = epoch(plain), b = epoch(dropped);
+  ASSERT_EQ(a.size(), b.size());
+  int64_t words = 0, unk = 0;
+  for (size_t k = 0; k < a.size(); ++k) {
+    EXPECT_EQ(a[k].token_labels, b[k].token_labels);  // labels untouched
+    for (size_t i = 0; i < a[k].ids.size(); ++i) {
+      const int32_t was = a[k].ids[i], now = b[k].ids[i];
+      if (was == Tokenizer::kPad || was == Tokenizer::kCls) {
+        EXPECT_EQ(now, was);
+        continue;
+      }
+      ++words;
+      if (now == Tokenizer::kUnk)
+        ++unk;
+      else
+        EXPECT_EQ(now, was);
+    }
+  }
+  EXPECT_NEAR(static_cast<double>(unk) / static_cast<double>(words), 0.3, 0.03) << words;
+  // Resuming mid-epoch draws the same replacements.
+  BatchIterator resumed(d, d.train, 8, 100, true, 5);
+  resumed.set_word_dropout(0.3);
+  resumed.seek(0, 2);
+  const auto rest = epoch(resumed);
+  for (size_t i = 0; i < rest.size(); ++i) EXPECT_TRUE(same(rest[i], b[i + 2])) << i;
+}
+
 Dataset lm_dataset(int n, int64_t window) {
   Dataset d;
   d.task = Task::Lm;

@@ -138,6 +138,10 @@ void add_data_keys(Keys& k) {
       std::vector<std::pair<std::string, UnseenLabels>>{{"error", UnseenLabels::Error},
                                                         {"unk", UnseenLabels::Unk}});
   k.add(
+      "data.word_dropout",
+      "Probability that a training input token becomes [UNK] (teaches tagging of unseen words)",
+      [](R & c) -> auto& { return c.data.word_dropout; });
+  k.add(
       "data.max_examples", "Use only the first N examples of each split; 0 uses all",
       [](R & c) -> auto& { return c.data.max_examples; });
   k.add(
@@ -402,6 +406,8 @@ void validate(const RunConfig& c) {
     fail_input("config data.valid_fraction={} and data.test_fraction={} must be >= 0 and sum < 1",
                d.valid_fraction, d.test_fraction);
   if (d.max_examples < 0) fail_input("config data.max_examples must not be negative");
+  if (d.word_dropout < 0 || d.word_dropout >= 1)
+    fail_input("config data.word_dropout={} must be in [0, 1)", d.word_dropout);
   if (d.max_len > c.model.max_seq)
     fail_input("config data.max_len={} exceeds model.max_seq={}", d.max_len, c.model.max_seq);
   if (t.batch_size < 1) fail_input("config train.batch_size={} must be positive", t.batch_size);

@@ -2,6 +2,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/philox.h"
 #include "data/dataset.h"
 #include "data/shuffle.h"
 
@@ -121,8 +122,20 @@ bool BatchIterator::next(Batch& out) {
                   out.token_labels.begin() + row);
     }
   }
+  if (word_dropout_ > 0) drop_words(out);
   ++position_;
   return true;
+}
+
+void BatchIterator::drop_words(Batch& out) const {
+  const uint64_t key = mix_seed(mix_seed(seed_ ^ 0x776f7264ull) + static_cast<uint64_t>(epoch_));
+  const uint64_t base = static_cast<uint64_t>(position_ * batch_size_ * max_len_);
+  for (size_t i = 0; i < out.ids.size(); ++i) {
+    int32_t& id = out.ids[i];
+    if (id != Tokenizer::kPad && id != Tokenizer::kCls &&
+        philox_uniform(key, base + i) < word_dropout_)
+      id = Tokenizer::kUnk;
+  }
 }
 
 }  // namespace hwt

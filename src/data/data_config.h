@@ -25,6 +25,7 @@ struct DataConfig {
   double valid_fraction = 0.1;
   double test_fraction = 0.1;
   UnseenLabels unseen_labels = UnseenLabels::Error;
+  double word_dropout = 0;   // training inputs only
   int64_t max_examples = 0;  // 0: all
   int64_t seed = 1234;       // split and shuffle seed
 };

@@ -69,6 +69,9 @@ class BatchIterator {
   int64_t position() const { return position_; }
   void seek(int64_t epoch, int64_t position);
   int64_t batches_per_epoch() const;
+  // Replaces each input token (not [PAD] or [CLS]) by [UNK] with probability p, drawn from
+  // (seed, epoch, position), so the model learns to use context for words it never saw.
+  void set_word_dropout(double p) { word_dropout_ = p; }
 
  private:
   const Dataset& data_;
@@ -79,6 +82,8 @@ class BatchIterator {
   int64_t epoch_ = 0, position_ = 0;
   std::vector<int64_t> order_;  // example (or LM window) indices of this epoch
   int64_t phase_ = 0;           // LM: window start offset of this epoch
+  double word_dropout_ = 0;
+  void drop_words(Batch& out) const;
 };
 
 }  // namespace hwt

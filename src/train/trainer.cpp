@@ -139,6 +139,7 @@ void Run::setup() {
   it_ =
       std::make_unique<BatchIterator>(data_, data_.train, cfg_.train.batch_size, cfg_.data.max_len,
                                       true, static_cast<uint64_t>(cfg_.train.seed));
+  it_->set_word_dropout(cfg_.data.word_dropout);
   it_->seek(state_.epoch, state_.position);
   const int64_t accum = cfg_.train.grad_accum;
   steps_per_epoch_ = std::max<int64_t>(1, (it_->batches_per_epoch() + accum - 1) / accum);
