@@ -182,8 +182,8 @@ Tolerance tolerance(Target t) {
       return {1e-5, 1e-5, 1e-5, 1e-4};
     case Target::CudaF32:
       return {1e-5, 1e-5, 1e-4, 1e-4};
-    case Target::CudaBf16:
-      return {2e-2, 1e-2, 5e-2, 2e-2};
+    case Target::CudaBf16:  // step losses: about 1% of the losses here (2.5 to 5)
+      return {2e-2, 1e-2, 5e-2, 5e-2};
   }
   return {};
 }
