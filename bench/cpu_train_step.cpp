@@ -1,8 +1,9 @@
 // Training-step time of an hwt model on the CPU backend, for comparison with PyTorch
 // (bench/cpu_train_step.py, same model, run by bench/cpu_vs_torch.sh in the same session).
 //   bench_cpu_train_step --threads 2 --layers 4 --hidden 256 --heads 4 --ffn 1024
-//                        --batch 32 --seq 32 --steps 20
-// Prints one JSON line: median and mean milliseconds per step (forward, backward, AdamW).
+//                        --batch 32 --seq 32 --steps 20 [--profile]
+// Prints one JSON line: median and mean milliseconds per step (forward, backward, AdamW);
+// --profile adds one line per op with its milliseconds per step.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,8 +13,10 @@
 #include <string>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/openmp_wait.h"
 #include "core/philox.h"
 #include "model/model.h"
+#include "op_profile.h"
 #include "train/optimizer.h"
 
 namespace {
@@ -24,10 +27,17 @@ int64_t arg(int argc, char** argv, const char* name, int64_t def) {
   return def;
 }
 
+bool has_flag(int argc, char** argv, const char* name) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], name) == 0) return true;
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace hwt;
+  restart_with_passive_openmp_wait(argv);
   const int threads = static_cast<int>(arg(argc, argv, "--threads", 2));
   const int64_t B = arg(argc, argv, "--batch", 32), S = arg(argc, argv, "--seq", 32);
   const int64_t steps = arg(argc, argv, "--steps", 20);
@@ -40,7 +50,10 @@ int main(int argc, char** argv) {
   m.layers = arg(argc, argv, "--layers", 4);
   m.num_labels = 2;
   m.dropout = m.attn_dropout = 0.1;
-  CpuBackend be(threads);
+  CpuBackend cpu(threads);
+  bench::ProfilingBackend prof(cpu);
+  const bool profile = has_flag(argc, argv, "--profile");
+  Backend& be = profile ? static_cast<Backend&>(prof) : cpu;
   Model model(m, be);
   model.plan(B, S);
   model.init_parameters(1);
@@ -67,6 +80,7 @@ int main(int argc, char** argv) {
     const double t =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (s >= 3) ms.push_back(t);  // the first steps warm caches and thread pools
+    if (s == 2) prof.clear();
   }
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
@@ -76,4 +90,11 @@ int main(int argc, char** argv) {
       {"impl", "hwt"},   {"threads", threads}, {"median_ms", sorted[sorted.size() / 2]},
       {"mean_ms", mean}, {"steps", steps},     {"params", model.params().count()}};
   fmt::print("{}\n", out.dump());
+  if (profile) {  // milliseconds per step by op, largest first
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto& [key, v] : prof.totals()) rows.emplace_back(v.first / steps, key);
+    std::sort(rows.rbegin(), rows.rend());
+    for (const auto& [t, key] : rows)
+      fmt::print("{}\n", nlohmann::json{{"op", key}, {"ms_per_step", t}}.dump());
+  }
 }
