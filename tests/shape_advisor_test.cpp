@@ -5,25 +5,12 @@
 #include <algorithm>
 
 #include "analysis/shape_advisor.h"
+#include "shape_test_util.h"
 
 namespace hwt {
 namespace {
 
-ShapeCase lm(int64_t h, int64_t heads, int64_t ffn, int64_t layers, int64_t vocab, int64_t b,
-             int64_t s) {
-  ShapeCase c;
-  c.model.vocab_size = vocab;
-  c.model.max_seq = s;
-  c.model.hidden = h;
-  c.model.heads = heads;
-  c.model.ffn = ffn;
-  c.model.layers = layers;
-  c.model.causal = true;
-  c.model.head = HeadKind::Lm;
-  c.batch = b;
-  c.seq = s;
-  return c;
-}
+using test::causal_lm;
 
 std::vector<std::string> rules(const ShapeCase& c, MathPrecision p = MathPrecision::BF16,
                                int tp = 1) {
@@ -51,38 +38,39 @@ const GemmModel& h200_bf16() {
 }
 
 TEST(ShapeRules, Gpt2VocabFlaggedPaddedVocabNot) {
-  EXPECT_EQ(rules(lm(768, 12, 3072, 12, 50257, 16, 1024)), std::vector<std::string>{"vocab"});
-  EXPECT_EQ(severity(lm(768, 12, 3072, 12, 50257, 16, 1024), "vocab"), RuleSeverity::Slow);
-  EXPECT_TRUE(rules(lm(768, 12, 3072, 12, 50304, 16, 1024)).empty());
+  EXPECT_EQ(rules(causal_lm(768, 12, 3072, 12, 50257, 16, 1024)),
+            std::vector<std::string>{"vocab"});
+  EXPECT_EQ(severity(causal_lm(768, 12, 3072, 12, 50257, 16, 1024), "vocab"), RuleSeverity::Slow);
+  EXPECT_TRUE(rules(causal_lm(768, 12, 3072, 12, 50304, 16, 1024)).empty());
 }
 
 TEST(ShapeRules, HeadSizeOfGpt3_2_7B) {
   // GPT-3 2.7B: h = 2560 with 32 heads gives h/a = 80; Anthony et al. move to 20 heads (128).
-  EXPECT_TRUE(has(rules(lm(2560, 32, 10240, 32, 50304, 4, 2048)), "head_dim"));
-  EXPECT_TRUE(rules(lm(2560, 20, 10240, 32, 50304, 4, 2048)).empty());
+  EXPECT_TRUE(has(rules(causal_lm(2560, 32, 10240, 32, 50304, 4, 2048)), "head_dim"));
+  EXPECT_TRUE(rules(causal_lm(2560, 20, 10240, 32, 50304, 4, 2048)).empty());
 }
 
 TEST(ShapeRules, MisalignedWidthsAreSlow) {
-  const ShapeCase h4090 = lm(4090, 10, 16360, 2, 50304, 4, 1024);
+  const ShapeCase h4090 = causal_lm(4090, 10, 16360, 2, 50304, 4, 1024);
   EXPECT_EQ(severity(h4090, "hidden"), RuleSeverity::Slow);
-  const ShapeCase swiglu = lm(4096, 32, 10922, 2, 50304, 4, 1024);
+  const ShapeCase swiglu = causal_lm(4096, 32, 10922, 2, 50304, 4, 1024);
   EXPECT_EQ(rules(swiglu), std::vector<std::string>{"ffn"});
   EXPECT_EQ(severity(swiglu, "ffn"), RuleSeverity::Slow);
   // 16-byte aligned but not 128: a warning.
-  EXPECT_EQ(severity(lm(2600, 20, 10400, 2, 50304, 4, 1024), "hidden"), RuleSeverity::Warn);
+  EXPECT_EQ(severity(causal_lm(2600, 20, 10400, 2, 50304, 4, 1024), "hidden"), RuleSeverity::Warn);
 }
 
 TEST(ShapeRules, TokensSequenceAndTensorParallel) {
-  EXPECT_TRUE(has(rules(lm(768, 12, 3072, 2, 50304, 7, 100)), "tokens"));
-  EXPECT_EQ(severity(lm(768, 12, 3072, 2, 50304, 8, 77), "seq"), RuleSeverity::Slow);
-  const ShapeCase c = lm(768, 12, 3072, 2, 50304, 1, 1024);
+  EXPECT_TRUE(has(rules(causal_lm(768, 12, 3072, 2, 50304, 7, 100)), "tokens"));
+  EXPECT_EQ(severity(causal_lm(768, 12, 3072, 2, 50304, 8, 77), "seq"), RuleSeverity::Slow);
+  const ShapeCase c = causal_lm(768, 12, 3072, 2, 50304, 1, 1024);
   EXPECT_TRUE(rules(c, MathPrecision::BF16, 1).empty());
   EXPECT_TRUE(has(rules(c, MathPrecision::BF16, 8), "tensor_parallel"));  // 12 heads over 8 ranks
   EXPECT_TRUE(rules(c, MathPrecision::BF16, 4).empty());
 }
 
 TEST(ShapeRules, ClassifierVocabIsNoGemm) {
-  ShapeCase bert = lm(768, 12, 3072, 12, 30522, 32, 128);
+  ShapeCase bert = causal_lm(768, 12, 3072, 12, 30522, 32, 128);
   bert.model.head = HeadKind::Classify;
   bert.model.causal = false;
   bert.model.num_labels = 2;
@@ -91,13 +79,14 @@ TEST(ShapeRules, ClassifierVocabIsNoGemm) {
 
 TEST(ShapeRules, Fp32WantsFewerElements) {
   // 128 bytes are 32 fp32 elements: h = 800 is fine in fp32 terms of 16 B, not of 128 B.
-  const ShapeCase c = lm(800, 25, 3200, 2, 50304, 4, 1024);
+  const ShapeCase c = causal_lm(800, 25, 3200, 2, 50304, 4, 1024);
   EXPECT_TRUE(has(rules(c, MathPrecision::FP32), "hidden"));
-  EXPECT_FALSE(has(rules(lm(1024, 16, 4096, 2, 50304, 4, 1024), MathPrecision::FP32), "hidden"));
+  EXPECT_FALSE(
+      has(rules(causal_lm(1024, 16, 4096, 2, 50304, 4, 1024), MathPrecision::FP32), "hidden"));
 }
 
 TEST(ShapeAdvisor, StepPredictionAddsUp) {
-  const ShapeCase c = lm(768, 12, 3072, 2, 50304, 8, 512);
+  const ShapeCase c = causal_lm(768, 12, 3072, 2, 50304, 8, 512);
   const StepPrediction p = predict_step(trace_case(c, MathPrecision::BF16), h200_bf16());
   double share = 0, seconds = 0;
   for (const GemmGroupPrediction& g : p.gemms) {
@@ -112,11 +101,11 @@ TEST(ShapeAdvisor, StepPredictionAddsUp) {
 
 TEST(ShapeAdvisor, SuggestionsStayWithinToleranceAndArePredictedFaster) {
   const std::vector<ShapeCase> cases = {
-      lm(768, 12, 3072, 2, 50257, 16, 512),    // GPT-2 vocabulary
-      lm(2560, 32, 10240, 2, 50304, 4, 1024),  // GPT-3 2.7B heads
-      lm(2600, 20, 10400, 2, 50257, 4, 1024),  // width off 128 bytes
-      lm(4096, 32, 10922, 1, 50304, 2, 1024),  // SwiGLU-style FFN width
-      lm(1000, 10, 4000, 2, 32001, 8, 256),    // everything a bit off
+      causal_lm(768, 12, 3072, 2, 50257, 16, 512),    // GPT-2 vocabulary
+      causal_lm(2560, 32, 10240, 2, 50304, 4, 1024),  // GPT-3 2.7B heads
+      causal_lm(2600, 20, 10400, 2, 50257, 4, 1024),  // width off 128 bytes
+      causal_lm(4096, 32, 10922, 1, 50304, 2, 1024),  // SwiGLU-style FFN width
+      causal_lm(1000, 10, 4000, 2, 32001, 8, 256),    // everything a bit off
   };
   for (double tol : {0.02, 0.05, 0.10})
     for (const ShapeCase& c : cases) {
@@ -138,15 +127,16 @@ TEST(ShapeAdvisor, SuggestionsStayWithinToleranceAndArePredictedFaster) {
 }
 
 TEST(ShapeAdvisor, FixesKnownBadShapes) {
-  const AdvisorReport vocab = advise(lm(768, 12, 3072, 2, 50257, 16, 512), h200_bf16(), {});
+  const AdvisorReport vocab = advise(causal_lm(768, 12, 3072, 2, 50257, 16, 512), h200_bf16(), {});
   ASSERT_FALSE(vocab.suggestions.empty());
   EXPECT_EQ(vocab.suggestions.front().shape.model.vocab_size % 64, 0);
 
-  const AdvisorReport heads = advise(lm(2560, 32, 10240, 2, 50304, 4, 2048), h200_bf16(), {});
+  const AdvisorReport heads =
+      advise(causal_lm(2560, 32, 10240, 2, 50304, 4, 2048), h200_bf16(), {});
   ASSERT_FALSE(heads.suggestions.empty());
   EXPECT_EQ(heads.suggestions.front().shape.model.head_dim() % 64, 0);
 
-  const AdvisorReport ffn = advise(lm(4096, 32, 10922, 1, 50304, 2, 1024), h200_bf16(), {});
+  const AdvisorReport ffn = advise(causal_lm(4096, 32, 10922, 1, 50304, 2, 1024), h200_bf16(), {});
   ASSERT_FALSE(ffn.suggestions.empty());
   EXPECT_EQ(ffn.suggestions.front().shape.model.ffn % 8, 0);
   EXPECT_GT(ffn.suggestions.front().gain, 0.10);
@@ -156,7 +146,7 @@ TEST(ShapeAdvisor, FixesKnownBadShapes) {
 }
 
 TEST(ShapeAdvisor, WellShapedModelsGetLittleToGain) {
-  const AdvisorReport r = advise(lm(2048, 16, 8192, 2, 50304, 8, 2048), h200_bf16(), {});
+  const AdvisorReport r = advise(causal_lm(2048, 16, 8192, 2, 50304, 8, 2048), h200_bf16(), {});
   EXPECT_TRUE(r.rules.empty());
   for (const Suggestion& s : r.suggestions) EXPECT_LT(s.gain, 0.05) << s.changes.front();
 }
