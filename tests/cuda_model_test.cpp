@@ -83,10 +83,7 @@ Batch make_batch(const ModelConfig& m, int64_t batch, int64_t seq, uint64_t seed
   return b;
 }
 
-Vec read(Backend& be, Tensor t) {
-  test::DevPool pool(be, t.dtype);
-  return pool.read(t);
-}
+using test::read_floats;
 
 struct Twin {
   CpuBackend cpu{2};
@@ -123,14 +120,14 @@ TEST_P(CudaModel, LogitsAndEveryGradientMatchCpu) {
     m->forward(false, 0);
   }
   if (c.cfg.has_sequence_head()) {
-    EXPECT_LT(
-        test::rel_err(read(test::gpu_ref(), t.dev->seq_logits()), read(t.cpu, t.ref->seq_logits())),
-        tol(1e-5, 2e-2))
+    EXPECT_LT(test::rel_err(read_floats(test::gpu_ref(), t.dev->seq_logits()),
+                            read_floats(t.cpu, t.ref->seq_logits())),
+              tol(1e-5, 2e-2))
         << "sequence logits";
   }
   if (c.cfg.has_token_head() || c.cfg.head == HeadKind::Lm) {
-    EXPECT_LT(test::rel_err(read(test::gpu_ref(), t.dev->token_logits()),
-                            read(t.cpu, t.ref->token_logits())),
+    EXPECT_LT(test::rel_err(read_floats(test::gpu_ref(), t.dev->token_logits()),
+                            read_floats(t.cpu, t.ref->token_logits())),
               tol(1e-5, 2e-2))
         << "token logits";
   }
@@ -146,8 +143,8 @@ TEST_P(CudaModel, LogitsAndEveryGradientMatchCpu) {
   std::string worst_name;
   for (size_t h = 0; h < t.ref->params().infos().size(); ++h) {
     const ParamInfo& info = t.ref->params().infos()[h];
-    const Vec want = read(t.cpu, t.ref->params().grad(h));
-    const Vec got = read(test::gpu_ref(), t.dev->params().grad(h));
+    const Vec want = read_floats(t.cpu, t.ref->params().grad(h));
+    const Vec got = read_floats(test::gpu_ref(), t.dev->params().grad(h));
     double norm = 0;
     for (float v : want) norm += static_cast<double>(v) * v;
     if (norm == 0) {  // e.g. embedding rows no token used
@@ -160,8 +157,8 @@ TEST_P(CudaModel, LogitsAndEveryGradientMatchCpu) {
   }
   std::printf("[ %s ] worst gradient relative error %.3g (%s)\n", c.name, worst,
               worst_name.c_str());
-  EXPECT_LT(test::rel_err(read(test::gpu_ref(), t.dev->params().grads_flat()),
-                          read(t.cpu, t.ref->params().grads_flat())),
+  EXPECT_LT(test::rel_err(read_floats(test::gpu_ref(), t.dev->params().grads_flat()),
+                          read_floats(t.cpu, t.ref->params().grads_flat())),
             tol(2e-5, 2e-2))
       << "all gradients";
 }
@@ -193,8 +190,8 @@ TEST_P(CudaModel, TenOptimizerStepsMatchCpu) {
     }
     EXPECT_LT(test::rel_err(dev_loss, ref_loss), tol(1e-5, 1e-2)) << "loss trajectory";
     EXPECT_LT(ref_loss.back(), ref_loss.front()) << "the reference run should learn";
-    const double e = test::rel_err(read(test::gpu_ref(), t.dev->params().params_flat()),
-                                   read(t.cpu, t.ref->params().params_flat()));
+    const double e = test::rel_err(read_floats(test::gpu_ref(), t.dev->params().params_flat()),
+                                   read_floats(t.cpu, t.ref->params().params_flat()));
     std::printf("[ %s ] %s: params after 10 steps, relative error %.3g; loss %.4f -> %.4f\n",
                 c.name, kind == OptimizerKind::AdamW ? "adamw" : "adan", e, dev_loss.front(),
                 dev_loss.back());

@@ -106,6 +106,11 @@ class DevPool {
   std::vector<DeviceBuffer> bufs_;
 };
 
+// A tensor of any float dtype on any backend, as host floats.
+inline std::vector<float> read_floats(Backend& be, Tensor t) {
+  return DevPool(be, t.dtype).read(t);
+}
+
 // Relative-error tolerance for outputs of the given activation dtype.
 inline double tol(DType dt, double f32_tol = 1e-5, double low_tol = 1e-2) {
   return dt == DType::F32 ? f32_tol : low_tol;

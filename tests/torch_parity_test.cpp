@@ -188,9 +188,7 @@ Tolerance tolerance(Target t) {
   return {};
 }
 
-std::vector<float> read(Backend& be, Tensor t) {
-  return test::DevPool(be, t.dtype).read(t);
-}
+using test::read_floats;
 
 class TorchParity : public ::testing::TestWithParam<std::tuple<int, OptimizerKind, Target>> {};
 
@@ -259,13 +257,15 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
   if (out.contains("seq_logits")) {
     // Training forward overwrites logits with their gradient, so compare an eval forward.
     model.forward(false, 0);
-    EXPECT_LT(err(read(be, model.seq_logits()), out["seq_logits"].get<std::vector<double>>()),
-              tol.logits);
+    EXPECT_LT(
+        err(read_floats(be, model.seq_logits()), out["seq_logits"].get<std::vector<double>>()),
+        tol.logits);
   }
   if (out.contains("token_logits")) {
     model.forward(false, 0);
-    EXPECT_LT(err(read(be, model.token_logits()), out["token_logits"].get<std::vector<double>>()),
-              tol.logits);
+    EXPECT_LT(
+        err(read_floats(be, model.token_logits()), out["token_logits"].get<std::vector<double>>()),
+        tol.logits);
   }
   model.params().zero_grads();
   model.forward(true, 0);
