@@ -295,13 +295,13 @@ void generic_dispatch(const Launch& l, const AttnArgs& a, bool backward) {
     generic_typed<T, 8>(l, a, backward);
 }
 
-}  // namespace
-
 void attention_dvec(const Launch& l, const AttnArgs& a) {
   const int64_t n = a.batch * a.seq * a.heads;
   HWT_DISPATCH_FLOAT(
       a.dt, T, dvec_kernel<T><<<static_cast<unsigned>((n + 255) / 256), 256, 0, l.stream>>>(a));
 }
+
+}  // namespace
 
 void attention_forward(const Launch& l, const AttnArgs& a) {
   if (a.batch * a.seq == 0) return;
@@ -311,8 +311,8 @@ void attention_forward(const Launch& l, const AttnArgs& a) {
 
 void attention_backward(const Launch& l, const AttnArgs& a) {
   if (a.batch * a.seq == 0) return;
-  attention_dvec(l, a);
   if (flash_supported(a)) return flash_backward(l, a);
+  attention_dvec(l, a);
   HWT_DISPATCH_FLOAT(a.dt, T, generic_dispatch<T>(l, a, true));
 }
 

@@ -3,7 +3,9 @@
 // stream through double-buffered shared memory (cp.async), S = QKᵀ and O += PV run on
 // mma.sync m16n8k16 with fp32 accumulators and an online softmax in base 2.
 // Backward (deterministic, no atomics): a dQ kernel shaped like the forward (warps own query
-// rows) and a dK/dV kernel where warps own key rows and query tiles stream through.
+// rows, key tiles stream through) and a dK/dV kernel (warps own key rows, query tiles stream
+// through). Both work on half tiles of 32 columns so that S, dP and the packed P / dS operands
+// stay small: fewer registers, more warps in flight.
 #include <cfloat>
 #include <type_traits>
 
@@ -13,13 +15,12 @@
 namespace hwt::cuda {
 namespace {
 
-constexpr int kD = 64;         // head size
-constexpr int kTile = 64;      // rows of a streamed tile
-constexpr int kOwn = 128;      // rows a block owns (16 per warp)
-constexpr int kLd = kD + 8;    // shared-memory row stride in elements (conflict-free ldmatrix)
-constexpr int kThreads = 256;  // 8 warps
+constexpr int kD = 64;        // head size
+constexpr int kKs = kD / 16;  // k-steps over the head dimension
+constexpr int kTile = 64;     // rows of a streamed tile
+constexpr int kHalf = 32;     // columns the backward works on at once
+constexpr int kLd = kD + 8;   // shared-memory row stride in elements (conflict-free ldmatrix)
 constexpr int kTileElems = kTile * kLd;
-constexpr int kOwnElems = kOwn * kLd;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
@@ -74,6 +75,9 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
 }
+__device__ __forceinline__ void cp_async4(void* dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(dst)), "l"(src));
+}
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::);
 }
@@ -81,9 +85,9 @@ __device__ __forceinline__ void cp_async_wait_all() {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 
-// Copies rows [0, kRows) of a tile (row r at src + r * stride) to shared memory; rows at or
-// past `valid` are zero-filled.
-template <int kRows, class T>
+// Copies rows [0, kRows) of a tile (row r at src + r * stride) to shared memory with kThreads
+// threads; rows at or past `valid` are zero-filled.
+template <int kRows, int kThreads, class T>
 __device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, int64_t valid) {
   constexpr int kChunks = kD / 8;  // 16-byte chunks per row
   for (int c = threadIdx.x; c < kRows * kChunks; c += kThreads) {
@@ -96,49 +100,52 @@ __device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, 
   }
 }
 
-// A-operand fragments of the warp's 16 rows of a [64][kLd] tile, for all kD/16 k-steps.
+// A-operand fragments of the warp's 16 rows of a tile, for all k-steps.
 template <class T>
-__device__ __forceinline__ void load_a_frags(uint32_t (&f)[kD / 16][4], const T* tile, int warp,
+__device__ __forceinline__ void load_a_frags(uint32_t (&f)[kKs][4], const T* tile, int warp,
                                              int lane) {
 #pragma unroll
-  for (int ks = 0; ks < kD / 16; ++ks)
+  for (int ks = 0; ks < kKs; ++ks)
     ldsm_x4(f[ks], tile + (warp * 16 + (lane & 15)) * kLd + ks * 16 + (lane >> 4) * 8);
 }
 
-// acc[8][4] = A (16 x kD, fragments) · Bᵀ where B is a [64][kLd] tile whose rows are the output
-// columns (K rows for S = QKᵀ).
-template <class T>
-__device__ __forceinline__ void mma_abt(float (&acc)[8][4], const uint32_t (&a)[kD / 16][4],
+// acc[kN][4] = A (16 x kD, fragments) · Bᵀ, where the kN * 8 rows of `tile` from its start are
+// the output columns (K rows for S = QKᵀ).
+template <class T, int kN>
+__device__ __forceinline__ void mma_abt(float (&acc)[kN][4], const uint32_t (&a)[kKs][4],
                                         const T* tile, int lane) {
 #pragma unroll
-  for (int nt = 0; nt < 8; ++nt)
+  for (int nt = 0; nt < kN; ++nt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc[nt][e] = 0.0f;
 #pragma unroll
-  for (int ks = 0; ks < kD / 16; ++ks) {
-    uint32_t b[4][4];  // all fragments of the k-step first, so loads overlap the MMAs
+  for (int ks = 0; ks < kKs; ++ks) {
+    uint32_t b[kN / 2][4];  // all fragments of the k-step first, so loads overlap the MMAs
 #pragma unroll
-    for (int np = 0; np < 4; ++np)
+    for (int np = 0; np < kN / 2; ++np)
       ldsm_x4(b[np], tile + (np * 16 + (lane & 7) + (lane >> 4) * 8) * kLd + ks * 16 +
                          ((lane >> 3) & 1) * 8);
 #pragma unroll
-    for (int np = 0; np < 4; ++np) {
+    for (int np = 0; np < kN / 2; ++np) {
       mma<T>(acc[2 * np], a[ks], b[np][0], b[np][1]);
       mma<T>(acc[2 * np + 1], a[ks], b[np][2], b[np][3]);
     }
   }
 }
 
-// acc[kD/8][4] += P (16 x 64, as C fragments p[8][4]) · B where B is a [64][kLd] tile whose rows
-// are the contraction index (V rows for O += PV).
-template <class T>
-__device__ __forceinline__ void mma_pb(float (&acc)[kD / 8][4], const float (&p)[8][4],
+// Slot of the packed A fragment that holds C-fragment element pair (nt, r) of a 16-row product:
+// packed[nt / 2][(nt % 2) * 2 + r] = (c[nt][2r], c[nt][2r + 1]).
+__device__ __forceinline__ constexpr int pack_slot(int nt, int r) {
+  return (nt & 1) * 2 + r;
+}
+
+// acc[kD/8][4] += P (16 x kK*16, packed A fragments) · B, where the kK * 16 rows of `tile` from
+// its start are the contraction index (V rows for O += PV).
+template <class T, int kK>
+__device__ __forceinline__ void mma_pb(float (&acc)[kD / 8][4], const uint32_t (&a)[kK][4],
                                        const T* tile, int lane) {
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {
-    const uint32_t a[4] = {
-        pack2<T>(p[2 * kk][0], p[2 * kk][1]), pack2<T>(p[2 * kk][2], p[2 * kk][3]),
-        pack2<T>(p[2 * kk + 1][0], p[2 * kk + 1][1]), pack2<T>(p[2 * kk + 1][2], p[2 * kk + 1][3])};
+  for (int kk = 0; kk < kK; ++kk) {
     uint32_t b[kD / 16][4];
 #pragma unroll
     for (int dp = 0; dp < kD / 16; ++dp)
@@ -146,8 +153,8 @@ __device__ __forceinline__ void mma_pb(float (&acc)[kD / 8][4], const float (&p)
                            (lane >> 4) * 8);
 #pragma unroll
     for (int dp = 0; dp < kD / 16; ++dp) {
-      mma<T>(acc[2 * dp], a, b[dp][0], b[dp][1]);
-      mma<T>(acc[2 * dp + 1], a, b[dp][2], b[dp][3]);
+      mma<T>(acc[2 * dp], a[kk], b[dp][0], b[dp][1]);
+      mma<T>(acc[2 * dp + 1], a[kk], b[dp][2], b[dp][3]);
     }
   }
 }
@@ -166,47 +173,59 @@ __device__ __forceinline__ void drop_pair(const DropArgs& d, uint64_t index, flo
 }
 
 struct Head {
-  int64_t S, H, L, b, h, rs;  // rs: qkv row stride
-  __device__ Head(const AttnArgs& a) : S(a.seq), H(a.heads), b(blockIdx.z), h(blockIdx.y) {
+  int S, L;             // sequence length, valid keys
+  int64_t H, b, h, rs;  // rs: qkv row stride
+  __device__ Head(const AttnArgs& a)
+      : S(static_cast<int>(a.seq)), H(a.heads), b(blockIdx.z), h(blockIdx.y) {
     rs = 3 * a.heads * kD;
-    L = a.key_lengths ? a.key_lengths[b] : a.seq;
-    L = L < 0 ? 0 : (L > S ? S : L);
+    const int64_t len = a.key_lengths ? a.key_lengths[b] : a.seq;
+    L = static_cast<int>(len < 0 ? 0 : (len > a.seq ? a.seq : len));
   }
   __device__ int64_t qkv(int64_t t, int part) const {
     return (b * S + t) * rs + part * H * kD + h * kD;
   }
   __device__ int64_t out(int64_t t) const { return (b * S + t) * H * kD + h * kD; }
   __device__ int64_t row(int64_t i) const { return (b * H + h) * S + i; }
+  // Dropout element index of (query i, key j), as the CPU backend numbers it.
+  __device__ uint64_t drop_index(int i, int j) const {
+    return static_cast<uint64_t>(row(i) * S + j);
+  }
 };
 
-// The query tile of this block: later (longer, under a causal mask) tiles are scheduled first.
-__device__ __forceinline__ int64_t tile_start() {
-  return static_cast<int64_t>(gridDim.x - 1 - blockIdx.x) * kOwn;
+// The query (or key) tile of this block: later (longer, under a causal mask) query tiles are
+// scheduled first.
+template <int kOwn>
+__device__ __forceinline__ int query_tile_start() {
+  return static_cast<int>(gridDim.x - 1 - blockIdx.x) * kOwn;
 }
 
-template <class T>
-__global__ void __launch_bounds__(kThreads) flash_fwd_kernel(AttnArgs a) {
+constexpr int kFwdWarps = 8;
+constexpr int kFwdOwn = 16 * kFwdWarps;
+
+template <class T, bool kDrop>
+__global__ void __launch_bounds__(32 * kFwdWarps, 2) flash_fwd_kernel(AttnArgs a) {
+  constexpr int kThreads = 32 * kFwdWarps;
   extern __shared__ __align__(16) unsigned char smem[];
   T* sQ = reinterpret_cast<T*>(smem);
-  T* sK = sQ + kOwnElems;       // two buffers
+  T* sK = sQ + kFwdOwn * kLd;   // two buffers
   T* sV = sK + 2 * kTileElems;  // two buffers
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
   const Head hd(a);
-  const int64_t q0 = tile_start();
+  const int q0 = query_tile_start<kFwdOwn>();
   const T* qkv = static_cast<const T*>(a.qkv);
-  const int64_t kv_end = a.causal ? (q0 + kOwn < hd.L ? q0 + kOwn : hd.L) : hd.L;
-  const int n_tiles = static_cast<int>((kv_end + kTile - 1) / kTile);
-  load_tile<kOwn>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0);
+  const int kv_end = a.causal ? min(q0 + kFwdOwn, hd.L) : hd.L;
+  const int n_tiles = (kv_end + kTile - 1) / kTile;
+  load_tile<kFwdOwn, kThreads>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0);
   cp_async_commit();
   if (n_tiles > 0) {
-    load_tile<kTile>(sK, qkv + hd.qkv(0, 1), hd.rs, hd.S);
-    load_tile<kTile>(sV, qkv + hd.qkv(0, 2), hd.rs, hd.S);
+    load_tile<kTile, kThreads>(sK, qkv + hd.qkv(0, 1), hd.rs, hd.S);
+    load_tile<kTile, kThreads>(sV, qkv + hd.qkv(0, 2), hd.rs, hd.S);
   }
   cp_async_commit();
 
-  const int64_t row0 = q0 + warp * 16 + g;  // rows row0 and row0 + 8
+  const int row0 = q0 + warp * 16 + g;  // rows row0 and row0 + 8
   const float sl2 = a.scale * kLog2e;
-  uint32_t qf[kD / 16][4];
+  uint32_t qf[kKs][4];
   float o[kD / 8][4] = {};
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   for (int t = 0; t < n_tiles; ++t) {
@@ -214,15 +233,17 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(AttnArgs a) {
     __syncthreads();
     if (t == 0) load_a_frags(qf, sQ, warp, lane);
     if (t + 1 < n_tiles) {
-      const int64_t j1 = static_cast<int64_t>(t + 1) * kTile;
-      load_tile<kTile>(sK + ((t + 1) & 1) * kTileElems, qkv + hd.qkv(j1, 1), hd.rs, hd.S - j1);
-      load_tile<kTile>(sV + ((t + 1) & 1) * kTileElems, qkv + hd.qkv(j1, 2), hd.rs, hd.S - j1);
+      const int j1 = (t + 1) * kTile;
+      load_tile<kTile, kThreads>(sK + ((t + 1) & 1) * kTileElems, qkv + hd.qkv(j1, 1), hd.rs,
+                                 hd.S - j1);
+      load_tile<kTile, kThreads>(sV + ((t + 1) & 1) * kTileElems, qkv + hd.qkv(j1, 2), hd.rs,
+                                 hd.S - j1);
     }
     cp_async_commit();
-    const int64_t j0 = static_cast<int64_t>(t) * kTile;
+    const int j0 = t * kTile;
     if (a.causal && j0 > q0 + warp * 16 + 15) continue;  // every key after this warp's rows
     float s[8][4];
-    mma_abt<T>(s, qf, sK + (t & 1) * kTileElems, lane);
+    mma_abt<T, 8>(s, qf, sK + (t & 1) * kTileElems, lane);
     const bool need_mask = j0 + kTile > hd.L || (a.causal && j0 + kTile - 1 > q0 + warp * 16);
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt)
@@ -230,11 +251,12 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(AttnArgs a) {
       for (int e = 0; e < 4; ++e) {
         float v = s[nt][e] * sl2;
         if (need_mask) {
-          const int64_t j = j0 + nt * 8 + 2 * tq + (e & 1), i = row0 + (e >> 1) * 8;
+          const int j = j0 + nt * 8 + 2 * tq + (e & 1), i = row0 + (e >> 1) * 8;
           if (j >= hd.L || (a.causal && j > i)) v = -INFINITY;
         }
         s[nt][e] = v;
       }
+    uint32_t pa[4][4];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float mx = -INFINITY;
@@ -249,9 +271,15 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(AttnArgs a) {
       float sum = 0.0f;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
-        s[nt][2 * r] = exp2f(s[nt][2 * r] - m_use);
-        s[nt][2 * r + 1] = exp2f(s[nt][2 * r + 1] - m_use);
-        sum += s[nt][2 * r] + s[nt][2 * r + 1];
+        float p0 = exp2f(s[nt][2 * r] - m_use), p1 = exp2f(s[nt][2 * r + 1] - m_use);
+        sum += p0 + p1;
+        if constexpr (kDrop) {
+          float f0, f1;
+          drop_pair(a.drop, hd.drop_index(row0 + r * 8, j0 + nt * 8 + 2 * tq), f0, f1);
+          p0 *= f0;
+          p1 *= f1;
+        }
+        pa[nt >> 1][pack_slot(nt, r)] = pack2<T>(p0, p1);
       }
       l[r] = l[r] * alpha + sum;
 #pragma unroll
@@ -259,19 +287,8 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(AttnArgs a) {
         o[dt][2 * r] *= alpha;
         o[dt][2 * r + 1] *= alpha;
       }
-      if (a.drop.active()) {
-        const int64_t i = row0 + r * 8;
-#pragma unroll
-        for (int nt = 0; nt < 8; ++nt) {
-          const int64_t j = j0 + nt * 8 + 2 * tq;
-          float f0, f1;
-          drop_pair(a.drop, static_cast<uint64_t>(hd.row(i) * hd.S + j), f0, f1);
-          s[nt][2 * r] *= f0;
-          s[nt][2 * r + 1] *= f1;
-        }
-      }
     }
-    mma_pb<T>(o, s, sV + (t & 1) * kTileElems, lane);
+    mma_pb<T, 4>(o, pa, sV + (t & 1) * kTileElems, lane);
   }
   cp_async_wait_all();  // nothing may be in flight at exit (no tiles: Q alone)
   T* out = static_cast<T*>(a.out);
@@ -280,7 +297,7 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(AttnArgs a) {
     float sum = l[r];
     sum += __shfl_xor_sync(0xffffffffu, sum, 1);
     sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    const int64_t i = row0 + r * 8;
+    const int i = row0 + r * 8;
     if (i >= hd.S) continue;
     const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
     T* orow = out + hd.out(i);
@@ -292,40 +309,44 @@ __global__ void __launch_bounds__(kThreads) flash_fwd_kernel(AttnArgs a) {
   }
 }
 
-template <class T>
-__global__ void __launch_bounds__(kThreads) flash_dq_kernel(AttnArgs a) {
+constexpr int kDqWarps = 8;
+constexpr int kDqOwn = 16 * kDqWarps;
+
+template <class T, bool kDrop>
+__global__ void __launch_bounds__(32 * kDqWarps, 2) flash_dq_kernel(AttnArgs a) {
+  constexpr int kThreads = 32 * kDqWarps;
   extern __shared__ __align__(16) unsigned char smem[];
   T* sQ = reinterpret_cast<T*>(smem);
-  T* sdO = sQ + kOwnElems;
-  T* sK = sdO + kOwnElems;      // two buffers
+  T* sdO = sQ + kDqOwn * kLd;
+  T* sK = sdO + kDqOwn * kLd;   // two buffers
   T* sV = sK + 2 * kTileElems;  // two buffers
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
   const Head hd(a);
-  const int64_t q0 = tile_start();
+  const int q0 = query_tile_start<kDqOwn>();
   const T* qkv = static_cast<const T*>(a.qkv);
   const T* dout = static_cast<const T*>(a.d_out);
-  const int64_t kv_end = a.causal ? (q0 + kOwn < hd.L ? q0 + kOwn : hd.L) : hd.L;
-  const int n_tiles = static_cast<int>((kv_end + kTile - 1) / kTile);
-  load_tile<kOwn>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0);
-  load_tile<kOwn>(sdO, dout + hd.out(q0), hd.H * kD, hd.S - q0);
+  const int kv_end = a.causal ? min(q0 + kDqOwn, hd.L) : hd.L;
+  const int n_tiles = (kv_end + kTile - 1) / kTile;
+  load_tile<kDqOwn, kThreads>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0);
+  load_tile<kDqOwn, kThreads>(sdO, dout + hd.out(q0), hd.H * kD, hd.S - q0);
   cp_async_commit();
   if (n_tiles > 0) {
-    load_tile<kTile>(sK, qkv + hd.qkv(0, 1), hd.rs, hd.S);
-    load_tile<kTile>(sV, qkv + hd.qkv(0, 2), hd.rs, hd.S);
+    load_tile<kTile, kThreads>(sK, qkv + hd.qkv(0, 1), hd.rs, hd.S);
+    load_tile<kTile, kThreads>(sV, qkv + hd.qkv(0, 2), hd.rs, hd.S);
   }
   cp_async_commit();
 
-  const int64_t row0 = q0 + warp * 16 + g;
+  const int row0 = q0 + warp * 16 + g;
   const float sl2 = a.scale * kLog2e;
   float lse2[2], dvec[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const int64_t i = row0 + r * 8;
+    const int i = row0 + r * 8;
     const float lse = i < hd.S ? a.lse[hd.row(i)] : -INFINITY;
     lse2[r] = lse == -INFINITY ? INFINITY : lse * kLog2e;
     dvec[r] = i < hd.S ? a.dvec[hd.row(i)] : 0.0f;
   }
-  uint32_t qf[kD / 16][4], df[kD / 16][4];
+  uint32_t qf[kKs][4], df[kKs][4];
   float dq[kD / 8][4] = {};
   for (int t = 0; t < n_tiles; ++t) {
     cp_async_wait_all();
@@ -335,39 +356,47 @@ __global__ void __launch_bounds__(kThreads) flash_dq_kernel(AttnArgs a) {
       load_a_frags(df, sdO, warp, lane);
     }
     if (t + 1 < n_tiles) {
-      const int64_t j1 = static_cast<int64_t>(t + 1) * kTile;
-      load_tile<kTile>(sK + ((t + 1) & 1) * kTileElems, qkv + hd.qkv(j1, 1), hd.rs, hd.S - j1);
-      load_tile<kTile>(sV + ((t + 1) & 1) * kTileElems, qkv + hd.qkv(j1, 2), hd.rs, hd.S - j1);
+      const int j1 = (t + 1) * kTile;
+      load_tile<kTile, kThreads>(sK + ((t + 1) & 1) * kTileElems, qkv + hd.qkv(j1, 1), hd.rs,
+                                 hd.S - j1);
+      load_tile<kTile, kThreads>(sV + ((t + 1) & 1) * kTileElems, qkv + hd.qkv(j1, 2), hd.rs,
+                                 hd.S - j1);
     }
     cp_async_commit();
-    const int64_t j0 = static_cast<int64_t>(t) * kTile;
-    if (a.causal && j0 > q0 + warp * 16 + 15) continue;  // every key after this warp's rows
-    const T* k_s = sK + (t & 1) * kTileElems;
-    float s[8][4], dp[8][4];
-    mma_abt<T>(s, qf, k_s, lane);
-    mma_abt<T>(dp, df, sV + (t & 1) * kTileElems, lane);
-    const bool need_mask = j0 + kTile > hd.L || (a.causal && j0 + kTile - 1 > q0 + warp * 16);
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
+    for (int half = 0; half < kTile / kHalf; ++half) {
+      const int j0 = t * kTile + half * kHalf;
+      if (a.causal && j0 > q0 + warp * 16 + 15) break;  // every key after this warp's rows
+      const T* k_s = sK + (t & 1) * kTileElems + half * kHalf * kLd;
+      const T* v_s = sV + (t & 1) * kTileElems + half * kHalf * kLd;
+      float s[kHalf / 8][4], dp[kHalf / 8][4];
+      mma_abt<T, kHalf / 8>(s, qf, k_s, lane);
+      mma_abt<T, kHalf / 8>(dp, df, v_s, lane);
+      const bool need_mask = j0 + kHalf > hd.L || (a.causal && j0 + kHalf - 1 > q0 + warp * 16);
+      uint32_t ds[kHalf / 16][4];
 #pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int64_t i = row0 + r * 8, j = j0 + nt * 8 + 2 * tq;
-        float f0 = 1.0f, f1 = 1.0f;
-        if (a.drop.active()) drop_pair(a.drop, static_cast<uint64_t>(hd.row(i) * hd.S + j), f0, f1);
+      for (int nt = 0; nt < kHalf / 8; ++nt)
 #pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          float p = exp2f(s[nt][2 * r + c] * sl2 - lse2[r]);
-          if (need_mask && (j + c >= hd.L || (a.causal && j + c > i))) p = 0.0f;
-          s[nt][2 * r + c] = p * (dp[nt][2 * r + c] * (c ? f1 : f0) - dvec[r]);
+        for (int r = 0; r < 2; ++r) {
+          const int i = row0 + r * 8, j = j0 + nt * 8 + 2 * tq;
+          float f[2] = {1.0f, 1.0f}, v[2];
+          if constexpr (kDrop) drop_pair(a.drop, hd.drop_index(i, j), f[0], f[1]);
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            float p = exp2f(s[nt][2 * r + c] * sl2 - lse2[r]);
+            if (need_mask && (j + c >= hd.L || (a.causal && j + c > i))) p = 0.0f;
+            v[c] = p * (dp[nt][2 * r + c] * f[c] - dvec[r]);
+          }
+          ds[nt >> 1][pack_slot(nt, r)] = pack2<T>(v[0], v[1]);
         }
-      }
-    mma_pb<T>(dq, s, k_s, lane);
+      mma_pb<T, kHalf / 16>(dq, ds, k_s, lane);
+    }
   }
   cp_async_wait_all();
   T* dst = static_cast<T*>(a.d_qkv);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const int64_t i = row0 + r * 8;
+    const int i = row0 + r * 8;
     if (i >= hd.S) continue;
     T* row = dst + hd.qkv(i, 0);
 #pragma unroll
@@ -377,46 +406,58 @@ __global__ void __launch_bounds__(kThreads) flash_dq_kernel(AttnArgs a) {
   }
 }
 
-template <class T>
-__global__ void __launch_bounds__(kThreads) flash_dkv_kernel(AttnArgs a) {
+// 4 warps (64 keys) a block and K, V fragments held in registers (about 168 of them): three
+// blocks per multiprocessor. Measured on the H200 against 8-warp blocks and against reloading
+// the fragments from shared memory each half tile to fit 128 registers: all within 5%, this
+// one fastest.
+constexpr int kDkvWarps = 4;
+constexpr int kDkvOwn = 16 * kDkvWarps;
+
+template <class T, bool kDrop>
+__global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a) {
+  constexpr int kThreads = 32 * kDkvWarps, kOwn = kDkvOwn;
   extern __shared__ __align__(16) unsigned char smem[];
   T* sK = reinterpret_cast<T*>(smem);
-  T* sV = sK + kOwnElems;
-  T* sQ = sV + kOwnElems;                                        // two buffers
+  T* sV = sK + kOwn * kLd;
+  T* sQ = sV + kOwn * kLd;                                       // two buffers
   T* sdO = sQ + 2 * kTileElems;                                  // two buffers
-  float* sLse = reinterpret_cast<float*>(sdO + 2 * kTileElems);  // [2][64], log2 units
-  float* sDv = sLse + 2 * kTile;                                 // [2][64]
+  float* sLse = reinterpret_cast<float*>(sdO + 2 * kTileElems);  // [2][kTile]
+  float* sDv = sLse + 2 * kTile;                                 // [2][kTile]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
   const Head hd(a);
-  const int64_t j0 = static_cast<int64_t>(blockIdx.x) * kOwn;
+  const int j0 = static_cast<int>(blockIdx.x) * kOwn;
   const T* qkv = static_cast<const T*>(a.qkv);
   const T* dout = static_cast<const T*>(a.d_out);
   T* dst = static_cast<T*>(a.d_qkv);
-  const int64_t key0 = j0 + warp * 16 + g;  // key rows key0 and key0 + 8
+  const int key0 = j0 + warp * 16 + g;  // key rows key0 and key0 + 8
 
-  const int64_t q_first = a.causal ? j0 / kTile : 0;
-  const int64_t q_tiles = j0 < hd.L ? (hd.S + kTile - 1) / kTile : q_first;
-  auto stage = [&](int64_t qt, int buf) {
-    const int64_t i0 = qt * kTile;
-    load_tile<kTile>(sQ + buf * kTileElems, qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0);
-    load_tile<kTile>(sdO + buf * kTileElems, dout + hd.out(i0), hd.H * kD, hd.S - i0);
-    for (int r = threadIdx.x; r < kTile; r += kThreads) {
-      const int64_t i = i0 + r;
-      const float lse = i < hd.S ? a.lse[hd.row(i)] : -INFINITY;
-      sLse[buf * kTile + r] = lse == -INFINITY ? INFINITY : lse * kLog2e;
-      sDv[buf * kTile + r] = i < hd.S ? a.dvec[hd.row(i)] : 0.0f;
+  const int q_first = a.causal ? j0 / kTile : 0;
+  const int q_tiles = j0 < hd.L ? (hd.S + kTile - 1) / kTile : q_first;
+  // Stages query tile qt: Q, dO and the rows' lse and dvec, all asynchronously. Rows past the
+  // sequence get lse -inf and dvec 0; the mask zeroes their probabilities.
+  auto stage = [&](int qt, int buf) {
+    const int i0 = qt * kTile;
+    load_tile<kTile, kThreads>(sQ + buf * kTileElems, qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0);
+    load_tile<kTile, kThreads>(sdO + buf * kTileElems, dout + hd.out(i0), hd.H * kD, hd.S - i0);
+    for (int r = threadIdx.x; r < 2 * kTile; r += kThreads) {
+      const int i = i0 + (r % kTile);
+      float* d = (r < kTile ? sLse : sDv) + buf * kTile + r % kTile;
+      if (i < hd.S)
+        cp_async4(d, (r < kTile ? a.lse : a.dvec) + hd.row(i));
+      else
+        *d = r < kTile ? -INFINITY : 0.0f;
     }
   };
-  load_tile<kOwn>(sK, qkv + hd.qkv(j0, 1), hd.rs, hd.S - j0);
-  load_tile<kOwn>(sV, qkv + hd.qkv(j0, 2), hd.rs, hd.S - j0);
+  load_tile<kOwn, kThreads>(sK, qkv + hd.qkv(j0, 1), hd.rs, hd.S - j0);
+  load_tile<kOwn, kThreads>(sV, qkv + hd.qkv(j0, 2), hd.rs, hd.S - j0);
   if (q_first < q_tiles) stage(q_first, 0);
   cp_async_commit();
 
   const float sl2 = a.scale * kLog2e;
-  uint32_t kf[kD / 16][4], vf[kD / 16][4];
+  uint32_t kf[kKs][4], vf[kKs][4];
   float dk[kD / 8][4] = {}, dv[kD / 8][4] = {};
-  for (int64_t qt = q_first; qt < q_tiles; ++qt) {
-    const int buf = static_cast<int>((qt - q_first) & 1);
+  for (int qt = q_first; qt < q_tiles; ++qt) {
+    const int buf = (qt - q_first) & 1;
     cp_async_wait_all();
     __syncthreads();
     if (qt == q_first) {
@@ -425,41 +466,49 @@ __global__ void __launch_bounds__(kThreads) flash_dkv_kernel(AttnArgs a) {
     }
     if (qt + 1 < q_tiles) stage(qt + 1, buf ^ 1);
     cp_async_commit();
-    const int64_t i0 = qt * kTile;
-    if (a.causal && i0 + kTile - 1 < j0 + warp * 16) continue;  // every query before these keys
-    const T* q_s = sQ + buf * kTileElems;
-    const T* do_s = sdO + buf * kTileElems;
-    const float* lse2 = sLse + buf * kTile;
-    const float* dvec = sDv + buf * kTile;
-    float st[8][4], dpt[8][4];
-    mma_abt<T>(st, kf, q_s, lane);
-    mma_abt<T>(dpt, vf, do_s, lane);
-    const bool need_mask =
-        i0 + kTile > hd.S || j0 + kOwn > hd.L || (a.causal && i0 < j0 + warp * 16 + 16);
-    float pm[8][4];
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
+    for (int half = 0; half < kTile / kHalf; ++half) {
+      const int i0 = qt * kTile + half * kHalf;
+      if (a.causal && i0 + kHalf - 1 < j0 + warp * 16) continue;  // every query before the keys
+      const T* q_s = sQ + buf * kTileElems + half * kHalf * kLd;
+      const T* do_s = sdO + buf * kTileElems + half * kHalf * kLd;
+      const float* lse = sLse + buf * kTile + half * kHalf;
+      const float* dvec = sDv + buf * kTile + half * kHalf;
+      float st[kHalf / 8][4], dpt[kHalf / 8][4];
+      mma_abt<T, kHalf / 8>(st, kf, q_s, lane);
+      mma_abt<T, kHalf / 8>(dpt, vf, do_s, lane);
+      const bool need_mask =
+          i0 + kHalf > hd.S || j0 + kOwn > hd.L || (a.causal && i0 < j0 + warp * 16 + 16);
+      uint32_t pa[kHalf / 16][4], da[kHalf / 16][4];
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int col = nt * 8 + 2 * tq + (e & 1);
-        const int64_t i = i0 + col, j = key0 + (e >> 1) * 8;
-        float p = exp2f(st[nt][e] * sl2 - lse2[col]);
-        if (need_mask && (i >= hd.S || j >= hd.L || (a.causal && j > i))) p = 0.0f;
-        const float f =
-            a.drop.active()
-                ? dropout_factor(a.drop.seed, static_cast<uint64_t>(hd.row(i) * hd.S + j), a.drop.p,
-                                 a.drop.scale)
-                : 1.0f;
-        pm[nt][e] = p * f;
-        st[nt][e] = p * (dpt[nt][e] * f - dvec[col]);
-      }
-    mma_pb<T>(dv, pm, do_s, lane);
-    mma_pb<T>(dk, st, q_s, lane);
+      for (int nt = 0; nt < kHalf / 8; ++nt)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int j = key0 + r * 8;
+          float pv[2], dsv[2];
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            const int col = nt * 8 + 2 * tq + c, i = i0 + col;
+            // Masked (and past-the-end, lse -inf) entries are assigned 0, never multiplied.
+            float p = exp2f(st[nt][2 * r + c] * sl2 - lse[col] * kLog2e);
+            if (need_mask && (i >= hd.S || j >= hd.L || (a.causal && j > i))) p = 0.0f;
+            float f = 1.0f;
+            if constexpr (kDrop)
+              f = dropout_factor(a.drop.seed, hd.drop_index(i, j), a.drop.p, a.drop.scale);
+            pv[c] = p * f;
+            dsv[c] = p * (dpt[nt][2 * r + c] * f - dvec[col]);
+          }
+          pa[nt >> 1][pack_slot(nt, r)] = pack2<T>(pv[0], pv[1]);
+          da[nt >> 1][pack_slot(nt, r)] = pack2<T>(dsv[0], dsv[1]);
+        }
+      mma_pb<T, kHalf / 16>(dv, pa, do_s, lane);
+      mma_pb<T, kHalf / 16>(dk, da, q_s, lane);
+    }
   }
   cp_async_wait_all();
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const int64_t j = key0 + r * 8;
+    const int j = key0 + r * 8;
     if (j >= hd.S) continue;
     T* krow = dst + hd.qkv(j, 1);
     T* vrow = dst + hd.qkv(j, 2);
@@ -473,22 +522,59 @@ __global__ void __launch_bounds__(kThreads) flash_dkv_kernel(AttnArgs a) {
   }
 }
 
-constexpr size_t kFwdSmem = (kOwnElems + 4 * kTileElems) * 2;
-constexpr size_t kDqSmem = (2 * kOwnElems + 4 * kTileElems) * 2;
-constexpr size_t kDkvSmem = (2 * kOwnElems + 4 * kTileElems) * 2 + 4 * kTile * sizeof(float);
+// dvec[b, h, i] = dO_i · O_i, the row term of the softmax backward: 8 threads per row, one
+// 16-byte load of each operand per thread.
+template <class T>
+__global__ void flash_dvec_kernel(AttnArgs a) {
+  constexpr int kParts = kD / 8;
+  const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  const int64_t row = t / kParts;  // (b, i, h) in the layout of out and d_out
+  const bool valid = row < a.batch * a.seq * a.heads;
+  float sum = 0.0f;
+  if (valid) {
+    const int64_t off = row * kD + (t % kParts) * 8;
+    const int4 ov = *reinterpret_cast<const int4*>(static_cast<const T*>(a.out) + off);
+    const int4 dv = *reinterpret_cast<const int4*>(static_cast<const T*>(a.d_out) + off);
+    const T* o = reinterpret_cast<const T*>(&ov);
+    const T* d = reinterpret_cast<const T*>(&dv);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) sum += to_f<T>(o[k]) * to_f<T>(d[k]);
+  }
+#pragma unroll
+  for (int m = 1; m < kParts; m *= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+  if (valid && t % kParts == 0) {
+    const int64_t h = row % a.heads, bi = row / a.heads;
+    const int64_t b = bi / a.seq, i = bi % a.seq;
+    a.dvec[(b * a.heads + h) * a.seq + i] = sum;
+  }
+}
+
+constexpr size_t kFwdSmem = (kFwdOwn * kLd + 4 * kTileElems) * 2;
+constexpr size_t kDqSmem = (2 * kDqOwn * kLd + 4 * kTileElems) * 2;
+constexpr size_t kDkvSmem = (2 * kDkvOwn * kLd + 4 * kTileElems) * 2 + 4 * kTile * sizeof(float);
 
 template <class Kernel>
-void launch(const Launch& l, Kernel kernel, const AttnArgs& a, size_t smem) {
+void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t smem) {
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  const dim3 grid(static_cast<unsigned>((a.seq + kOwn - 1) / kOwn), static_cast<unsigned>(a.heads),
+  const int64_t own = 16 * warps;
+  const dim3 grid(static_cast<unsigned>((a.seq + own - 1) / own), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));
-  kernel<<<grid, kThreads, smem, l.stream>>>(a);
+  kernel<<<grid, 32 * warps, smem, l.stream>>>(a);
+}
+
+template <class T, bool kDrop>
+void backward_typed(const Launch& l, const AttnArgs& a) {
+  const int64_t threads = a.batch * a.seq * a.heads * (kD / 8);
+  flash_dvec_kernel<T><<<static_cast<unsigned>((threads + 255) / 256), 256, 0, l.stream>>>(a);
+  launch(l, flash_dq_kernel<T, kDrop>, a, kDqWarps, kDqSmem);
+  launch(l, flash_dkv_kernel<T, kDrop>, a, kDkvWarps, kDkvSmem);
 }
 
 }  // namespace
 
 bool flash_supported(const AttnArgs& a) {
   if ((a.dt != DType::BF16 && a.dt != DType::F16) || a.head_dim != kD) return false;
+  if (a.seq > (int64_t{1} << 30)) return false;  // positions are 32-bit in the kernels
   for (const void* p :
        {a.qkv, static_cast<const void*>(a.out), a.d_out, static_cast<const void*>(a.d_qkv)})
     if (p && !aligned16(p)) return false;
@@ -496,20 +582,21 @@ bool flash_supported(const AttnArgs& a) {
 }
 
 void flash_forward(const Launch& l, const AttnArgs& a) {
+  const bool drop = a.drop.active();
   if (a.dt == DType::BF16)
-    launch(l, flash_fwd_kernel<bf16>, a, kFwdSmem);
+    launch(l, drop ? flash_fwd_kernel<bf16, true> : flash_fwd_kernel<bf16, false>, a, kFwdWarps,
+           kFwdSmem);
   else
-    launch(l, flash_fwd_kernel<f16>, a, kFwdSmem);
+    launch(l, drop ? flash_fwd_kernel<f16, true> : flash_fwd_kernel<f16, false>, a, kFwdWarps,
+           kFwdSmem);
 }
 
 void flash_backward(const Launch& l, const AttnArgs& a) {
-  if (a.dt == DType::BF16) {
-    launch(l, flash_dq_kernel<bf16>, a, kDqSmem);
-    launch(l, flash_dkv_kernel<bf16>, a, kDkvSmem);
-  } else {
-    launch(l, flash_dq_kernel<f16>, a, kDqSmem);
-    launch(l, flash_dkv_kernel<f16>, a, kDkvSmem);
-  }
+  const bool drop = a.drop.active();
+  if (a.dt == DType::BF16)
+    drop ? backward_typed<bf16, true>(l, a) : backward_typed<bf16, false>(l, a);
+  else
+    drop ? backward_typed<f16, true>(l, a) : backward_typed<f16, false>(l, a);
 }
 
 }  // namespace hwt::cuda

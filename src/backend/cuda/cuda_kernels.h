@@ -112,8 +112,7 @@ void attention_backward(const Launch& l, const AttnArgs& a);
 // Whether the tensor-core kernels take these arguments (else the generic kernels run).
 bool flash_supported(const AttnArgs& a);
 void flash_forward(const Launch& l, const AttnArgs& a);
-void flash_backward(const Launch& l, const AttnArgs& a);
-void attention_dvec(const Launch& l, const AttnArgs& a);
+void flash_backward(const Launch& l, const AttnArgs& a);  // computes a.dvec itself
 
 // ---- embeddings and pooling (cuda_embedding.cu)
 void embedding_forward(const Launch& l, DType dt, const int* ids, const void* table,
