@@ -40,6 +40,10 @@ void dropout(const Launch& l, DType dt, const void* x, void* y, int64_t n, DropA
 constexpr int kReduceBlocks = 1024;  // partials buffer holds this many doubles
 void reduce_sum(const Launch& l, DType dt, const void* x, int64_t n, bool squares, float* out,
                 double* partials);
+// Column sums of a [rows, cols] f32 matrix of partial sums, added in a fixed order (so
+// deterministic): out_lo[c] += sum for c < split, out_hi[c - split] += sum for the rest.
+void add_column_sums(const Launch& l, const float* partials, int64_t rows, int64_t cols,
+                     int64_t split, float* out_lo, float* out_hi);
 
 // ---- linear helpers (cuda_linear.cu)
 // z += bias (when bias); then y = act(z) (when act is not None; y may differ from z).

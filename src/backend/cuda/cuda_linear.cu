@@ -1,6 +1,6 @@
 // Elementwise work around the cuBLASLt GEMMs of a linear layer: bias and activation when no
 // epilogue applies, and the fused activation backward + bias-gradient column reduction
-// (deterministic: fixed row chunks, partials added in chunk order).
+// (deterministic: fixed row chunks, partials added in a fixed order by add_column_sums).
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
 #include "core/activation_math.h"
@@ -74,14 +74,6 @@ __global__ void act_bias_grad_kernel(T* dy, const T* pre, Activation act, int64_
   }
 }
 
-__global__ void add_partials_kernel(const float* partials, int chunks, int64_t cols, float* db) {
-  const int64_t c = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (c >= cols) return;
-  float s = 0.0f;
-  for (int k = 0; k < chunks; ++k) s += partials[k * cols + c];
-  db[c] += s;
-}
-
 int grid_for(const Launch& l, int64_t work) {
   const int64_t blocks = (work + kThreads - 1) / kThreads;
   return static_cast<int>(blocks < 8LL * l.sms ? (blocks > 0 ? blocks : 1) : 8LL * l.sms);
@@ -109,9 +101,7 @@ void act_bias_grad_launch(const Launch& l, void* dy, const void* pre, Activation
                   static_cast<unsigned>(chunks));
   act_bias_grad_kernel<T, V><<<grid, kThreads, 0, l.stream>>>(
       static_cast<T*>(dy), static_cast<const T*>(pre), act, rows, cols, db ? scratch : nullptr);
-  if (db)
-    add_partials_kernel<<<static_cast<unsigned>((cols + 255) / 256), 256, 0, l.stream>>>(
-        scratch, chunks, cols, db);
+  if (db) add_column_sums(l, scratch, chunks, cols, cols, db, nullptr);
 }
 
 template <class T>

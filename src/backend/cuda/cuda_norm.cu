@@ -1,7 +1,7 @@
 // Layernorm and the residual add (+dropout, +layernorm), forward and backward. One warp per
 // row with 16-byte accesses; statistics in fp32. Parameter gradients are reduced
 // deterministically: warp-private shared-memory partials, then per-block partials in global
-// scratch, added in block order by a second kernel.
+// scratch, added in a fixed order by add_column_sums (cuda_reduce.cu).
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
 
@@ -45,12 +45,18 @@ __global__ void __launch_bounds__(kThreads) norm_fwd_kernel(NormFwdArgs a) {
   const T* src = static_cast<const T*>(residual ? a.sum : a.x) + base;
   float cache[R > 0 ? R : 1][V];
   float acc = 0.0f;
-  // Pass 1: the row to normalise (residual mode: sum = residual + dropout(x), stored).
-  auto first = [&](int64_t j, float(&v)[V]) {
+  // Pass 1: the row to normalise (residual mode: sum = residual + dropout(x), stored). Loads
+  // come first so that the stores to `sum` (which may alias x) do not serialise them.
+  auto load = [&](int64_t j, float(&xv)[V], float(&v)[V]) {
     if (residual) {
-      float xv[V];
       load_floats<T, V>(static_cast<const T*>(a.x) + base + j, xv);
       load_floats<T, V>(static_cast<const T*>(a.residual) + base + j, v);
+    } else {
+      load_floats<T, V>(src + j, v);
+    }
+  };
+  auto combine = [&](int64_t j, float(&xv)[V], float(&v)[V]) {
+    if (residual) {
       if (a.drop.active()) {
         float f[V];
         dropout_factors<V>(a.drop.seed, static_cast<uint64_t>(base + j), a.drop.p, a.drop.scale, f);
@@ -60,22 +66,27 @@ __global__ void __launch_bounds__(kThreads) norm_fwd_kernel(NormFwdArgs a) {
 #pragma unroll
       for (int k = 0; k < V; ++k) v[k] = round_to<T>(v[k] + xv[k]);
       store_floats<T, V>(static_cast<T*>(a.sum) + base + j, v);
-    } else {
-      load_floats<T, V>(src + j, v);
     }
 #pragma unroll
     for (int k = 0; k < V; ++k) acc += v[k];
   };
   if constexpr (R > 0) {
+    float xs[R][V];
 #pragma unroll
     for (int it = 0; it < R; ++it) {
       const int64_t j = (static_cast<int64_t>(it) * 32 + lane) * V;
-      if (j < n) first(j, cache[it]);
+      if (j < n) load(j, xs[it], cache[it]);
+    }
+#pragma unroll
+    for (int it = 0; it < R; ++it) {
+      const int64_t j = (static_cast<int64_t>(it) * 32 + lane) * V;
+      if (j < n) combine(j, xs[it], cache[it]);
     }
   } else {
     for (int64_t j = lane * V; j < n; j += 32 * V) {
-      float v[V];
-      first(j, v);
+      float xv[V], v[V];
+      load(j, xv, v);
+      combine(j, xv, v);
     }
   }
   if (!a.gamma) return;
@@ -103,14 +114,26 @@ __global__ void __launch_bounds__(kThreads) norm_fwd_kernel(NormFwdArgs a) {
   }
 }
 
+// Columns padded to whole 32-lane chunks, the length of a warp's shared-memory partials.
+__host__ __device__ inline int64_t padded_cols(int64_t cols, int v) {
+  return (cols + 32 * v - 1) / (32 * v) * (32 * v);
+}
+
+// Where column j's partial lives: lanes of a warp touch consecutive words for each element k of
+// their V-wide chunks (column-major would put the lanes V words apart, a V-way bank conflict).
+template <int V>
+__device__ __forceinline__ int64_t partial_slot(int64_t j) {
+  return ((j / (32 * V)) * V + j % V) * 32 + (j / V) % 32;
+}
+
 template <class T, int V, int R>
 __global__ void __launch_bounds__(kThreads) norm_bwd_kernel(NormBwdArgs a, int64_t rows_per_block) {
-  extern __shared__ float smem[];  // [kWarps][2][cols]: dgamma, dbeta partials per warp
+  extern __shared__ float smem[];  // [kWarps][2][padded cols]: dgamma, dbeta partials per warp
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int64_t n = a.cols;
-  float* pg = smem + static_cast<int64_t>(warp) * 2 * n;
-  float* pb = pg + n;
-  for (int64_t j = lane; j < 2 * n; j += 32) pg[j] = 0.0f;
+  const int64_t n = a.cols, np = padded_cols(n, V);
+  float* pg = smem + static_cast<int64_t>(warp) * 2 * np;
+  float* pb = pg + np;
+  for (int64_t j = lane; j < 2 * np; j += 32) pg[j] = 0.0f;
   __syncwarp();
   const T* gamma = static_cast<const T*>(a.gamma);
   const T* dsum = static_cast<const T*>(a.d_sum);
@@ -123,7 +146,7 @@ __global__ void __launch_bounds__(kThreads) norm_bwd_kernel(NormBwdArgs a, int64
     const T* x = static_cast<const T*>(a.x) + base;
     const T* dy = static_cast<const T*>(a.dy) + base;
     const float mean = a.mean[row], rstd = a.rstd[row];
-    float xc[R > 0 ? R : 1][V], dc[R > 0 ? R : 1][V];
+    float xc[R > 0 ? R : 1][V], dc[R > 0 ? R : 1][V], oc[R > 0 ? R : 1][V];
     float s1 = 0.0f, s2 = 0.0f;
     auto pass1 = [&](int64_t j, const float(&xv)[V], const float(&dv)[V]) {
       float gv[V];
@@ -134,14 +157,12 @@ __global__ void __launch_bounds__(kThreads) norm_bwd_kernel(NormBwdArgs a, int64
         const float dxhat = dv[k] * gv[k];
         s1 += dxhat;
         s2 += dxhat * xhat;
-        pg[j + k] += dv[k] * xhat;
-        pb[j + k] += dv[k];
+        pg[partial_slot<V>(j + k)] += dv[k] * xhat;
+        pb[partial_slot<V>(j + k)] += dv[k];
       }
     };
-    float m1 = 0.0f, m2 = 0.0f;
-    auto pass2 = [&](int64_t j, const float(&xv)[V], const float(&dv)[V]) {
-      float gv[V], o[V];
-      load_floats<T, V>(gamma + j, gv);
+    // What dx adds to: its old value (accumulate), the skip gradient (residual), or nothing.
+    auto load_base = [&](int64_t j, float(&o)[V]) {
       if (a.accumulate) {
         load_floats<T, V>(out + base + j, o);
       } else if (dsum) {
@@ -150,6 +171,11 @@ __global__ void __launch_bounds__(kThreads) norm_bwd_kernel(NormBwdArgs a, int64
 #pragma unroll
         for (int k = 0; k < V; ++k) o[k] = 0.0f;
       }
+    };
+    float m1 = 0.0f, m2 = 0.0f;
+    auto pass2 = [&](int64_t j, const float(&xv)[V], const float(&dv)[V], float(&o)[V]) {
+      float gv[V];
+      load_floats<T, V>(gamma + j, gv);
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         const float xhat = (xv[k] - mean) * rstd;
@@ -171,9 +197,10 @@ __global__ void __launch_bounds__(kThreads) norm_bwd_kernel(NormBwdArgs a, int64
 #pragma unroll
       for (int it = 0; it < R; ++it) {
         const int64_t j = (static_cast<int64_t>(it) * 32 + lane) * V;
-        if (j < n) {
+        if (j < n) {  // every load of the row up front: one memory round trip per row
           load_floats<T, V>(x + j, xc[it]);
           load_floats<T, V>(dy + j, dc[it]);
+          load_base(j, oc[it]);
           pass1(j, xc[it], dc[it]);
         }
       }
@@ -190,37 +217,26 @@ __global__ void __launch_bounds__(kThreads) norm_bwd_kernel(NormBwdArgs a, int64
 #pragma unroll
       for (int it = 0; it < R; ++it) {
         const int64_t j = (static_cast<int64_t>(it) * 32 + lane) * V;
-        if (j < n) pass2(j, xc[it], dc[it]);
+        if (j < n) pass2(j, xc[it], dc[it], oc[it]);
       }
     } else {
       for (int64_t j = lane * V; j < n; j += 32 * V) {
         load_floats<T, V>(x + j, xc[0]);
         load_floats<T, V>(dy + j, dc[0]);
-        pass2(j, xc[0], dc[0]);
+        load_base(j, oc[0]);
+        pass2(j, xc[0], dc[0], oc[0]);
       }
     }
   }
   __syncthreads();
   float* part = a.scratch + blockIdx.x * 2 * n;
   for (int64_t j = threadIdx.x; j < 2 * n; j += kThreads) {
+    const int64_t slot = (j < n ? 0 : np) + partial_slot<V>(j < n ? j : j - n);
     float s = 0.0f;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) s += smem[w * 2 * n + j];
+    for (int w = 0; w < kWarps; ++w) s += smem[w * 2 * np + slot];
     part[j] = s;
   }
-}
-
-__global__ void norm_bwd_finish(const float* partials, int blocks, int64_t n, float* dgamma,
-                                float* dbeta) {
-  const int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (j >= n) return;
-  float g = 0.0f, b = 0.0f;
-  for (int k = 0; k < blocks; ++k) {
-    g += partials[k * 2 * n + j];
-    b += partials[k * 2 * n + n + j];
-  }
-  dgamma[j] += g;
-  dbeta[j] += b;
 }
 
 template <class T, int V>
@@ -256,9 +272,17 @@ __global__ void residual_bwd_plain_kernel(const T* dsum, T* dres, T* dx, int64_t
   }
 }
 
-int norm_bwd_blocks(const Launch& l, int64_t rows) {
+size_t norm_bwd_smem(int64_t cols) {  // the widest padding (V = 8) for any dtype's launch
+  return static_cast<size_t>(kWarps) * 2 * static_cast<size_t>(padded_cols(cols, 8)) *
+         sizeof(float);
+}
+
+// Enough blocks to keep up to 24 warps per multiprocessor streaming rows, as far as their
+// shared-memory partials allow; every block adds one partial row to the finishing sum.
+int norm_bwd_blocks(const Launch& l, int64_t rows, int64_t cols) {
   const int64_t by_rows = (rows + kWarps - 1) / kWarps;
-  const int64_t cap = 2LL * l.sms;
+  const int64_t per_sm = static_cast<int64_t>(200 * 1024 / norm_bwd_smem(cols));
+  const int64_t cap = (per_sm < 1 ? 1 : per_sm > 6 ? 6 : per_sm) * l.sms;
   return static_cast<int>(by_rows < cap ? (by_rows > 0 ? by_rows : 1) : cap);
 }
 
@@ -283,15 +307,14 @@ void norm_forward_typed(const Launch& l, const NormFwdArgs& a) {
 
 template <class T, int V, int R>
 void norm_backward_launch(const Launch& l, const NormBwdArgs& a) {
-  const int blocks = norm_bwd_blocks(l, a.rows);
+  const int blocks = norm_bwd_blocks(l, a.rows, a.cols);
   const int64_t rows_per_block = (a.rows + blocks - 1) / blocks;
-  const size_t smem = static_cast<size_t>(kWarps) * 2 * static_cast<size_t>(a.cols) * sizeof(float);
+  const size_t smem = norm_bwd_smem(a.cols);
   if (smem > 48 * 1024)
     cudaFuncSetAttribute(norm_bwd_kernel<T, V, R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          static_cast<int>(smem));
   norm_bwd_kernel<T, V, R><<<blocks, kThreads, smem, l.stream>>>(a, rows_per_block);
-  norm_bwd_finish<<<static_cast<unsigned>((a.cols + 255) / 256), 256, 0, l.stream>>>(
-      a.scratch, blocks, a.cols, a.dgamma, a.dbeta);
+  add_column_sums(l, a.scratch, blocks, 2 * a.cols, a.cols, a.dgamma, a.dbeta);
 }
 
 template <class T>
@@ -333,7 +356,7 @@ void norm_forward(const Launch& l, const NormFwdArgs& a) {
 }
 
 size_t norm_backward_scratch_bytes(const Launch& l, int64_t rows, int64_t cols) {
-  return static_cast<size_t>(norm_bwd_blocks(l, rows)) * 2 * static_cast<size_t>(cols) *
+  return static_cast<size_t>(norm_bwd_blocks(l, rows, cols)) * 2 * static_cast<size_t>(cols) *
          sizeof(float);
 }
 

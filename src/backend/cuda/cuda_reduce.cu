@@ -1,5 +1,6 @@
 // Deterministic sums over a whole tensor: a fixed grid accumulates per-block partials in
-// double precision, then one block adds the partials in order.
+// double precision, then one block adds the partials in order. And the column sums of the
+// partial-sum matrices that bias and layernorm gradients leave behind.
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
 
@@ -62,7 +63,44 @@ void reduce_typed(const Launch& l, const void* x, int64_t n, bool squares, float
   finish_sum<<<1, 1024, 0, l.stream>>>(partials, blocks, out);
 }
 
+// A block owns 32 columns; its 32 rows of threads sum every 32nd partial row, four rows in
+// flight per thread, then thread row 0 adds the 32 sums in order.
+constexpr int kColumnGroupRows = 32;
+__global__ void __launch_bounds__(32 * kColumnGroupRows)
+    column_sums_kernel(const float* partials, int64_t rows, int64_t cols, int64_t split,
+                       float* out_lo, float* out_hi) {
+  __shared__ float sums[kColumnGroupRows][33];
+  const int64_t c = blockIdx.x * 32LL + threadIdx.x;
+  constexpr int kStep = kColumnGroupRows;
+  float s[4] = {};
+  if (c < cols) {
+    const float* p = partials + c;
+    int64_t r = threadIdx.y;
+    for (; r + 3 * kStep < rows; r += 4 * kStep) {
+#pragma unroll
+      for (int u = 0; u < 4; ++u) s[u] += p[(r + u * kStep) * cols];
+    }
+    for (; r < rows; r += kStep) s[0] += p[r * cols];
+  }
+  sums[threadIdx.y][threadIdx.x] = (s[0] + s[1]) + (s[2] + s[3]);
+  __syncthreads();
+  if (threadIdx.y != 0 || c >= cols) return;
+  float total = 0.0f;
+  for (int k = 0; k < kColumnGroupRows; ++k) total += sums[k][threadIdx.x];
+  if (c < split)
+    out_lo[c] += total;
+  else
+    out_hi[c - split] += total;
+}
+
 }  // namespace
+
+void add_column_sums(const Launch& l, const float* partials, int64_t rows, int64_t cols,
+                     int64_t split, float* out_lo, float* out_hi) {
+  if (cols == 0) return;
+  column_sums_kernel<<<static_cast<unsigned>((cols + 31) / 32), dim3(32, kColumnGroupRows), 0,
+                       l.stream>>>(partials, rows, cols, split, out_lo, out_hi);
+}
 
 void reduce_sum(const Launch& l, DType dt, const void* x, int64_t n, bool squares, float* out,
                 double* partials) {
