@@ -4,6 +4,7 @@
 // bench/train_step.py measures PyTorch on the same shapes; scripts/gpu_bench.sh runs both.
 //   bench_train_step --model gpt2|bert [--dtype bf16|f16|f32] [--optim adamw|adan]
 //                    [--batch N] [--seq N] [--vocab N] [--steps N] [--profile]
+//                    [--gemm-autotune]
 // (--vocab 50257 against the default 50304 measures the shape advisor's vocab padding.)
 #include <cmath>
 #include <cstdio>
@@ -42,7 +43,8 @@ int main(int argc, char** argv) {
   const std::string optim = arg(argc, argv, "--optim", "adamw");
 
   const double used0 = device_used_bytes();
-  auto cuda = make_cuda_backend(0, CudaOptions{dts == "f32"});
+  const bool autotune = flag(argc, argv, "--gemm-autotune");
+  auto cuda = make_cuda_backend(0, CudaOptions{dts == "f32", autotune});
   ProfilingBackend prof(*cuda);
   const bool profile = flag(argc, argv, "--profile");
   Backend& be = profile ? static_cast<Backend&>(prof) : *cuda;
@@ -84,6 +86,7 @@ int main(int argc, char** argv) {
   const double loss0 = model.losses().mean();
   if (profile) prof.clear();
   const double ms = time_ms(be, step, profile ? 0 : 3, profile ? 1 : steps);
+  const auto step_ops = prof.totals();  // the one profiled step, before the evaluation below
   model.forward(false, 0);
   const double loss = model.losses().mean();
   const double used = device_used_bytes() - used0;
@@ -109,23 +112,24 @@ int main(int argc, char** argv) {
       "\"optim\": \"{}\", \"batch\": {}, \"seq\": {}, \"vocab\": {}, \"ms\": {:.3f}, "
       "\"tokens_per_s\": {:.0f}, "
       "\"seq_per_s\": {:.1f}, \"tflops\": {:.1f}, \"mfu_vs_989\": {:.3f}, \"peak_mem_GB\": {:.3f}, "
-      "\"params\": {}, \"loss_before\": {:.4f}, \"loss_after\": {:.4f}, \"profiled\": {}}}",
+      "\"params\": {}, \"loss_before\": {:.4f}, \"loss_after\": {:.4f}, \"profiled\": {}, "
+      "\"gemm_autotune\": {}}}",
       model_name, dts, optim, batch, seq, cfg.vocab_size, ms,
       per_s * static_cast<double>(batch * seq), per_s * static_cast<double>(batch),
       gemm_flops * per_s / 1e12, gemm_flops * per_s / 989e12, used / 1e9, model.params().count(),
-      loss0, loss, profile ? "true" : "false"));
+      loss0, loss, profile ? "true" : "false", autotune ? "true" : "false"));
   if (!std::isfinite(loss)) return 1;
   if (profile) {
     double total = 0;
-    for (const auto& [key, v] : prof.totals()) total += v.first;
+    for (const auto& [key, v] : step_ops) total += v.first;
     std::vector<std::pair<double, std::string> > rows;
-    for (const auto& [key, v] : prof.totals()) rows.emplace_back(v.first, key);
+    for (const auto& [key, v] : step_ops) rows.emplace_back(v.first, key);
     std::sort(rows.rbegin(), rows.rend());
     for (const auto& [t, key] : rows)
       emit(
           fmt::format("{{\"profile\": \"{}\", \"op\": \"{}\", \"ms\": {:.3f}, \"share\": {:.3f}, "
                       "\"calls\": {}}}",
-                      model_name, key, t, t / total, prof.totals().at(key).second));
+                      model_name, key, t, t / total, step_ops.at(key).second));
   }
   return 0;
 #endif

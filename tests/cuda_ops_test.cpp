@@ -150,6 +150,22 @@ TEST_P(CudaOps, MatmulTransposesBatchesAndScales) {
       }
 }
 
+// An autotuning backend times candidate algorithms on a GEMM's first call: an accumulating
+// output (beta != 0) must still come out as if only the real call ran, then and from the cache.
+TEST_P(CudaOps, AutotunedMatmulAccumulatesOnce) {
+  Backend& tuned = test::gpu_autotuned_ref();
+  const int64_t M = 96, K = 64, N = 80;
+  const Vec a = r(randn(M * K, 24)), b = r(randn(N * K, 25)), c0 = r(randn(M * N, 26));
+  Matmul cm{cp.f32({M, K}, a), cp.f32({N, K}, b), cp.f32({M, N}, c0), false, true, 0.5f, 2.0f};
+  cpu.matmul(cm);
+  for (int call = 0; call < 2; ++call) {
+    Matmul gm{gp.act({M, K}, a), gp.act({N, K}, b), gp.act({M, N}, c0), false, true, 0.5f, 2.0f};
+    tuned.matmul(gm);
+    tuned.synchronize();
+    EXPECT_LT(rel_err(gp.read(gm.c), cp.read(cm.c)), tol()) << "call " << call;
+  }
+}
+
 TEST_P(CudaOps, LayerNormForwardBackward) {
   for (int64_t N : {768, 9}) {
     SCOPED_TRACE(::testing::Message() << "cols " << N);

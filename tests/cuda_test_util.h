@@ -33,6 +33,17 @@ inline Backend& gpu_ref() {
   return *be;
 }
 
+// A second CUDA backend on the same device whose GEMMs autotune (CudaOptions::gemm_autotune),
+// for a test that already skipped without a GPU. It runs on its own stream.
+inline Backend& gpu_autotuned_ref() {
+#ifdef HWT_WITH_CUDA
+  static std::unique_ptr<Backend> be = make_cuda_backend(0, CudaOptions{false, true});
+  return *be;
+#else
+  throw std::logic_error("test needs a GPU but did not skip");
+#endif
+}
+
 #define HWT_REQUIRE_GPU()                \
   do {                                   \
     if (!::hwt::test::gpu()) {           \

@@ -12,8 +12,10 @@ namespace hwt {
 bool cuda_available();
 
 // auto: CUDA when available, else CPU. cuda without a GPU raises InputError. With
-// Precision::Tf32 the CUDA backend runs fp32 GEMMs on TF32 tensor cores.
+// Precision::Tf32 the CUDA backend runs fp32 GEMMs on TF32 tensor cores; gemm_autotune picks
+// each GEMM shape's fastest cuBLASLt algorithm by timing (CudaOptions::gemm_autotune).
 std::unique_ptr<Backend> make_backend(DeviceChoice choice, int cpu_threads,
-                                      Precision precision = Precision::Fp32);
+                                      Precision precision = Precision::Fp32,
+                                      bool gemm_autotune = false);
 
 }  // namespace hwt

@@ -36,7 +36,7 @@ CudaBackend::CudaBackend(int device, CudaOptions options) : device_(device), opt
   check(cudaMemset(launch_.errors, 0, sizeof(int)), "clearing the error word");
   check(cudaMallocHost(&errors_host_, sizeof(int)), "allocating pinned memory");
   check(cudaMalloc(&partials_, cuda::kReduceBlocks * sizeof(double)), "allocating partials");
-  gemm_ = std::make_unique<cuda::Gemm>(options.tf32);
+  gemm_ = std::make_unique<cuda::Gemm>(options.tf32, options.gemm_autotune);
 }
 
 CudaBackend::~CudaBackend() {

@@ -12,6 +12,10 @@ namespace hwt {
 struct CudaOptions {
   // fp32 GEMMs use TF32 tensor cores (10-bit mantissa products, fp32 accumulation).
   bool tf32 = false;
+  // Each GEMM shape's algorithm is the fastest of cuBLASLt's first 8 suggestions, timed on its
+  // first call (which synchronises), instead of the first suggestion. Faster steps; runs in
+  // separate processes may pick different algorithms and so differ in rounding.
+  bool gemm_autotune = false;
 };
 
 // Number of visible CUDA devices; 0 when there is no GPU or no driver (never throws).

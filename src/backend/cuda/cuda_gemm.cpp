@@ -6,6 +6,8 @@ namespace hwt::cuda {
 namespace {
 
 constexpr size_t kWorkspaceBytes = 32u << 20;
+constexpr int kCandidates = 8;  // heuristic results an autotuned plan times
+constexpr int kTimedRuns = 5;
 
 cudaDataType_t cuda_type(DType t) {
   switch (t) {
@@ -61,7 +63,7 @@ cublasLtMatrixLayout_t make_layout(DType t, int64_t rows, int64_t cols, int64_t 
 
 }  // namespace
 
-Gemm::Gemm(bool tf32) : tf32_(tf32) {
+Gemm::Gemm(bool tf32, bool autotune) : tf32_(tf32), autotune_(autotune) {
   check(cublasLtCreate(&handle_), "cublasLtCreate");
   check(cudaMalloc(&workspace_, kWorkspaceBytes), "allocating the cuBLASLt workspace");
   workspace_bytes_ = kWorkspaceBytes;
@@ -78,7 +80,48 @@ Gemm::~Gemm() {
   cublasLtDestroy(handle_);
 }
 
-Gemm::Plan Gemm::make_plan(const GemmDesc& g) {
+cublasLtMatmulAlgo_t Gemm::fastest(const Plan& p, const GemmDesc& g,
+                                   const cublasLtMatmulHeuristicResult_t* algos, int n,
+                                   cudaStream_t stream) {
+  // With beta != 0 the output accumulates, so the trials write to a scratch copy of its shape
+  // (the real call follows); with beta == 0 the real call overwrites whatever they wrote.
+  void* d = g.d;
+  void* scratch = nullptr;
+  if (g.beta != 0.0f) {
+    const int64_t elems = (g.batch - 1) * g.stride_d + g.ldd * (g.n - 1) + g.m;
+    check(cudaMalloc(&scratch, static_cast<size_t>(elems) * dtype_size(g.d_type)),
+          "allocating GEMM autotuning scratch");
+    d = scratch;
+  }
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  int best = 0;
+  float best_ms = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    auto call = [&] {
+      return cublasLtMatmul(handle_, p.op, &g.alpha, g.a, p.a, g.b, p.b, &g.beta, d, p.d, d, p.d,
+                            &algos[i].algo, workspace_, workspace_bytes_, stream);
+    };
+    if (call() != CUBLAS_STATUS_SUCCESS) continue;  // warm-up; skip algorithms that refuse
+    check(cudaEventRecord(start, stream), "cudaEventRecord");
+    for (int r = 0; r < kTimedRuns; ++r) call();
+    check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0.0f;
+    check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    if (i == 0 || ms < best_ms) {
+      best = i;
+      best_ms = ms;
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (scratch) check(cudaFree(scratch), "freeing GEMM autotuning scratch");
+  return algos[best].algo;
+}
+
+Gemm::Plan Gemm::make_plan(const GemmDesc& g, cudaStream_t stream) {
   Plan p;
   const bool fp32 = g.ab_type == DType::F32;
   const cublasComputeType_t compute =
@@ -111,13 +154,13 @@ Gemm::Plan Gemm::make_plan(const GemmDesc& g) {
   set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, static_cast<uint32_t>(alignment(g.b)));
   set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, static_cast<uint32_t>(alignment(g.d)));
   set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, static_cast<uint32_t>(alignment(g.d)));
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t results[kCandidates]{};
   int found = 0;
-  const cublasStatus_t st =
-      cublasLtMatmulAlgoGetHeuristic(handle_, p.op, p.a, p.b, p.d, p.d, pref, 1, &result, &found);
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+      handle_, p.op, p.a, p.b, p.d, p.d, pref, autotune_ ? kCandidates : 1, results, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
-    p.algo = result.algo;
+    p.algo = found > 1 ? fastest(p, g, results, found, stream) : results[0].algo;
     p.ok = true;
   } else if (g.epilogue == Epilogue::None) {
     fail("cuda backend: cuBLASLt has no algorithm for a {}x{}x{} {} GEMM (status {})", g.m, g.n,
@@ -153,7 +196,7 @@ bool Gemm::run(const GemmDesc& g, cudaStream_t stream) {
                 0,
                 0};
   auto it = plans_.find(key);
-  if (it == plans_.end()) it = plans_.emplace(key, make_plan(g)).first;
+  if (it == plans_.end()) it = plans_.emplace(key, make_plan(g, stream)).first;
   Plan& p = it->second;
   if (!p.ok) return false;
   if (g.epilogue != Epilogue::None) set_desc(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);

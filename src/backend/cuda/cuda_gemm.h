@@ -1,6 +1,8 @@
 // cuBLASLt GEMMs in column-major terms: D[m,n] = alpha · op(A)[m,k] · op(B)[k,n] + beta · D,
-// optionally strided-batched, with bias / GELU epilogues. One plan (descriptors and the
-// heuristic's algorithm) is cached per shape, dtype, epilogue and pointer alignment.
+// optionally strided-batched, with bias / GELU epilogues. One plan (descriptors and an
+// algorithm) is cached per shape, dtype, epilogue and pointer alignment. The algorithm is the
+// heuristic's first choice, or with autotuning the fastest of its first few, timed once on the
+// first call's operands (that call synchronises; later ones never do).
 #pragma once
 
 #include <cublasLt.h>
@@ -35,7 +37,7 @@ struct GemmDesc {
 
 class Gemm {
  public:
-  explicit Gemm(bool tf32);
+  Gemm(bool tf32, bool autotune);
   ~Gemm();
   Gemm(const Gemm&) = delete;
   Gemm& operator=(const Gemm&) = delete;
@@ -52,9 +54,13 @@ class Gemm {
     bool ok = false;
   };
   using Key = std::array<int64_t, 24>;
-  Plan make_plan(const GemmDesc& g);
+  Plan make_plan(const GemmDesc& g, cudaStream_t stream);
+  // The fastest of `algos` for g, by timing each on g's operands.
+  cublasLtMatmulAlgo_t fastest(const Plan& p, const GemmDesc& g,
+                               const cublasLtMatmulHeuristicResult_t* algos, int n,
+                               cudaStream_t stream);
 
-  bool tf32_;
+  bool tf32_, autotune_;
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
