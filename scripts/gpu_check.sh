@@ -22,18 +22,20 @@ ARGS="$*"
 B=$OUT/bench.jsonl
 : >"$B"
 if want tests; then
-  timeout 240 "$C/hwt_tests" --gtest_filter='*Cuda*:*LossScaler*' >"$OUT/tests.txt" 2>&1
+  HWT_HOME=$PWD HWT_TORCH_PYTHON=python3 timeout 240 "$C/hwt_tests" \
+    --gtest_filter='*Cuda*:*LossScaler*:*GemmTimer*:*TorchParity*cuda*' >"$OUT/tests.txt" 2>&1
   echo "tests exit $?" >>"$OUT/tests.txt"
 fi
 if want bench; then
   timeout 90 "$C/bench_kernels" >>"$B" 2>"$OUT/bench_err.txt"
   timeout 60 "$C/bench_train_step" --model gpt2 >>"$B" 2>>"$OUT/bench_err.txt"
+  timeout 60 "$C/bench_train_step" --model gpt2 --gemm-autotune >>"$B" 2>>"$OUT/bench_err.txt"
+  timeout 60 "$C/bench_train_step" --model bert --gemm-autotune >>"$B" 2>>"$OUT/bench_err.txt"
   timeout 60 "$C/bench_train_step" --model gpt2 --optim adan >>"$B" 2>>"$OUT/bench_err.txt"
   timeout 60 "$C/bench_train_step" --model bert >>"$B" 2>>"$OUT/bench_err.txt"
 fi
 if want profile; then
   timeout 60 "$C/bench_train_step" --model gpt2 --profile >"$OUT/profile_gpt2.jsonl" 2>&1
-  timeout 60 "$C/bench_train_step" --model bert --profile >"$OUT/profile_bert.jsonl" 2>&1
 fi
 if want ncu; then  # hardware counters of the tensor-core attention kernels (fwd, dq, dkv)
   NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
