@@ -1,5 +1,5 @@
 // CudaBackend: linear layers and matmul through cuBLASLt. Row-major operands are handed to the
-// column-major library transposed: row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ.
+// column-major library transposed (row_major below): row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ.
 #include "backend/cuda/cuda_backend_impl.h"
 #include "backend/cuda/cuda_check.h"
 
@@ -14,22 +14,31 @@ bool aligned16(const void* p) {
   return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
 }
 
-// Row-major y[M,N] = x[M,K] · w[N,K]ᵀ as a column-major GEMM.
-GemmDesc forward_desc(const LinearFwd& a, int64_t m, int64_t k, int64_t n, void* out) {
+// Row-major C[M,N] = op(A)[M,K] · op(B)[K,N] as the column-major GEMM Cᵀ = op(B)ᵀ · op(A)ᵀ.
+// A is stored [M,K] ([K,M] when trans_a) with rows of lda elements; likewise B; C has rows of ldc.
+GemmDesc row_major(const void* a, bool trans_a, int64_t lda, const void* b, bool trans_b,
+                   int64_t ldb, void* c, int64_t ldc, int64_t m, int64_t n, int64_t k,
+                   DType ab_type, DType c_type) {
   GemmDesc g;
-  g.trans_a = true;
+  g.trans_a = trans_b;
+  g.trans_b = trans_a;
   g.m = n;
   g.n = m;
   g.k = k;
-  g.a = a.w.data;
-  g.lda = k;
-  g.b = a.x.data;
-  g.ldb = k;
-  g.d = out;
-  g.ldd = n;
-  g.ab_type = a.x.dtype;
-  g.d_type = a.y.dtype;
+  g.a = b;
+  g.lda = ldb;
+  g.b = a;
+  g.ldb = lda;
+  g.d = c;
+  g.ldd = ldc;
+  g.ab_type = ab_type;
+  g.d_type = c_type;
   return g;
+}
+
+// y[M,N] = x[M,K] · w[N,K]ᵀ into `out`.
+GemmDesc forward_desc(const LinearFwd& a, int64_t m, int64_t k, int64_t n, void* out) {
+  return row_major(a.x.data, false, k, a.w.data, true, k, out, n, m, n, k, a.x.dtype, a.y.dtype);
 }
 
 }  // namespace
@@ -95,34 +104,15 @@ void CudaBackend::linear_backward(const LinearBwd& a) {
   }
   if (a.dx.defined()) {
     cuda::expect_dtype(a.dx, a.x.dtype, "dx");
-    GemmDesc g;  // dx[M,K] = dy[M,N] · w[N,K]
-    g.m = k;
-    g.n = m;
-    g.k = n;
-    g.a = a.w.data;
-    g.lda = k;
-    g.b = a.dy.data;
-    g.ldb = n;
-    g.d = a.dx.data;
-    g.ldd = k;
-    g.ab_type = a.x.dtype;
-    g.d_type = a.dx.dtype;
+    // dx[M,K] = dy[M,N] · w[N,K]
+    GemmDesc g = row_major(a.dy.data, false, n, a.w.data, false, k, a.dx.data, k, m, k, n,
+                           a.x.dtype, a.dx.dtype);
     g.beta = a.accumulate_dx ? 1.0f : 0.0f;
     gemm_->run(g, launch_.stream);
   }
-  GemmDesc g;  // dw[N,K] += dy[M,N]ᵀ · x[M,K]
-  g.trans_b = true;
-  g.m = k;
-  g.n = n;
-  g.k = m;
-  g.a = a.x.data;
-  g.lda = k;
-  g.b = a.dy.data;
-  g.ldb = n;
-  g.d = a.dw.data;
-  g.ldd = k;
-  g.ab_type = a.x.dtype;
-  g.d_type = DType::F32;
+  // dw[N,K] += dy[M,N]ᵀ · x[M,K]
+  GemmDesc g = row_major(a.dy.data, true, n, a.x.data, false, k, a.dw.data, k, n, k, m, a.x.dtype,
+                         DType::F32);
   g.beta = 1.0f;
   gemm_->run(g, launch_.stream);
   cuda::check_launch("linear_backward");
@@ -143,20 +133,8 @@ void CudaBackend::matmul(const Matmul& a) {
   const int64_t n = a.trans_b ? br : bc;
   HWT_CHECK((a.trans_b ? bc : br) == k && a.c.dim(-2) == m && a.c.dim(-1) == n,
             "matmul shapes a{} b{} c{}", a.a.shape.str(), a.b.shape.str(), a.c.shape.str());
-  GemmDesc g;
-  g.trans_a = a.trans_b;
-  g.trans_b = a.trans_a;
-  g.m = n;
-  g.n = m;
-  g.k = k;
-  g.a = a.b.data;
-  g.lda = bc;
-  g.b = a.a.data;
-  g.ldb = ac;
-  g.d = a.c.data;
-  g.ldd = n;
-  g.ab_type = a.a.dtype;
-  g.d_type = a.c.dtype;
+  GemmDesc g = row_major(a.a.data, a.trans_a, ac, a.b.data, a.trans_b, bc, a.c.data, n, m, n, k,
+                         a.a.dtype, a.c.dtype);
   g.alpha = a.alpha;
   g.beta = a.beta;
   g.batch = batch;
