@@ -69,17 +69,26 @@ inline double device_used_bytes() {
 }
 #endif
 
-// Median wall-clock milliseconds of `fn` over `reps` runs (each synchronised), after `warm`.
+// Median wall-clock milliseconds of one `fn` over `reps` timings, after `warm` calls. Calls
+// shorter than about 2 ms are timed in back-to-back batches (one synchronisation per batch), so
+// that the 10-20 us of a host synchronisation does not count as kernel time.
 inline double time_ms(Backend& be, const std::function<void()>& fn, int warm, int reps) {
+  using Clock = std::chrono::steady_clock;
+  auto elapsed_ms = [](Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  };
   for (int i = 0; i < warm; ++i) fn();
   be.synchronize();
+  auto t0 = Clock::now();
+  fn();
+  be.synchronize();
+  const int batch = static_cast<int>(std::clamp(2.0 / std::max(elapsed_ms(t0), 1e-3), 1.0, 200.0));
   std::vector<double> ms;
   for (int i = 0; i < reps; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
+    t0 = Clock::now();
+    for (int k = 0; k < batch; ++k) fn();
     be.synchronize();
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    ms.push_back(elapsed_ms(t0) / batch);
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
