@@ -16,6 +16,9 @@ struct CudaOptions {
   // first call (which synchronises), instead of the first suggestion. Faster steps; runs in
   // separate processes may pick different algorithms and so differ in rounding.
   bool gemm_autotune = false;
+  // The attention backward sums dQ in a fixed order. false: the fused dK/dV kernel adds dQ
+  // with fp32 atomics instead (fewer matrix products, faster; rounding varies run to run).
+  bool deterministic_attention = true;
 };
 
 // Number of visible CUDA devices; 0 when there is no GPU or no driver (never throws).

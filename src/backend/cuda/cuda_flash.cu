@@ -2,10 +2,12 @@
 // Forward: a block of 8 warps owns 128 query rows (16 per warp); key/value tiles of 64 rows
 // stream through double-buffered shared memory (cp.async), S = QKᵀ and O += PV run on
 // mma.sync m16n8k16 with fp32 accumulators and an online softmax in base 2.
-// Backward (deterministic, no atomics): a dQ kernel shaped like the forward (warps own query
+// Backward, deterministic (no atomics): a dQ kernel shaped like the forward (warps own query
 // rows, key tiles stream through) and a dK/dV kernel (warps own key rows, query tiles stream
 // through). Both work on half tiles of 32 columns so that S, dP and the packed P / dS operands
-// stay small: fewer registers, more warps in flight.
+// stay small: fewer registers, more warps in flight. Backward with atomics (AttnArgs::dq_accum):
+// the dK/dV kernel also forms dQ += dS·K from its dS (5 matrix products per tile pair instead
+// of 7) and adds it to an fp32 accumulator with vector atomics; the sum order then varies.
 #include <cfloat>
 #include <type_traits>
 
@@ -70,6 +72,15 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
     r = *reinterpret_cast<const uint32_t*>(&v);
   }
   return r;
+}
+
+// Stores four 8x8 matrices transposed: register i of each lane, in mma C-fragment layout, goes
+// to the matrix whose rows lanes 8i..8i+7 address.
+__device__ __forceinline__ void stsm_x4_t(void* p, const uint32_t (&r)[4]) {
+  asm volatile(
+      "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(smem_addr(p)),
+      "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+      : "memory");
 }
 
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
@@ -429,7 +440,40 @@ __global__ void __launch_bounds__(32 * kDqWarps, 2) flash_dq_kernel(AttnArgs a) 
 constexpr int kDkvWarps = 4;
 constexpr int kDkvOwn = 16 * kDkvWarps;
 
-template <class T, bool kDrop>
+// kAtomicDq: dQ of the half tile's 32 queries from the block's 64 keys. dS, transposed through
+// shared memory, is split so that warp w forms rows (w % 2) * 16 and head columns (w / 2) * 32
+// of dQ += dS·K and adds them to a.dq_accum with float2 atomics.
+template <class T>
+__device__ __forceinline__ void add_dq_partial(const AttnArgs& a, const Head& hd, const T* ds_s,
+                                               const T* k_s, int i0, int warp, int lane) {
+  const int mt = warp & 1, dh = warp >> 1, g = lane >> 2, tq = lane & 3;
+  float acc[4][4] = {};
+#pragma unroll
+  for (int kk = 0; kk < kDkvOwn / 16; ++kk) {
+    uint32_t af[4];
+    ldsm_x4(af, ds_s + (mt * 16 + (lane & 15)) * kLd + kk * 16 + (lane >> 4) * 8);
+#pragma unroll
+    for (int dp = 0; dp < 2; ++dp) {
+      uint32_t b[4];
+      ldsm_x4_t(b, k_s + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + dh * 32 + dp * 16 +
+                       (lane >> 4) * 8);
+      mma<T>(acc[2 * dp], af, b[0], b[1]);
+      mma<T>(acc[2 * dp + 1], af, b[2], b[3]);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int i = i0 + mt * 16 + g + r * 8;
+    if (i >= hd.S) continue;
+    float* row = a.dq_accum + hd.row(i) * kD + dh * 32 + 2 * tq;
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+      atomicAdd(reinterpret_cast<float2*>(row + nt * 8),
+                make_float2(acc[nt][2 * r], acc[nt][2 * r + 1]));
+  }
+}
+
+template <class T, bool kDrop, bool kAtomicDq>
 __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a) {
   constexpr int kThreads = 32 * kDkvWarps, kOwn = kDkvOwn;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -439,6 +483,7 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
   T* sdO = sQ + 2 * kTileElems;                                  // two buffers
   float* sLse = reinterpret_cast<float*>(sdO + 2 * kTileElems);  // [2][kTile]
   float* sDv = sLse + 2 * kTile;                                 // [2][kTile]
+  T* sdS = reinterpret_cast<T*>(sDv + 2 * kTile);  // kAtomicDq: [2 halves][kHalf rows][kLd]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
   const Head hd(a);
   const int j0 = static_cast<int>(blockIdx.x) * kOwn;
@@ -485,40 +530,62 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
 #pragma unroll
     for (int half = 0; half < kTile / kHalf; ++half) {
       const int i0 = qt * kTile + half * kHalf;
-      if (a.causal && i0 + kHalf - 1 < j0 + warp * 16) continue;  // every query before the keys
+      if (a.causal && i0 + kHalf - 1 < j0) continue;  // every query before the block's keys
+      // Every query before this warp's keys: no dK/dV work, and (kAtomicDq) a zero dS block.
+      const bool warp_masked = a.causal && i0 + kHalf - 1 < j0 + warp * 16;
       const T* q_s = sQ + buf * kTileElems + half * kHalf * kLd;
       const T* do_s = sdO + buf * kTileElems + half * kHalf * kLd;
       const float* lse = sLse + buf * kTile + half * kHalf;
       const float* dvec = sDv + buf * kTile + half * kHalf;
-      float st[kHalf / 8][4], dpt[kHalf / 8][4];
-      mma_abt<T, kHalf / 8>(st, kf, q_s, lane);
-      mma_abt<T, kHalf / 8>(dpt, vf, do_s, lane);
-      const bool need_mask =
-          i0 + kHalf > hd.S || j0 + kOwn > hd.L || (a.causal && i0 < j0 + warp * 16 + 16);
-      uint32_t pa[kHalf / 16][4], da[kHalf / 16][4];
+      uint32_t pa[kHalf / 16][4] = {}, da[kHalf / 16][4] = {};
+      if (!warp_masked) {
+        float st[kHalf / 8][4], dpt[kHalf / 8][4];
+        mma_abt<T, kHalf / 8>(st, kf, q_s, lane);
+        mma_abt<T, kHalf / 8>(dpt, vf, do_s, lane);
+        const bool need_mask =
+            i0 + kHalf > hd.S || j0 + kOwn > hd.L || (a.causal && i0 < j0 + warp * 16 + 16);
 #pragma unroll
-      for (int nt = 0; nt < kHalf / 8; ++nt)
+        for (int nt = 0; nt < kHalf / 8; ++nt)
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int j = key0 + r * 8;
-          float pv[2], dsv[2];
+          for (int r = 0; r < 2; ++r) {
+            const int j = key0 + r * 8;
+            float pv[2], dsv[2];
 #pragma unroll
-          for (int c = 0; c < 2; ++c) {
-            const int col = nt * 8 + 2 * tq + c, i = i0 + col;
-            // Masked (and past-the-end, lse -inf) entries are assigned 0, never multiplied.
-            float p = exp2f(st[nt][2 * r + c] * sl2 - lse[col] * kLog2e);
-            if (need_mask && (i >= hd.S || j >= hd.L || (a.causal && j > i))) p = 0.0f;
-            float f = 1.0f;
-            if constexpr (kDrop)
-              f = dropout_factor(a.drop.seed, hd.drop_index(i, j), a.drop.p, a.drop.scale);
-            pv[c] = p * f;
-            dsv[c] = p * (dpt[nt][2 * r + c] * f - dvec[col]);
+            for (int c = 0; c < 2; ++c) {
+              const int col = nt * 8 + 2 * tq + c, i = i0 + col;
+              // Masked (and past-the-end, lse -inf) entries are assigned 0, never multiplied.
+              float p = exp2f(st[nt][2 * r + c] * sl2 - lse[col] * kLog2e);
+              if (need_mask && (i >= hd.S || j >= hd.L || (a.causal && j > i))) p = 0.0f;
+              float f = 1.0f;
+              if constexpr (kDrop)
+                f = dropout_factor(a.drop.seed, hd.drop_index(i, j), a.drop.p, a.drop.scale);
+              pv[c] = p * f;
+              dsv[c] = p * (dpt[nt][2 * r + c] * f - dvec[col]);
+            }
+            pa[nt >> 1][pack_slot(nt, r)] = pack2<T>(pv[0], pv[1]);
+            da[nt >> 1][pack_slot(nt, r)] = pack2<T>(dsv[0], dsv[1]);
           }
-          pa[nt >> 1][pack_slot(nt, r)] = pack2<T>(pv[0], pv[1]);
-          da[nt >> 1][pack_slot(nt, r)] = pack2<T>(dsv[0], dsv[1]);
+      }
+      if constexpr (kAtomicDq) {
+        // dSᵀ fragment (keys × queries) → dS rows (queries) × this warp's 16 key columns.
+        T* ds_s = sdS + half * kHalf * kLd;
+#pragma unroll
+        for (int kt = 0; kt < kHalf / 16; ++kt) {
+          const int m = lane >> 3;
+          stsm_x4_t(ds_s + (kt * 16 + (m >> 1) * 8 + (lane & 7)) * kLd + warp * 16 + (m & 1) * 8,
+                    da[kt]);
         }
-      mma_pb<T, kHalf / 16>(dv, pa, do_s, lane);
-      mma_pb<T, kHalf / 16>(dk, da, q_s, lane);
+      }
+      if (!warp_masked) {
+        mma_pb<T, kHalf / 16>(dv, pa, do_s, lane);
+        mma_pb<T, kHalf / 16>(dk, da, q_s, lane);
+      }
+      if constexpr (kAtomicDq) {
+        // Each half has its own dS buffer; the next writer of this one runs after the next
+        // tile's barrier, which every warp reaches only once its reads here are done.
+        __syncthreads();
+        add_dq_partial<T>(a, hd, sdS + half * kHalf * kLd, sK, i0, warp, lane);
+      }
     }
   }
   cp_async_wait_all();
@@ -539,13 +606,15 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
 }
 
 // dvec[b, h, i] = dO_i · O_i, the row term of the softmax backward: 8 threads per row, one
-// 16-byte load of each operand per thread.
+// 16-byte load of each operand per thread. With a dq_accum the row's accumulator is zeroed too.
 template <class T>
 __global__ void flash_dvec_kernel(AttnArgs a) {
   constexpr int kParts = kD / 8;
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   const int64_t row = t / kParts;  // (b, i, h) in the layout of out and d_out
   const bool valid = row < a.batch * a.seq * a.heads;
+  const int64_t h = row % a.heads, bi = row / a.heads;
+  const int64_t head_row = (bi / a.seq * a.heads + h) * a.seq + bi % a.seq;  // (b, h, i)
   float sum = 0.0f;
   if (valid) {
     const int64_t off = row * kD + (t % kParts) * 8;
@@ -555,19 +624,39 @@ __global__ void flash_dvec_kernel(AttnArgs a) {
     const T* d = reinterpret_cast<const T*>(&dv);
 #pragma unroll
     for (int k = 0; k < 8; ++k) sum += to_f<T>(o[k]) * to_f<T>(d[k]);
+    if (a.dq_accum) {
+      float4* acc = reinterpret_cast<float4*>(a.dq_accum + head_row * kD + (t % kParts) * 8);
+      acc[0] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      acc[1] = acc[0];
+    }
   }
 #pragma unroll
   for (int m = 1; m < kParts; m *= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
-  if (valid && t % kParts == 0) {
-    const int64_t h = row % a.heads, bi = row / a.heads;
-    const int64_t b = bi / a.seq, i = bi % a.seq;
-    a.dvec[(b * a.heads + h) * a.seq + i] = sum;
-  }
+  if (valid && t % kParts == 0) a.dvec[head_row] = sum;
+}
+
+// dQ = scale · dq_accum, written into the query part of d_qkv: 8 threads per row (b, i, h).
+template <class T>
+__global__ void flash_dq_store_kernel(AttnArgs a) {
+  constexpr int kParts = kD / 8;
+  const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  const int64_t row = t / kParts, part = t % kParts;
+  if (row >= a.batch * a.seq * a.heads) return;
+  const int64_t h = row % a.heads, bi = row / a.heads;
+  const int64_t head_row = (bi / a.seq * a.heads + h) * a.seq + bi % a.seq;
+  const float4* acc = reinterpret_cast<const float4*>(a.dq_accum + head_row * kD + part * 8);
+  const float4 lo = acc[0], hi = acc[1];
+  const uint4 v = make_uint4(
+      pack2<T>(lo.x * a.scale, lo.y * a.scale), pack2<T>(lo.z * a.scale, lo.w * a.scale),
+      pack2<T>(hi.x * a.scale, hi.y * a.scale), pack2<T>(hi.z * a.scale, hi.w * a.scale));
+  *reinterpret_cast<uint4*>(static_cast<T*>(a.d_qkv) + bi * 3 * a.heads * kD + h * kD + part * 8) =
+      v;
 }
 
 constexpr size_t kFwdSmem = (kFwdOwn * kLd + 2 * kStages * kTileElems) * 2;
 constexpr size_t kDqSmem = (2 * kDqOwn * kLd + 2 * kStages * kTileElems) * 2;
 constexpr size_t kDkvSmem = (2 * kDkvOwn * kLd + 4 * kTileElems) * 2 + 4 * kTile * sizeof(float);
+constexpr size_t kDkvAtomicSmem = kDkvSmem + 2 * kHalf * kLd * 2;
 
 template <class Kernel>
 void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t smem) {
@@ -581,9 +670,15 @@ void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t
 template <class T, bool kDrop>
 void backward_typed(const Launch& l, const AttnArgs& a) {
   const int64_t threads = a.batch * a.seq * a.heads * (kD / 8);
-  flash_dvec_kernel<T><<<static_cast<unsigned>((threads + 255) / 256), 256, 0, l.stream>>>(a);
-  launch(l, flash_dq_kernel<T, kDrop>, a, kDqWarps, kDqSmem);
-  launch(l, flash_dkv_kernel<T, kDrop>, a, kDkvWarps, kDkvSmem);
+  const unsigned blocks = static_cast<unsigned>((threads + 255) / 256);
+  flash_dvec_kernel<T><<<blocks, 256, 0, l.stream>>>(a);
+  if (a.dq_accum) {
+    launch(l, flash_dkv_kernel<T, kDrop, true>, a, kDkvWarps, kDkvAtomicSmem);
+    flash_dq_store_kernel<T><<<blocks, 256, 0, l.stream>>>(a);
+  } else {
+    launch(l, flash_dq_kernel<T, kDrop>, a, kDqWarps, kDqSmem);
+    launch(l, flash_dkv_kernel<T, kDrop, false>, a, kDkvWarps, kDkvSmem);
+  }
 }
 
 }  // namespace

@@ -110,6 +110,9 @@ struct AttnArgs {
   const void* d_out = nullptr;
   void* d_qkv = nullptr;
   float* dvec = nullptr;  // scratch f32 [batch, heads, seq] for rowsum(dO ∘ O)
+  // Scratch f32 [batch, heads, seq, head_dim], 16-byte aligned: when set, the tensor-core
+  // backward adds dQ here with atomics (faster, not bitwise reproducible).
+  float* dq_accum = nullptr;
 };
 void attention_forward(const Launch& l, const AttnArgs& a);
 void attention_backward(const Launch& l, const AttnArgs& a);

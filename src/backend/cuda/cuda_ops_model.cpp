@@ -62,8 +62,13 @@ void CudaBackend::attention_backward(const AttentionBwd& a) {
   args.lse = a.lse.as<float>();
   args.d_out = a.d_out.data;
   args.d_qkv = a.d_qkv.data;
-  args.dvec = static_cast<float*>(
-      scratch(static_cast<size_t>(a.dims.batch * a.dims.heads * a.dims.seq) * sizeof(float)));
+  const size_t rows = static_cast<size_t>(a.dims.batch * a.dims.heads * a.dims.seq);
+  const size_t accum = options_.deterministic_attention
+                           ? 0
+                           : rows * static_cast<size_t>(a.dims.head_dim);  // first: aligned
+  float* s = static_cast<float*>(scratch((accum + rows) * sizeof(float)));
+  args.dq_accum = accum ? s : nullptr;
+  args.dvec = s + accum;
   cuda::attention_backward(launch_, args);
   cuda::check_launch("attention_backward");
 }
