@@ -18,8 +18,14 @@ namespace {
 
 class Bench {
  public:
-  explicit Bench(std::string only) : be_(make_cuda_backend(0)), only_(std::move(only)) {}
+  explicit Bench(std::string only) : be_(make_cuda_backend(0)), only_(std::move(only)) {
+    CudaOptions atomic;
+    atomic.deterministic_attention = false;
+    atomic_attention_ = make_cuda_backend(0, atomic);
+  }
   Backend& be() { return *be_; }
+  // The same device with CudaOptions::deterministic_attention false (its own stream).
+  Backend& atomic_attention() { return *atomic_attention_; }
 
   Tensor make(DType dt, Shape s, bool random = true) {
     bufs_.emplace_back(*be_, static_cast<size_t>(s.numel()) * dtype_size(dt));
@@ -43,10 +49,13 @@ class Bench {
       be_->convert(t.flat_slice(off, n), block_.tensor(DType::F32, Shape{n}));
     }
   }
-  // Times `run`; `record` issues the same op on the trace backend for its bytes and FLOPs.
+  // Times `run` on `on` (default: be()); the trace backend's record of the same op gives its
+  // bytes and FLOPs.
   void op(const std::string& name, const std::function<void(Backend&)>& run,
-          double flop_scale = 1.0) {
+          double flop_scale = 1.0, Backend* on = nullptr) {
     if (name.find(only_) == std::string::npos) return;
+    Backend& target = on ? *on : *be_;
+    be_->synchronize();  // inputs are made on be()'s stream
     TraceBackend trace;
     run(trace);
     double bytes = 0, flops = 0;
@@ -55,7 +64,7 @@ class Bench {
       flops += r.flops * flop_scale;
     }
     const double ms = time_ms(
-        *be_, [&] { run(*be_); }, 3, 20);
+        target, [&] { run(target); }, 3, 20);
     const double gbps = bytes / ms / 1e6, tflops = flops / ms / 1e9;
     const double t_mem = bytes / (copy_gbps_ * 1e6), t_math = flops / (gemm_tflops_ * 1e9);
     emit(
@@ -90,6 +99,7 @@ class Bench {
 
  private:
   std::unique_ptr<Backend> be_;
+  std::unique_ptr<Backend> atomic_attention_;
   std::string only_;  // time only ops whose name contains this
   std::vector<DeviceBuffer> bufs_;
   DeviceBuffer block_;
@@ -163,6 +173,12 @@ void run_all(const std::string& only) {
         b.attention_backward({dims, qkv, out, dout, lse, dqkv});
       },
       0.5);
+  k.op(
+      "attention_backward causal, dQ by atomics",
+      [&](Backend& b) {
+        b.attention_backward({dims, qkv, out, dout, lse, dqkv});
+      },
+      0.5, &k.atomic_attention());
   AttentionDims bert{32, 128, H, D, false, {}, 0.125f, Dropout{0.1f, 3}};
   k.op("attention_forward bert dropout", [&](Backend& b) {
     b.attention_forward({bert, qkv.row_slice(0, 32 * 128), out.row_slice(0, 32 * 128),

@@ -4,7 +4,8 @@
 // bench/train_step.py measures PyTorch on the same shapes; scripts/gpu_bench.sh runs both.
 //   bench_train_step --model gpt2|bert [--dtype bf16|f16|f32] [--optim adamw|adan]
 //                    [--batch N] [--seq N] [--vocab N] [--steps N] [--profile]
-//                    [--gemm-autotune]
+//                    [--gemm-autotune] [--atomic-attention]
+// (--atomic-attention: train.deterministic_attention = false, dQ summed with atomics.)
 // (--vocab 50257 against the default 50304 measures the shape advisor's vocab padding.)
 #include <cmath>
 #include <cstdio>
@@ -44,7 +45,12 @@ int main(int argc, char** argv) {
 
   const double used0 = device_used_bytes();
   const bool autotune = flag(argc, argv, "--gemm-autotune");
-  auto cuda = make_cuda_backend(0, CudaOptions{dts == "f32", autotune});
+  const bool atomic_attention = flag(argc, argv, "--atomic-attention");
+  CudaOptions options;
+  options.tf32 = dts == "f32";
+  options.gemm_autotune = autotune;
+  options.deterministic_attention = !atomic_attention;
+  auto cuda = make_cuda_backend(0, options);
   ProfilingBackend prof(*cuda);
   const bool profile = flag(argc, argv, "--profile");
   Backend& be = profile ? static_cast<Backend&>(prof) : *cuda;
@@ -113,11 +119,12 @@ int main(int argc, char** argv) {
       "\"tokens_per_s\": {:.0f}, "
       "\"seq_per_s\": {:.1f}, \"tflops\": {:.1f}, \"mfu_vs_989\": {:.3f}, \"peak_mem_GB\": {:.3f}, "
       "\"params\": {}, \"loss_before\": {:.4f}, \"loss_after\": {:.4f}, \"profiled\": {}, "
-      "\"gemm_autotune\": {}}}",
+      "\"gemm_autotune\": {}, \"atomic_attention\": {}}}",
       model_name, dts, optim, batch, seq, cfg.vocab_size, ms,
       per_s * static_cast<double>(batch * seq), per_s * static_cast<double>(batch),
       gemm_flops * per_s / 1e12, gemm_flops * per_s / 989e12, used / 1e9, model.params().count(),
-      loss0, loss, profile ? "true" : "false", autotune ? "true" : "false"));
+      loss0, loss, profile ? "true" : "false", autotune ? "true" : "false",
+      atomic_attention ? "true" : "false"));
   if (!std::isfinite(loss)) return 1;
   if (profile) {
     double total = 0;

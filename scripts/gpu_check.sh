@@ -30,6 +30,9 @@ if want bench; then
   timeout 90 "$C/bench_kernels" >>"$B" 2>"$OUT/bench_err.txt"
   timeout 60 "$C/bench_train_step" --model gpt2 >>"$B" 2>>"$OUT/bench_err.txt"
   timeout 60 "$C/bench_train_step" --model gpt2 --gemm-autotune >>"$B" 2>>"$OUT/bench_err.txt"
+  timeout 60 "$C/bench_train_step" --model gpt2 --atomic-attention >>"$B" 2>>"$OUT/bench_err.txt"
+  timeout 60 "$C/bench_train_step" --model gpt2 --atomic-attention --gemm-autotune >>"$B" \
+    2>>"$OUT/bench_err.txt"
   timeout 60 "$C/bench_train_step" --model bert --gemm-autotune >>"$B" 2>>"$OUT/bench_err.txt"
   timeout 60 "$C/bench_train_step" --model gpt2 --optim adan >>"$B" 2>>"$OUT/bench_err.txt"
   timeout 60 "$C/bench_train_step" --model bert >>"$B" 2>>"$OUT/bench_err.txt"

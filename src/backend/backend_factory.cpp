@@ -15,21 +15,20 @@ bool cuda_available() {
 #endif
 }
 
-std::unique_ptr<Backend> make_backend(DeviceChoice choice, int cpu_threads, Precision precision,
-                                      bool gemm_autotune) {
-  if (choice == DeviceChoice::Cpu || (choice == DeviceChoice::Auto && !cuda_available()))
-    return make_cpu_backend(cpu_threads);
+std::unique_ptr<Backend> make_backend(const TrainConfig& train) {
+  if (train.device == DeviceChoice::Cpu ||
+      (train.device == DeviceChoice::Auto && !cuda_available()))
+    return make_cpu_backend(static_cast<int>(train.threads));
 #ifdef HWT_WITH_CUDA
   if (cuda_available()) {
     CudaOptions options;
-    options.tf32 = precision == Precision::Tf32;
-    options.gemm_autotune = gemm_autotune;
+    options.tf32 = train.precision == Precision::Tf32;
+    options.gemm_autotune = train.gemm_autotune;
+    options.deterministic_attention = train.deterministic_attention;
     return make_cuda_backend(0, options);
   }
   fail_input("train.device=\"cuda\" but no CUDA GPU is visible");
 #else
-  (void)precision;
-  (void)gemm_autotune;
   fail_input(
       "train.device=\"cuda\" but this hwt was built without CUDA (nvcc not found at build time)");
 #endif

@@ -11,11 +11,9 @@ namespace hwt {
 // True when hwt was built with CUDA and a GPU is visible.
 bool cuda_available();
 
-// auto: CUDA when available, else CPU. cuda without a GPU raises InputError. With
-// Precision::Tf32 the CUDA backend runs fp32 GEMMs on TF32 tensor cores; gemm_autotune picks
-// each GEMM shape's fastest cuBLASLt algorithm by timing (CudaOptions::gemm_autotune).
-std::unique_ptr<Backend> make_backend(DeviceChoice choice, int cpu_threads,
-                                      Precision precision = Precision::Fp32,
-                                      bool gemm_autotune = false);
+// auto: CUDA when available, else CPU. cuda without a GPU raises InputError. The CUDA
+// backend takes its options from the training config: Precision::Tf32 runs fp32 GEMMs on TF32
+// tensor cores, gemm_autotune and deterministic_attention as in CudaOptions.
+std::unique_ptr<Backend> make_backend(const TrainConfig& train);
 
 }  // namespace hwt

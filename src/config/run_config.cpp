@@ -171,6 +171,12 @@ void add_train_keys(Keys& k) {
       "fastest (about 1-2% faster steps; separate runs may then differ in rounding)",
       [](R & c) -> auto& { return c.train.gemm_autotune; });
   k.add(
+      "train.deterministic_attention",
+      "GPU: the attention backward sums query gradients in a fixed order, so runs repeat bit for "
+      "bit; false adds them with atomics inside the key/value gradient kernel (faster steps, "
+      "rounding varies from run to run)",
+      [](R & c) -> auto& { return c.train.deterministic_attention; });
+  k.add(
       "train.batch_size", "Examples per micro-batch",
       [](R & c) -> auto& { return c.train.batch_size; });
   k.add(

@@ -11,7 +11,10 @@ LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads,
   m.config = ckpt.info().config;
   m.vocab = dataset_from_vocab_json(ckpt.info().vocab, task_for(m.config.model.head));
   m.config.model = resolve_model_config(m.config.model, m.vocab);
-  m.backend = make_backend(device, threads);
+  TrainConfig run;  // inference: fp32, default GPU options
+  run.device = device;
+  run.threads = threads;
+  m.backend = make_backend(run);
   m.model = std::make_unique<Model>(m.config.model, *m.backend, DType::F32);
   m.model->plan(max_batch, m.config.data.max_len);
   ckpt.load_parameters(m.model->params());

@@ -16,6 +16,7 @@ struct TrainConfig {
   int64_t threads = 0;  // CPU threads; 0: all cores
   Precision precision = Precision::Fp32;
   bool gemm_autotune = false;  // GPU: time cuBLASLt's candidates per GEMM shape, keep the fastest
+  bool deterministic_attention = true;  // GPU: false sums dQ with atomics (faster, not bitwise)
   int64_t batch_size = 32;
   int64_t grad_accum = 1;
   int64_t epochs = 3;

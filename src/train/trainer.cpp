@@ -116,8 +116,7 @@ void Run::setup() {
   if (data_.train.size() == 0) fail_input("the training split of {} is empty", data_.source);
   cfg_.model = resolve_model_config(cfg_.model, data_);
 
-  backend_ = make_backend(cfg_.train.device, static_cast<int>(cfg_.train.threads),
-                          cfg_.train.precision, cfg_.train.gemm_autotune);
+  backend_ = make_backend(cfg_.train);
   model_ = std::make_unique<Model>(cfg_.model, *backend_,
                                    activation_dtype(cfg_.train.precision, backend_->device()));
   model_->plan(cfg_.train.batch_size, cfg_.data.max_len);
