@@ -153,13 +153,16 @@ TEST_P(CudaOps, MatmulTransposesBatchesAndScales) {
 // An autotuning backend times candidate algorithms on a GEMM's first call: an accumulating
 // output (beta != 0) must still come out as if only the real call ran, then and from the cache.
 TEST_P(CudaOps, AutotunedMatmulAccumulatesOnce) {
-  Backend& tuned = test::gpu_autotuned_ref();
+  CudaOptions options;
+  options.gemm_autotune = true;
+  Backend& tuned = test::gpu_ref_with(options);
   const int64_t M = 96, K = 64, N = 80;
   const Vec a = r(randn(M * K, 24)), b = r(randn(N * K, 25)), c0 = r(randn(M * N, 26));
   Matmul cm{cp.f32({M, K}, a), cp.f32({N, K}, b), cp.f32({M, N}, c0), false, true, 0.5f, 2.0f};
   cpu.matmul(cm);
   for (int call = 0; call < 2; ++call) {
     Matmul gm{gp.act({M, K}, a), gp.act({N, K}, b), gp.act({M, N}, c0), false, true, 0.5f, 2.0f};
+    be().synchronize();  // the inputs' conversions ran on the shared backend's stream
     tuned.matmul(gm);
     tuned.synchronize();
     EXPECT_LT(rel_err(gp.read(gm.c), cp.read(cm.c)), tol()) << "call " << call;
@@ -363,7 +366,18 @@ TEST_P(CudaOps, AttentionForwardBackward) {
                     gf.out, gp.act({B * S, H * D}, dout),
                     gf.lse, gp.poisoned_act({B * S, 3 * H * D})};
     be().attention_backward(gb);
-    EXPECT_LT(rel_err(gp.read(gb.d_qkv), cp.read(cb.d_qkv)), tol()) << "d_qkv";
+    const Vec cdqkv = cp.read(cb.d_qkv);
+    EXPECT_LT(rel_err(gp.read(gb.d_qkv), cdqkv), tol()) << "d_qkv";
+    // The same backward with dQ added by atomics (CudaOptions::deterministic_attention false).
+    CudaOptions options;
+    options.deterministic_attention = false;
+    Backend& atomic = test::gpu_ref_with(options);
+    AttentionBwd ab = gb;
+    ab.d_qkv = gp.poisoned_act({B * S, 3 * H * D});
+    be().synchronize();
+    atomic.attention_backward(ab);
+    atomic.synchronize();
+    EXPECT_LT(rel_err(gp.read(ab.d_qkv), cdqkv), tol()) << "d_qkv, dQ by atomics";
   }
 }
 

@@ -5,14 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "backend/backend.h"
-#ifdef HWT_WITH_CUDA
-#include "backend/cuda/cuda_backend.h"
-#endif
+#include "backend/cuda/cuda_backend.h"  // declarations only: defined in CUDA builds
 
 namespace hwt::test {
 
@@ -33,13 +33,17 @@ inline Backend& gpu_ref() {
   return *be;
 }
 
-// A second CUDA backend on the same device whose GEMMs autotune (CudaOptions::gemm_autotune),
-// for a test that already skipped without a GPU. It runs on its own stream.
-inline Backend& gpu_autotuned_ref() {
+// A second CUDA backend on the same device with other options, for a test that already skipped
+// without a GPU; one per option set. It runs on its own stream: synchronise the shared backend
+// before handing it tensors, and it before reading them back.
+inline Backend& gpu_ref_with(const CudaOptions& o) {
 #ifdef HWT_WITH_CUDA
-  static std::unique_ptr<Backend> be = make_cuda_backend(0, CudaOptions{false, true});
+  static std::map<std::tuple<bool, bool, bool>, std::unique_ptr<Backend>> backends;
+  auto& be = backends[{o.tf32, o.gemm_autotune, o.deterministic_attention}];
+  if (!be) be = make_cuda_backend(0, o);
   return *be;
 #else
+  (void)o;
   throw std::logic_error("test needs a GPU but did not skip");
 #endif
 }
