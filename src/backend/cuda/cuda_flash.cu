@@ -605,6 +605,12 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
   }
 }
 
+// Row (b, i, h) of out / d_out (token-major) as row (b, h, i) of lse, dvec and dq_accum.
+__device__ __forceinline__ int64_t head_major_row(const AttnArgs& a, int64_t row) {
+  const int64_t h = row % a.heads, bi = row / a.heads;
+  return (bi / a.seq * a.heads + h) * a.seq + bi % a.seq;
+}
+
 // dvec[b, h, i] = dO_i · O_i, the row term of the softmax backward: 8 threads per row, one
 // 16-byte load of each operand per thread. With a dq_accum the row's accumulator is zeroed too.
 template <class T>
@@ -613,8 +619,7 @@ __global__ void flash_dvec_kernel(AttnArgs a) {
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   const int64_t row = t / kParts;  // (b, i, h) in the layout of out and d_out
   const bool valid = row < a.batch * a.seq * a.heads;
-  const int64_t h = row % a.heads, bi = row / a.heads;
-  const int64_t head_row = (bi / a.seq * a.heads + h) * a.seq + bi % a.seq;  // (b, h, i)
+  const int64_t head_row = head_major_row(a, row);
   float sum = 0.0f;
   if (valid) {
     const int64_t off = row * kD + (t % kParts) * 8;
@@ -643,7 +648,7 @@ __global__ void flash_dq_store_kernel(AttnArgs a) {
   const int64_t row = t / kParts, part = t % kParts;
   if (row >= a.batch * a.seq * a.heads) return;
   const int64_t h = row % a.heads, bi = row / a.heads;
-  const int64_t head_row = (bi / a.seq * a.heads + h) * a.seq + bi % a.seq;
+  const int64_t head_row = head_major_row(a, row);
   const float4* acc = reinterpret_cast<const float4*>(a.dq_accum + head_row * kD + part * 8);
   const float4 lo = acc[0], hi = acc[1];
   const uint4 v = make_uint4(

@@ -63,7 +63,8 @@ void CudaBackend::attention_backward(const AttentionBwd& a) {
   args.d_out = a.d_out.data;
   args.d_qkv = a.d_qkv.data;
   const size_t rows = static_cast<size_t>(a.dims.batch * a.dims.heads * a.dims.seq);
-  const size_t accum = options_.deterministic_attention
+  // Only the tensor-core backward adds dQ with atomics; the generic kernels need no accumulator.
+  const size_t accum = options_.deterministic_attention || !cuda::flash_supported(args)
                            ? 0
                            : rows * static_cast<size_t>(a.dims.head_dim);  // first: aligned
   float* s = static_cast<float*>(scratch((accum + rows) * sizeof(float)));
