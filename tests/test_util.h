@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <vector>
 
@@ -18,7 +20,8 @@ namespace hwt::test {
 inline std::vector<float> randn(int64_t n, uint64_t seed, float scale = 1.0f) {
   std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    const double u1 = philox_uniform(seed, static_cast<uint64_t>(2 * i)) + 1e-7;
+    // In (0, 1]: the largest draw, 1 - 2^-24, plus the offset must not pass 1 (log > 0, NaN).
+    const double u1 = std::min(philox_uniform(seed, static_cast<uint64_t>(2 * i)) + 1e-7, 1.0);
     const double u2 = philox_uniform(seed, static_cast<uint64_t>(2 * i + 1));
     v[static_cast<size_t>(i)] =
         static_cast<float>(scale * std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2));
@@ -28,6 +31,21 @@ inline std::vector<float> randn(int64_t n, uint64_t seed, float scale = 1.0f) {
 
 inline std::vector<double> to_double(const std::vector<float>& v) {
   return {v.begin(), v.end()};
+}
+
+// Where a vector holds NaNs (count, first and last index), for a failing comparison's log: a
+// poisoned output that was never written shows up as a block of NaNs.
+template <class V>
+void report_nans(const char* which, const V& v) {
+  size_t count = 0, first = 0, last = 0;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (std::isnan(static_cast<double>(v[i]))) {
+      if (count++ == 0) first = i;
+      last = i;
+    }
+  if (count > 0)
+    std::fprintf(stderr, "rel_err: %s argument has %zu NaN of %zu (indices %zu..%zu)\n", which,
+                 count, v.size(), first, last);
 }
 
 // ||a - b|| / max(||b||, tiny).
@@ -40,7 +58,11 @@ double rel_err(const A& a, const B& b) {
     num += d * d;
     den += static_cast<double>(b[i]) * static_cast<double>(b[i]);
   }
-  if (std::isnan(num)) return INFINITY;
+  if (std::isnan(num)) {
+    report_nans("first", a);
+    report_nans("second", b);
+    return INFINITY;
+  }
   return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
 }
 
