@@ -170,9 +170,13 @@ TEST_P(CudaOps, AutotunedMatmulAccumulatesOnce) {
 }
 
 TEST_P(CudaOps, LayerNormForwardBackward) {
-  for (int64_t N : {768, 1024, 9}) {  // 3 and 4 register chunks per lane (bf16); unvectorised
-    SCOPED_TRACE(::testing::Message() << "cols " << N);
-    const int64_t R = 70;
+  // 3 and 4 register chunks per lane (bf16); unvectorised; and more rows than the forward's
+  // grid has warps on a 132-multiprocessor GPU (2112), so that every warp loops over rows.
+  const std::array<std::pair<int64_t, int64_t>, 4> shapes{
+      {{70, 768}, {70, 1024}, {70, 9}, {5003, 768}}};
+  for (const auto& shape : shapes) {
+    const int64_t R = shape.first, N = shape.second;
+    SCOPED_TRACE(::testing::Message() << "rows " << R << " cols " << N);
     const Vec x = r(randn(R * N, 31, 2.0f)), g = r(randn(N, 32)), b = r(randn(N, 33));
     const Vec dy = r(randn(R * N, 34)), dx0 = r(randn(R * N, 35)), dg0 = randn(N, 36),
               db0 = randn(N, 37);
@@ -222,14 +226,16 @@ enum class Alias { None, ResidualIsDy, ResidualIsDsum };
 
 TEST_P(CudaOps, ResidualForwardBackward) {
   uint64_t seed = 40;
-  for (int64_t N : {256, 10})
+  // The last shape gives every warp of the layernorm kernels several rows (see above).
+  const std::array<std::pair<int64_t, int64_t>, 3> shapes{{{37, 256}, {37, 10}, {5003, 768}}};
+  for (const auto& shape : shapes)
     for (bool ln : {false, true})
       for (float p : {0.0f, 0.3f})
         for (Alias alias : {Alias::None, Alias::ResidualIsDy, Alias::ResidualIsDsum}) {
           if (alias == Alias::ResidualIsDy && !ln) continue;
-          SCOPED_TRACE(::testing::Message() << "cols " << N << " ln " << ln << " p " << p
-                                            << " alias " << static_cast<int>(alias));
-          const int64_t R = 37;
+          const int64_t R = shape.first, N = shape.second;
+          SCOPED_TRACE(::testing::Message() << "rows " << R << " cols " << N << " ln " << ln
+                                            << " p " << p << " alias " << static_cast<int>(alias));
           const Dropout drop{p, 777 + seed};
           const Vec x = r(randn(R * N, ++seed)), res = r(randn(R * N, ++seed));
           const Vec g = r(randn(N, ++seed)), b = r(randn(N, ++seed));
