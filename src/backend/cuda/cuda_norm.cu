@@ -1,11 +1,14 @@
-// Layernorm and the residual add (+dropout, +layernorm), forward and backward. One warp per
-// row with 16-byte accesses; statistics in fp32. Parameter gradients are reduced
-// deterministically: warp-private shared-memory partials, then per-block partials in global
-// scratch, added in a fixed order by add_column_sums (cuda_reduce.cu).
+// Layernorm and the residual add (+dropout, +layernorm), forward and backward: a warp per row
+// at a time, 16-byte accesses, statistics in fp32. Rows that fit in registers are looped over
+// by a grid that is resident at once, each warp loading its next row while the current one
+// computes. Parameter gradients are reduced deterministically: warp-private shared-memory
+// partials, then per-block partials in global scratch, added in a fixed order by
+// add_column_sums (cuda_reduce.cu).
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
 
 #include <initializer_list>
+#include <type_traits>
 
 namespace hwt::cuda {
 namespace {
@@ -13,105 +16,260 @@ namespace {
 constexpr int kWarps = 4;
 constexpr int kThreads = kWarps * 32;
 constexpr int kCacheChunks = 4;  // rows up to 4 x 32 x 16 bytes stay in registers
+// Register-cached rows (R > 0): the grid is at most this many blocks per multiprocessor,
+// which __launch_bounds__ makes fit in registers, so the whole grid is resident and its warps
+// loop over rows with the next row's loads in flight. Few warps suffice then, and in the
+// backward fewer blocks mean fewer partial rows to add.
+constexpr int kFwdBlocksPerSm = 4;
+constexpr int kBwdBlocksPerSm = 2;
+// Uncached rows (no prefetch) need more warps: in the forward a warp per row, registers for
+// at least 32 resident warps per multiprocessor; in the backward up to 24 warps per
+// multiprocessor.
+constexpr int kFwdUncachedBlocksPerSm = 8;
+constexpr int kBwdUncachedBlocksPerSm = 6;
 
-// Calls f(j, values) for each V-wide chunk j of the row this lane owns. With R > 0 the row
-// fits in R chunks per lane and `cache` holds it in registers; with R == 0 chunks are re-read
-// from `src` (rows too wide to cache).
-template <class T, int V, int R, class F>
-__device__ __forceinline__ void for_chunks(int64_t n, int lane, float (&cache)[R > 0 ? R : 1][V],
-                                           const T* src, F&& f) {
-  if constexpr (R > 0) {
+// Column of this lane's chunk `it` of a row: 32 lanes take 32 consecutive V-wide chunks.
+template <int V>
+__device__ __forceinline__ int64_t chunk_col(int it, int lane) {
+  return (static_cast<int64_t>(it) * 32 + lane) * V;
+}
+
+// The cached paths hold 16-byte chunks as four 32-bit words (uint4) and convert an element
+// where it is used: a chunk kept as 16-bit halves would take a register per half.
+template <class T>
+__device__ __forceinline__ uint4 load_raw(const T* p) {
+  return *reinterpret_cast<const uint4*>(p);
+}
+
+// The V elements of T in a raw chunk, as floats (exactly what to_f<T> gives).
+template <class T, int V>
+__device__ __forceinline__ void unpack(const uint4& u, float (&out)[V]) {
+  static_assert(V * sizeof(T) == sizeof(uint4), "16-byte chunks only");
+  const uint32_t w[4] = {u.x, u.y, u.z, u.w};
 #pragma unroll
-    for (int it = 0; it < R; ++it) {
-      const int64_t j = (static_cast<int64_t>(it) * 32 + lane) * V;
-      if (j < n) f(j, cache[it]);
-    }
-  } else {
-    for (int64_t j = lane * V; j < n; j += 32 * V) {
-      float v[V];
-      load_floats<T, V>(src + j, v);
-      f(j, v);
+  for (int k = 0; k < V; ++k) {
+    if constexpr (sizeof(T) == 4) {
+      out[k] = __uint_as_float(w[k]);
+    } else {
+      const uint32_t h = k % 2 ? w[k / 2] >> 16 : w[k / 2] & 0xffffu;
+      if constexpr (std::is_same_v<T, bf16>)
+        out[k] = __uint_as_float(h << 16);
+      else
+        out[k] = __half2float(__ushort_as_half(static_cast<unsigned short>(h)));
     }
   }
 }
 
+// V floats, each already a value of T, as a raw chunk of T (exact).
+template <class T, int V>
+__device__ __forceinline__ uint4 pack(const float (&in)[V]) {
+  static_assert(V * sizeof(T) == sizeof(uint4), "16-byte chunks only");
+  uint32_t w[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (sizeof(T) == 4) {
+      w[i] = __float_as_uint(in[i]);
+    } else if constexpr (std::is_same_v<T, bf16>) {
+      w[i] = __bfloat16_as_ushort(__float2bfloat16_rn(in[2 * i])) |
+             static_cast<uint32_t>(__bfloat16_as_ushort(__float2bfloat16_rn(in[2 * i + 1]))) << 16;
+    } else {
+      w[i] = __half_as_ushort(__float2half_rn(in[2 * i])) |
+             static_cast<uint32_t>(__half_as_ushort(__float2half_rn(in[2 * i + 1]))) << 16;
+    }
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// Makes a raw chunk opaque to the optimiser where it is used, so that its conversion to floats
+// is neither hoisted out of the row loop nor shared between passes: floats would hold the same
+// values in twice the registers. Costs no instruction.
+__device__ __forceinline__ void opaque(uint4& u) {
+  asm volatile("" : "+r"(u.x), "+r"(u.y), "+r"(u.z), "+r"(u.w));
+}
+
+// Dropout multipliers of the chunk at element `at`. Vectorised launches have cols % V == 0, so
+// with V % 4 == 0 the chunk starts at a multiple of 4 and needs no unaligned fallback.
+template <int V>
+__device__ __forceinline__ void chunk_dropout(const DropArgs& d, int64_t at, float (&f)[V]) {
+  if constexpr (V % 4 == 0)
+    dropout_factors4<V>(d.seed, static_cast<uint64_t>(at), d.p, d.scale, f);
+  else
+    dropout_factors<V>(d.seed, static_cast<uint64_t>(at), d.p, d.scale, f);
+}
+
+// Residual mode: v = residual + dropout(x) at elements at .. at + V - 1, rounded to T (what
+// `sum` stores).
+template <class T, int V>
+__device__ __forceinline__ void residual_sum(const NormFwdArgs& a, int64_t at, float (&xv)[V],
+                                             float (&v)[V]) {
+  if (a.drop.active()) {
+    float f[V];
+    chunk_dropout<V>(a.drop, at, f);
+#pragma unroll
+    for (int k = 0; k < V; ++k) xv[k] = f[k] == 0.0f ? 0.0f : xv[k] * f[k];
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k) v[k] = round_to<T>(v[k] + xv[k]);
+}
+
+// Rows held in registers (R chunks per lane): the warp takes rows `stride` apart. gamma and
+// beta are loaded once; each row's loads are issued while the row before it computes, so a
+// memory round trip is in flight behind every row's reductions and stores.
 template <class T, int V, int R>
-__global__ void __launch_bounds__(kThreads) norm_fwd_kernel(NormFwdArgs a) {
-  const int lane = threadIdx.x & 31;
-  const int64_t row = blockIdx.x * static_cast<int64_t>(kWarps) + (threadIdx.x >> 5);
-  if (row >= a.rows) return;
+__device__ __forceinline__ void norm_fwd_cached(const NormFwdArgs& a, int64_t row, int64_t stride,
+                                                int lane) {
+  const int64_t n = a.cols;
+  const bool residual = a.residual != nullptr;
+  const T* x = static_cast<const T*>(a.x);
+  const T* res = static_cast<const T*>(a.residual);
+  uint4 gp[R], bp[R];  // packed: half the registers that floats would take
+  if (a.gamma) {
+#pragma unroll
+    for (int it = 0; it < R; ++it) {
+      const int64_t j = chunk_col<V>(it, lane);
+      if (j < n) {
+        gp[it] = load_raw<T>(static_cast<const T*>(a.gamma) + j);
+        bp[it] = load_raw<T>(static_cast<const T*>(a.beta) + j);
+      }
+    }
+  }
+  uint4 xp[R], rp[R];  // the row loaded next: x, and the residual in residual mode
+  auto load_row = [&](int64_t r) {
+#pragma unroll
+    for (int it = 0; it < R; ++it) {
+      const int64_t j = chunk_col<V>(it, lane);
+      if (j < n) {
+        xp[it] = load_raw<T>(x + r * n + j);
+        if (residual) rp[it] = load_raw<T>(res + r * n + j);
+      }
+    }
+  };
+  load_row(row);
+  for (; row < a.rows; row += stride) {
+    const int64_t base = row * n;
+    uint4 cur[R];  // the row to normalise (residual mode: the sum), raw
+#pragma unroll
+    for (int it = 0; it < R; ++it) {
+      const int64_t j = chunk_col<V>(it, lane);
+      if (j >= n) continue;
+      if (residual) {
+        float xv[V], v[V];
+        unpack<T, V>(xp[it], xv);
+        unpack<T, V>(rp[it], v);
+        residual_sum<T, V>(a, base + j, xv, v);
+        cur[it] = pack<T, V>(v);
+      } else {
+        cur[it] = xp[it];
+      }
+    }
+    // The next row's loads go out now, ahead of this row's stores and reductions. Rows are
+    // disjoint, so passing the stores is safe (`sum` may alias x or the residual).
+    if (row + stride < a.rows) load_row(row + stride);
+    float acc = 0.0f;
+#pragma unroll
+    for (int it = 0; it < R; ++it) {
+      const int64_t j = chunk_col<V>(it, lane);
+      if (j >= n) continue;
+      if (residual) *reinterpret_cast<uint4*>(static_cast<T*>(a.sum) + base + j) = cur[it];
+      float v[V];
+      unpack<T, V>(cur[it], v);
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc += v[k];
+    }
+    if (!a.gamma) continue;
+    const float mean = warp_sum(acc) / static_cast<float>(n);
+    float var = 0.0f;
+#pragma unroll
+    for (int it = 0; it < R; ++it) {
+      if (chunk_col<V>(it, lane) >= n) continue;
+      opaque(cur[it]);
+      float v[V];
+      unpack<T, V>(cur[it], v);
+#pragma unroll
+      for (int k = 0; k < V; ++k) var += (v[k] - mean) * (v[k] - mean);
+    }
+    const float rstd = 1.0f / sqrtf(warp_sum(var) / static_cast<float>(n) + a.eps);
+#pragma unroll
+    for (int it = 0; it < R; ++it) {
+      const int64_t j = chunk_col<V>(it, lane);
+      if (j >= n) continue;
+      opaque(cur[it]);
+      opaque(gp[it]);
+      opaque(bp[it]);
+      float v[V], gv[V], bv[V], o[V];
+      unpack<T, V>(cur[it], v);
+      unpack<T, V>(gp[it], gv);
+      unpack<T, V>(bp[it], bv);
+#pragma unroll
+      for (int k = 0; k < V; ++k) o[k] = (v[k] - mean) * rstd * gv[k] + bv[k];
+      store_floats<T, V>(static_cast<T*>(a.y) + base + j, o);
+    }
+    if (lane == 0) {
+      a.mean[row] = mean;
+      a.rstd[row] = rstd;
+    }
+  }
+}
+
+// Rows too wide for registers (or unaligned, V = 1): a warp per row, three passes, the second
+// and third re-reading the row (from `sum` in residual mode, which this lane has just written).
+template <class T, int V>
+__device__ __forceinline__ void norm_fwd_uncached(const NormFwdArgs& a, int64_t row, int lane) {
   const int64_t n = a.cols, base = row * n;
   const bool residual = a.residual != nullptr;
   const T* src = static_cast<const T*>(residual ? a.sum : a.x) + base;
-  float cache[R > 0 ? R : 1][V];
   float acc = 0.0f;
-  // Pass 1: the row to normalise (residual mode: sum = residual + dropout(x), stored). Loads
-  // come first so that the stores to `sum` (which may alias x) do not serialise them.
-  auto load = [&](int64_t j, float(&xv)[V], float(&v)[V]) {
+  for (int64_t j = lane * V; j < n; j += 32 * V) {
+    float v[V];
     if (residual) {
+      float xv[V];
       load_floats<T, V>(static_cast<const T*>(a.x) + base + j, xv);
       load_floats<T, V>(static_cast<const T*>(a.residual) + base + j, v);
+      residual_sum<T, V>(a, base + j, xv, v);
+      store_floats<T, V>(static_cast<T*>(a.sum) + base + j, v);
     } else {
       load_floats<T, V>(src + j, v);
     }
-  };
-  auto combine = [&](int64_t j, float(&xv)[V], float(&v)[V]) {
-    if (residual) {
-      if (a.drop.active()) {
-        float f[V];
-        dropout_factors<V>(a.drop.seed, static_cast<uint64_t>(base + j), a.drop.p, a.drop.scale, f);
-#pragma unroll
-        for (int k = 0; k < V; ++k) xv[k] = f[k] == 0.0f ? 0.0f : xv[k] * f[k];
-      }
-#pragma unroll
-      for (int k = 0; k < V; ++k) v[k] = round_to<T>(v[k] + xv[k]);
-      store_floats<T, V>(static_cast<T*>(a.sum) + base + j, v);
-    }
 #pragma unroll
     for (int k = 0; k < V; ++k) acc += v[k];
-  };
-  if constexpr (R > 0) {
-    float xs[R][V];
-#pragma unroll
-    for (int it = 0; it < R; ++it) {
-      const int64_t j = (static_cast<int64_t>(it) * 32 + lane) * V;
-      if (j < n) load(j, xs[it], cache[it]);
-    }
-#pragma unroll
-    for (int it = 0; it < R; ++it) {
-      const int64_t j = (static_cast<int64_t>(it) * 32 + lane) * V;
-      if (j < n) combine(j, xs[it], cache[it]);
-    }
-  } else {
-    for (int64_t j = lane * V; j < n; j += 32 * V) {
-      float xv[V], v[V];
-      load(j, xv, v);
-      combine(j, xv, v);
-    }
   }
   if (!a.gamma) return;
   const float mean = warp_sum(acc) / static_cast<float>(n);
   float var = 0.0f;
-  for_chunks<T, V, R>(n, lane, cache, src, [&](int64_t, const float(&v)[V]) {
+  for (int64_t j = lane * V; j < n; j += 32 * V) {
+    float v[V];
+    load_floats<T, V>(src + j, v);
 #pragma unroll
     for (int k = 0; k < V; ++k) var += (v[k] - mean) * (v[k] - mean);
-  });
+  }
   const float rstd = 1.0f / sqrtf(warp_sum(var) / static_cast<float>(n) + a.eps);
-  const T* g = static_cast<const T*>(a.gamma);
-  const T* b = static_cast<const T*>(a.beta);
-  T* y = static_cast<T*>(a.y) + base;
-  for_chunks<T, V, R>(n, lane, cache, src, [&](int64_t j, const float(&v)[V]) {
-    float gv[V], bv[V], o[V];
-    load_floats<T, V>(g + j, gv);
-    load_floats<T, V>(b + j, bv);
+  for (int64_t j = lane * V; j < n; j += 32 * V) {
+    float v[V], gv[V], bv[V], o[V];
+    load_floats<T, V>(src + j, v);
+    load_floats<T, V>(static_cast<const T*>(a.gamma) + j, gv);
+    load_floats<T, V>(static_cast<const T*>(a.beta) + j, bv);
 #pragma unroll
     for (int k = 0; k < V; ++k) o[k] = (v[k] - mean) * rstd * gv[k] + bv[k];
-    store_floats<T, V>(y + j, o);
-  });
+    store_floats<T, V>(static_cast<T*>(a.y) + base + j, o);
+  }
   if (lane == 0) {
     a.mean[row] = mean;
     a.rstd[row] = rstd;
   }
+}
+
+// Cached rows: warp w of the grid normalises rows w, w + (warps in the grid), ... Uncached
+// rows: the grid has a warp per row.
+template <class T, int V, int R>
+__global__ void __launch_bounds__(kThreads, R > 0 ? kFwdBlocksPerSm : kFwdUncachedBlocksPerSm)
+    norm_fwd_kernel(NormFwdArgs a) {
+  const int lane = threadIdx.x & 31;
+  const int64_t row = blockIdx.x * static_cast<int64_t>(kWarps) + (threadIdx.x >> 5);
+  if (row >= a.rows) return;
+  if constexpr (R > 0)
+    norm_fwd_cached<T, V, R>(a, row, static_cast<int64_t>(gridDim.x) * kWarps, lane);
+  else
+    norm_fwd_uncached<T, V>(a, row, lane);
 }
 
 // Columns padded to whole 32-lane chunks, the length of a warp's shared-memory partials.
@@ -119,63 +277,111 @@ __host__ __device__ inline int64_t padded_cols(int64_t cols, int v) {
   return (cols + 32 * v - 1) / (32 * v) * (32 * v);
 }
 
-// Where column j's partial lives: lanes of a warp touch consecutive words for each element k of
-// their V-wide chunks (column-major would put the lanes V words apart, a V-way bank conflict).
+// Where column j's partial lives: lanes of a warp touch consecutive slots for each element k of
+// their V-wide chunks (column-major would put the lanes V slots apart, a V-way bank conflict).
+// Element k of the chunk at j (j % V == 0) is at partial_slot(j) + 32 k.
 template <int V>
 __device__ __forceinline__ int64_t partial_slot(int64_t j) {
   return ((j / (32 * V)) * V + j % V) * 32 + (j / V) % 32;
 }
 
+// One element's contributions to the (dgamma, dbeta) partials, kept side by side in a float2:
+// one shared-memory read and write, and no aliasing between two arrays to serialise them.
+__device__ __forceinline__ void add_partial(float2* p, float dv, float xhat) {
+  float2 t = *p;
+  t.x += dv * xhat;
+  t.y += dv;
+  *p = t;
+}
+
+// Rows held in registers (R chunks per lane). gamma is loaded once; the next row's x, dy,
+// base, mean and rstd are loaded while this row computes (they are copied to "current"
+// registers first, so both rows' packed values are live).
 template <class T, int V, int R>
-__global__ void __launch_bounds__(kThreads) norm_bwd_kernel(NormBwdArgs a, int64_t rows_per_block) {
-  extern __shared__ float smem[];  // [kWarps][2][padded cols]: dgamma, dbeta partials per warp
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int64_t n = a.cols, np = padded_cols(n, V);
-  float* pg = smem + static_cast<int64_t>(warp) * 2 * np;
-  float* pb = pg + np;
-  for (int64_t j = lane; j < 2 * np; j += 32) pg[j] = 0.0f;
-  __syncwarp();
-  const T* gamma = static_cast<const T*>(a.gamma);
-  const T* dsum = static_cast<const T*>(a.d_sum);
+__device__ __forceinline__ void norm_bwd_cached(const NormBwdArgs& a, int64_t row, int64_t end,
+                                                int lane, float2* part) {
+  const int64_t n = a.cols;
+  const T* x = static_cast<const T*>(a.x);
+  const T* dy = static_cast<const T*>(a.dy);
   T* out = static_cast<T*>(a.out);
   T* ddrop = static_cast<T*>(a.d_drop);
-  const int64_t r0 = blockIdx.x * rows_per_block;
-  const int64_t r1 = r0 + rows_per_block < a.rows ? r0 + rows_per_block : a.rows;
-  for (int64_t row = r0 + warp; row < r1; row += kWarps) {
+  // What dx adds to: its old value (accumulate), the skip gradient (residual), or nothing.
+  const T* base_src = a.accumulate ? out : static_cast<const T*>(a.d_sum);
+  uint4 gp[R];
+#pragma unroll
+  for (int it = 0; it < R; ++it) {
+    const int64_t j = chunk_col<V>(it, lane);
+    if (j < n) gp[it] = load_raw<T>(static_cast<const T*>(a.gamma) + j);
+  }
+  uint4 xp[R], dp[R], op[R];  // the row loaded next
+  float mean_next = 0.0f, rstd_next = 0.0f;
+  auto load_row = [&](int64_t r) {
+#pragma unroll
+    for (int it = 0; it < R; ++it) {
+      const int64_t j = chunk_col<V>(it, lane);
+      if (j < n) {
+        xp[it] = load_raw<T>(x + r * n + j);
+        dp[it] = load_raw<T>(dy + r * n + j);
+        if (base_src) op[it] = load_raw<T>(base_src + r * n + j);
+      }
+    }
+    mean_next = a.mean[r];
+    rstd_next = a.rstd[r];
+  };
+  load_row(row);
+  for (; row < end; row += kWarps) {
     const int64_t base = row * n;
-    const T* x = static_cast<const T*>(a.x) + base;
-    const T* dy = static_cast<const T*>(a.dy) + base;
-    const float mean = a.mean[row], rstd = a.rstd[row];
-    float xc[R > 0 ? R : 1][V], dc[R > 0 ? R : 1][V], oc[R > 0 ? R : 1][V];
+    uint4 xc[R], dc[R], oc[R];
+#pragma unroll
+    for (int it = 0; it < R; ++it) {
+      if (chunk_col<V>(it, lane) >= n) continue;
+      xc[it] = xp[it];
+      dc[it] = dp[it];
+      if (base_src) oc[it] = op[it];
+    }
+    const float mean = mean_next, rstd = rstd_next;
+    // Rows are disjoint, so these loads may pass this row's stores (`out` may alias dy or
+    // d_sum, or be the accumulated base).
+    if (row + kWarps < end) load_row(row + kWarps);
     float s1 = 0.0f, s2 = 0.0f;
-    auto pass1 = [&](int64_t j, const float(&xv)[V], const float(&dv)[V]) {
-      float gv[V];
-      load_floats<T, V>(gamma + j, gv);
+#pragma unroll
+    for (int it = 0; it < R; ++it) {
+      const int64_t j = chunk_col<V>(it, lane);
+      if (j >= n) continue;
+      opaque(gp[it]);
+      float xv[V], dv[V], gv[V];
+      unpack<T, V>(xc[it], xv);
+      unpack<T, V>(dc[it], dv);
+      unpack<T, V>(gp[it], gv);
+      float2* p = part + partial_slot<V>(j);
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         const float xhat = (xv[k] - mean) * rstd;
         const float dxhat = dv[k] * gv[k];
         s1 += dxhat;
         s2 += dxhat * xhat;
-        pg[partial_slot<V>(j + k)] += dv[k] * xhat;
-        pb[partial_slot<V>(j + k)] += dv[k];
+        add_partial(p + 32 * k, dv[k], xhat);
       }
-    };
-    // What dx adds to: its old value (accumulate), the skip gradient (residual), or nothing.
-    auto load_base = [&](int64_t j, float(&o)[V]) {
-      if (a.accumulate) {
-        load_floats<T, V>(out + base + j, o);
-      } else if (dsum) {
-        load_floats<T, V>(dsum + base + j, o);
+    }
+    const float m1 = warp_sum(s1) / static_cast<float>(n);
+    const float m2 = warp_sum(s2) / static_cast<float>(n);
+#pragma unroll
+    for (int it = 0; it < R; ++it) {
+      const int64_t j = chunk_col<V>(it, lane);
+      if (j >= n) continue;
+      opaque(gp[it]);
+      opaque(xc[it]);
+      opaque(dc[it]);
+      float xv[V], dv[V], gv[V], o[V];
+      unpack<T, V>(xc[it], xv);
+      unpack<T, V>(dc[it], dv);
+      unpack<T, V>(gp[it], gv);
+      if (base_src) {
+        unpack<T, V>(oc[it], o);
       } else {
 #pragma unroll
         for (int k = 0; k < V; ++k) o[k] = 0.0f;
       }
-    };
-    float m1 = 0.0f, m2 = 0.0f;
-    auto pass2 = [&](int64_t j, const float(&xv)[V], const float(&dv)[V], float(&o)[V]) {
-      float gv[V];
-      load_floats<T, V>(gamma + j, gv);
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         const float xhat = (xv[k] - mean) * rstd;
@@ -185,57 +391,109 @@ __global__ void __launch_bounds__(kThreads) norm_bwd_kernel(NormBwdArgs a, int64
       if (ddrop) {
         if (a.drop.active()) {
           float f[V];
-          dropout_factors<V>(a.drop.seed, static_cast<uint64_t>(base + j), a.drop.p, a.drop.scale,
-                             f);
+          chunk_dropout<V>(a.drop, base + j, f);
 #pragma unroll
           for (int k = 0; k < V; ++k) o[k] = f[k] == 0.0f ? 0.0f : o[k] * f[k];
         }
         store_floats<T, V>(ddrop + base + j, o);
       }
-    };
-    if constexpr (R > 0) {
+    }
+  }
+}
+
+// Rows too wide for registers (or unaligned, V = 1): pass 2 re-reads x and dy.
+template <class T, int V>
+__device__ __forceinline__ void norm_bwd_uncached(const NormBwdArgs& a, int64_t row, int64_t end,
+                                                  int lane, float2* part) {
+  const int64_t n = a.cols;
+  const T* gamma = static_cast<const T*>(a.gamma);
+  T* out = static_cast<T*>(a.out);
+  T* ddrop = static_cast<T*>(a.d_drop);
+  const T* base_src = a.accumulate ? out : static_cast<const T*>(a.d_sum);
+  for (; row < end; row += kWarps) {
+    const int64_t base = row * n;
+    const T* x = static_cast<const T*>(a.x) + base;
+    const T* dy = static_cast<const T*>(a.dy) + base;
+    const float mean = a.mean[row], rstd = a.rstd[row];
+    float s1 = 0.0f, s2 = 0.0f;
+    for (int64_t j = lane * V; j < n; j += 32 * V) {
+      float xv[V], dv[V], gv[V];
+      load_floats<T, V>(x + j, xv);
+      load_floats<T, V>(dy + j, dv);
+      load_floats<T, V>(gamma + j, gv);
+      float2* p = part + partial_slot<V>(j);
 #pragma unroll
-      for (int it = 0; it < R; ++it) {
-        const int64_t j = (static_cast<int64_t>(it) * 32 + lane) * V;
-        if (j < n) {  // every load of the row up front: one memory round trip per row
-          load_floats<T, V>(x + j, xc[it]);
-          load_floats<T, V>(dy + j, dc[it]);
-          load_base(j, oc[it]);
-          pass1(j, xc[it], dc[it]);
-        }
-      }
-    } else {
-      for (int64_t j = lane * V; j < n; j += 32 * V) {
-        load_floats<T, V>(x + j, xc[0]);
-        load_floats<T, V>(dy + j, dc[0]);
-        pass1(j, xc[0], dc[0]);
+      for (int k = 0; k < V; ++k) {
+        const float xhat = (xv[k] - mean) * rstd;
+        const float dxhat = dv[k] * gv[k];
+        s1 += dxhat;
+        s2 += dxhat * xhat;
+        add_partial(p + 32 * k, dv[k], xhat);
       }
     }
-    m1 = warp_sum(s1) / static_cast<float>(n);
-    m2 = warp_sum(s2) / static_cast<float>(n);
-    if constexpr (R > 0) {
+    const float m1 = warp_sum(s1) / static_cast<float>(n);
+    const float m2 = warp_sum(s2) / static_cast<float>(n);
+    for (int64_t j = lane * V; j < n; j += 32 * V) {
+      float xv[V], dv[V], gv[V], o[V];
+      load_floats<T, V>(x + j, xv);
+      load_floats<T, V>(dy + j, dv);
+      load_floats<T, V>(gamma + j, gv);
+      if (base_src) {
+        load_floats<T, V>(base_src + base + j, o);
+      } else {
 #pragma unroll
-      for (int it = 0; it < R; ++it) {
-        const int64_t j = (static_cast<int64_t>(it) * 32 + lane) * V;
-        if (j < n) pass2(j, xc[it], dc[it], oc[it]);
+        for (int k = 0; k < V; ++k) o[k] = 0.0f;
       }
-    } else {
-      for (int64_t j = lane * V; j < n; j += 32 * V) {
-        load_floats<T, V>(x + j, xc[0]);
-        load_floats<T, V>(dy + j, dc[0]);
-        load_base(j, oc[0]);
-        pass2(j, xc[0], dc[0], oc[0]);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const float xhat = (xv[k] - mean) * rstd;
+        o[k] = round_to<T>(o[k] + rstd * (dv[k] * gv[k] - m1 - xhat * m2));
+      }
+      store_floats<T, V>(out + base + j, o);
+      if (ddrop) {
+        if (a.drop.active()) {
+          float f[V];
+          chunk_dropout<V>(a.drop, base + j, f);
+#pragma unroll
+          for (int k = 0; k < V; ++k) o[k] = f[k] == 0.0f ? 0.0f : o[k] * f[k];
+        }
+        store_floats<T, V>(ddrop + base + j, o);
       }
     }
   }
+}
+
+// A block takes rows [blockIdx.x * rows_per_block, + rows_per_block), its warps every
+// kWarps-th of them; then it sums its warps' partials into its row of the scratch.
+template <class T, int V, int R>
+__global__ void __launch_bounds__(kThreads, R > 0 ? kBwdBlocksPerSm : kBwdUncachedBlocksPerSm)
+    norm_bwd_kernel(NormBwdArgs a, int64_t rows_per_block) {
+  extern __shared__ float2 partials[];  // [kWarps][padded cols]: (dgamma, dbeta) per warp
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t n = a.cols, np = padded_cols(n, V);
+  float2* part = partials + static_cast<int64_t>(warp) * np;
+  for (int64_t j = lane; j < np; j += 32) part[j] = make_float2(0.0f, 0.0f);
+  __syncwarp();
+  const int64_t r0 = blockIdx.x * rows_per_block;
+  const int64_t end = r0 + rows_per_block < a.rows ? r0 + rows_per_block : a.rows;
+  if (r0 + warp < end) {
+    if constexpr (R > 0)
+      norm_bwd_cached<T, V, R>(a, r0 + warp, end, lane, part);
+    else
+      norm_bwd_uncached<T, V>(a, r0 + warp, end, lane, part);
+  }
   __syncthreads();
-  float* part = a.scratch + blockIdx.x * 2 * n;
+  float* dst = a.scratch + blockIdx.x * 2 * n;
   for (int64_t j = threadIdx.x; j < 2 * n; j += kThreads) {
-    const int64_t slot = (j < n ? 0 : np) + partial_slot<V>(j < n ? j : j - n);
+    const bool beta = j >= n;
+    const int64_t slot = partial_slot<V>(beta ? j - n : j);
     float s = 0.0f;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) s += smem[w * 2 * np + slot];
-    part[j] = s;
+    for (int w = 0; w < kWarps; ++w) {
+      const float2 p = partials[w * np + slot];
+      s += beta ? p.y : p.x;
+    }
+    dst[j] = s;
   }
 }
 
@@ -277,12 +535,12 @@ size_t norm_bwd_smem(int64_t cols) {  // the widest padding (V = 8) for any dtyp
          sizeof(float);
 }
 
-// Enough blocks to keep up to 24 warps per multiprocessor streaming rows, as far as their
-// shared-memory partials allow; every block adds one partial row to the finishing sum.
-int norm_bwd_blocks(const Launch& l, int64_t rows, int64_t cols) {
+// One block per kWarps rows, at most `per_sm` (or as many as the partials' shared memory
+// allows) per multiprocessor. Every block adds one partial row to the finishing sum.
+int norm_bwd_blocks(const Launch& l, int64_t rows, int64_t cols, int per_sm) {
   const int64_t by_rows = (rows + kWarps - 1) / kWarps;
-  const int64_t per_sm = static_cast<int64_t>(200 * 1024 / norm_bwd_smem(cols));
-  const int64_t cap = (per_sm < 1 ? 1 : per_sm > 6 ? 6 : per_sm) * l.sms;
+  const int64_t by_smem = static_cast<int64_t>(200 * 1024 / norm_bwd_smem(cols));
+  const int64_t cap = (by_smem < 1 ? 1 : by_smem < per_sm ? by_smem : per_sm) * l.sms;
   return static_cast<int>(by_rows < cap ? (by_rows > 0 ? by_rows : 1) : cap);
 }
 
@@ -296,18 +554,22 @@ bool vec_ok(int64_t cols, int v, std::initializer_list<const void*> ptrs) {
 template <class T>
 void norm_forward_typed(const Launch& l, const NormFwdArgs& a) {
   constexpr int V = kVec16<T>;
-  const unsigned grid = static_cast<unsigned>((a.rows + kWarps - 1) / kWarps);
+  const int64_t by_rows = (a.rows + kWarps - 1) / kWarps;
+  const int64_t cap = static_cast<int64_t>(kFwdBlocksPerSm) * l.sms;
+  const unsigned grid = static_cast<unsigned>(by_rows);
   if (!vec_ok(a.cols, V, {a.x, a.residual, a.sum, a.gamma, a.beta, a.y}))
     norm_fwd_kernel<T, 1, 0><<<grid, kThreads, 0, l.stream>>>(a);
   else if (a.cols <= kCacheChunks * 32 * V)
-    norm_fwd_kernel<T, V, kCacheChunks><<<grid, kThreads, 0, l.stream>>>(a);
+    norm_fwd_kernel<T, V, kCacheChunks>
+        <<<static_cast<unsigned>(by_rows < cap ? by_rows : cap), kThreads, 0, l.stream>>>(a);
   else
     norm_fwd_kernel<T, V, 0><<<grid, kThreads, 0, l.stream>>>(a);
 }
 
 template <class T, int V, int R>
 void norm_backward_launch(const Launch& l, const NormBwdArgs& a) {
-  const int blocks = norm_bwd_blocks(l, a.rows, a.cols);
+  const int blocks =
+      norm_bwd_blocks(l, a.rows, a.cols, R > 0 ? kBwdBlocksPerSm : kBwdUncachedBlocksPerSm);
   const int64_t rows_per_block = (a.rows + blocks - 1) / blocks;
   const size_t smem = norm_bwd_smem(a.cols);
   if (smem > 48 * 1024)
@@ -356,8 +618,10 @@ void norm_forward(const Launch& l, const NormFwdArgs& a) {
 }
 
 size_t norm_backward_scratch_bytes(const Launch& l, int64_t rows, int64_t cols) {
-  return static_cast<size_t>(norm_bwd_blocks(l, rows, cols)) * 2 * static_cast<size_t>(cols) *
-         sizeof(float);
+  // The launch's path depends on the dtype and alignment: room for the larger grid.
+  static_assert(kBwdUncachedBlocksPerSm >= kBwdBlocksPerSm);
+  return static_cast<size_t>(norm_bwd_blocks(l, rows, cols, kBwdUncachedBlocksPerSm)) * 2 *
+         static_cast<size_t>(cols) * sizeof(float);
 }
 
 void norm_backward(const Launch& l, const NormBwdArgs& a) {
