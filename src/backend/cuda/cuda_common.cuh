@@ -86,6 +86,16 @@ __device__ __forceinline__ void store_floats(T* p, const float (&in)[V]) {
   store_pack<T, V>(p, pk);
 }
 
+constexpr float kLog2e = 1.4426950408889634f;
+
+// 2^x in one MUFU.EX2, subnormal results flushed to zero: exp2f and expf add range fix-ups
+// (several instructions per element) that softmax weights below 2^-126 do not need.
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

@@ -23,7 +23,6 @@ constexpr int kTile = 64;     // rows of a streamed tile
 constexpr int kHalf = 32;     // columns the backward works on at once
 constexpr int kLd = kD + 8;   // shared-memory row stride in elements (conflict-free ldmatrix)
 constexpr int kTileElems = kTile * kLd;
-constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
@@ -285,17 +284,16 @@ __global__ void __launch_bounds__(32 * kFwdWarps, 2) flash_fwd_kernel(AttnArgs a
     float s[8][4];
     mma_abt<T, 8>(s, qf, kv.k_tile(t), lane);
     const bool need_mask = j0 + kTile > hd.L || (a.causal && j0 + kTile - 1 > q0 + warp * 16);
+    if (need_mask)
 #pragma unroll
-    for (int nt = 0; nt < 8; ++nt)
+      for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        float v = s[nt][e] * sl2;
-        if (need_mask) {
+        for (int e = 0; e < 4; ++e) {
           const int j = j0 + nt * 8 + 2 * tq + (e & 1), i = row0 + (e >> 1) * 8;
-          if (j >= hd.L || (a.causal && j > i)) v = -INFINITY;
+          if (j >= hd.L || (a.causal && j > i)) s[nt][e] = -INFINITY;
         }
-        s[nt][e] = v;
-      }
+    // Scores stay unscaled: the maximum commutes with the positive scale, and each weight is
+    // then one FFMA and one EX2, 2^(s * scale * log2 e - m).
     uint32_t pa[4][4];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -304,14 +302,15 @@ __global__ void __launch_bounds__(32 * kFwdWarps, 2) flash_fwd_kernel(AttnArgs a
       for (int nt = 0; nt < 8; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * r], s[nt][2 * r + 1]));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
       mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m[r], mx);
+      const float m_new = fmaxf(m[r], mx * sl2);
       const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-      const float alpha = exp2f(m[r] - m_use);
+      const float alpha = exp2_ftz(m[r] - m_use);
       m[r] = m_new;
       float sum = 0.0f;
 #pragma unroll
       for (int nt = 0; nt < 8; ++nt) {
-        float p0 = exp2f(s[nt][2 * r] - m_use), p1 = exp2f(s[nt][2 * r + 1] - m_use);
+        float p0 = exp2_ftz(fmaf(s[nt][2 * r], sl2, -m_use));
+        float p1 = exp2_ftz(fmaf(s[nt][2 * r + 1], sl2, -m_use));
         sum += p0 + p1;
         if constexpr (kDrop) {
           float f0, f1;
@@ -410,7 +409,7 @@ __global__ void __launch_bounds__(32 * kDqWarps, 2) flash_dq_kernel(AttnArgs a) 
           if constexpr (kDrop) drop_pair(a.drop, hd.drop_index(i, j), f[0], f[1]);
 #pragma unroll
           for (int c = 0; c < 2; ++c) {
-            float p = exp2f(s[nt][2 * r + c] * sl2 - lse2[r]);
+            float p = exp2_ftz(s[nt][2 * r + c] * sl2 - lse2[r]);
             if (need_mask && (j + c >= hd.L || (a.causal && j + c > i))) p = 0.0f;
             v[c] = p * (dp[nt][2 * r + c] * f[c] - dvec[r]);
           }
@@ -554,7 +553,7 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
             for (int c = 0; c < 2; ++c) {
               const int col = nt * 8 + 2 * tq + c, i = i0 + col;
               // Masked (and past-the-end, lse -inf) entries are assigned 0, never multiplied.
-              float p = exp2f(st[nt][2 * r + c] * sl2 - lse[col] * kLog2e);
+              float p = exp2_ftz(st[nt][2 * r + c] * sl2 - lse[col] * kLog2e);
               if (need_mask && (i >= hd.S || j >= hd.L || (a.causal && j > i))) p = 0.0f;
               float f = 1.0f;
               if constexpr (kDrop)
