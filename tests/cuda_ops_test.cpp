@@ -456,7 +456,12 @@ TEST_P(CudaOps, CrossEntropyInPlaceGradient) {
     int64_t classes;
     std::vector<int32_t> targets;
   };
-  for (const Case& c : {Case{7, {3, -1, 0, 6, -1, 2}}, Case{50304, {5, 50303, -1, 100}}}) {
+  // 300 rows of 8192 classes (the wide-row launch), every seventh target ignored (-1).
+  std::vector<int32_t> many(300);
+  for (size_t i = 0; i < many.size(); ++i)
+    many[i] = i % 7 == 3 ? -1 : static_cast<int32_t>((i * 2731) % 8192);
+  for (const Case& c :
+       {Case{7, {3, -1, 0, 6, -1, 2}}, Case{50304, {5, 50303, -1, 100}}, Case{8192, many}}) {
     SCOPED_TRACE(::testing::Message() << "classes " << c.classes);
     const int64_t R = static_cast<int64_t>(c.targets.size()), C = c.classes;
     const Vec logits = r(randn(R * C, 101, 3.0f));
@@ -477,10 +482,14 @@ TEST_P(CudaOps, CrossEntropyInPlaceGradient) {
     be().cross_entropy({gl2, gp.i32({R}, c.targets), gloss, {}, scale});
     EXPECT_EQ(gp.read(gl2), r(logits));
   }
-  const int64_t C = 7;
-  be().cross_entropy(
-      {gp.act({1, C}, randn(C, 1)), gp.i32({1}, {C}), gp.poisoned(DType::F32, {1}), {}, 1.0f});
-  EXPECT_THROW(be().synchronize(), Error);
+  for (int64_t C : {7, 8192}) {  // a target past the classes is reported (both kernels)
+    be().cross_entropy({gp.act({2, C}, randn(2 * C, 1)),
+                        gp.i32({2}, {0, static_cast<int32_t>(C)}),
+                        gp.poisoned(DType::F32, {2}),
+                        {},
+                        1.0f});
+    EXPECT_THROW(be().synchronize(), Error) << "classes " << C;
+  }
 }
 
 TEST_P(CudaOps, ReductionsAndArgmax) {

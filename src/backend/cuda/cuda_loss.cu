@@ -38,6 +38,32 @@ __device__ __forceinline__ void block_lse(float& m, float& s) {
   }
 }
 
+// Folds V logits into a running (max, sum of exp(x - max)) pair: the chunk's maximum first, so
+// that each logit costs one exponential.
+template <int V>
+__device__ __forceinline__ void online_lse(float& m, float& s, const float (&v)[V]) {
+  float mc = v[0];
+#pragma unroll
+  for (int k = 1; k < V; ++k) mc = fmaxf(mc, v[k]);
+  if (mc > m) {
+    s *= exp2_ftz((m - mc) * kLog2e);
+    m = mc;
+  }
+  const float m2 = m * kLog2e;
+#pragma unroll
+  for (int k = 0; k < V; ++k) s += exp2_ftz(fmaf(v[k], kLog2e, -m2));
+}
+
+// (softmax - one-hot(target)) * scale for the V logits at column j.
+template <int V>
+__device__ __forceinline__ void ce_grad(float (&v)[V], int64_t j, int target, float lse,
+                                        float scale) {
+  const float lse2 = lse * kLog2e;
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    v[k] = (exp2_ftz(fmaf(v[k], kLog2e, -lse2)) - (j + k == target ? 1.0f : 0.0f)) * scale;
+}
+
 template <class T, int V, int kThreads>
 __global__ void __launch_bounds__(kThreads)
     cross_entropy_kernel(const T* logits, const int* targets, float* losses, T* dlogits,
@@ -59,15 +85,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t j = threadIdx.x * V; j < cols; j += kThreads * V) {
     float v[V];
     load_floats<T, V>(x + j, v);
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-      if (v[k] > m) {
-        s = s * expf(m - v[k]) + 1.0f;
-        m = v[k];
-      } else {
-        s += expf(v[k] - m);
-      }
-    }
+    online_lse<V>(m, s, v);
   }
   block_lse<kThreads>(m, s);
   const float lse = m + logf(s);
@@ -78,8 +96,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t j = threadIdx.x * V; j < cols; j += kThreads * V) {
     float v[V];
     load_floats<T, V>(x + j, v);
-#pragma unroll
-    for (int k = 0; k < V; ++k) v[k] = (expf(v[k] - lse) - (j + k == target ? 1.0f : 0.0f)) * scale;
+    ce_grad<V>(v, j, target, lse, scale);
     store_floats<T, V>(d + j, v);
   }
 }
