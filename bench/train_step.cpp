@@ -4,8 +4,11 @@
 // bench/train_step.py measures PyTorch on the same shapes; scripts/gpu_bench.sh runs both.
 //   bench_train_step --model gpt2|bert [--dtype bf16|f16|f32] [--optim adamw|adan]
 //                    [--batch N] [--seq N] [--vocab N] [--steps N] [--profile]
-//                    [--gemm-autotune] [--atomic-attention]
+//                    [--gemm-autotune] [--atomic-attention] [--cuda-graph]
 // (--atomic-attention: train.deterministic_attention = false, dQ summed with atomics.)
+// (--cuda-graph: train.cuda_graph; every step after the first has its forward and backward
+// captured and launched as one CUDA graph, zero_grads, set_batch and the optimizer outside it.
+// Not with --profile, which synchronises around every op.)
 // (--vocab 50257 against the default 50304 measures the shape advisor's vocab padding.)
 #include <cmath>
 #include <cstdio>
@@ -46,13 +49,18 @@ int main(int argc, char** argv) {
   const double used0 = device_used_bytes();
   const bool autotune = flag(argc, argv, "--gemm-autotune");
   const bool atomic_attention = flag(argc, argv, "--atomic-attention");
+  const bool graph = flag(argc, argv, "--cuda-graph");
+  const bool profile = flag(argc, argv, "--profile");
+  if (graph && profile) {
+    std::fputs("bench_train_step: --cuda-graph and --profile cannot be combined\n", stderr);
+    return 2;
+  }
   CudaOptions options;
   options.tf32 = dts == "f32";
   options.gemm_autotune = autotune;
   options.deterministic_attention = !atomic_attention;
   auto cuda = make_cuda_backend(0, options);
   ProfilingBackend prof(*cuda);
-  const bool profile = flag(argc, argv, "--profile");
   Backend& be = profile ? static_cast<Backend&>(prof) : *cuda;
   Model model(cfg, be, dt);
   model.plan(batch, seq);
@@ -82,8 +90,10 @@ int main(int argc, char** argv) {
     ++k;
     model.params().zero_grads();
     model.set_batch(b);
+    CaptureScope capture(be, graph && k > 1);  // the first step is the warm-up
     model.forward(true, static_cast<uint64_t>(k));
     model.backward();
+    capture.launch();
     opt.step(k, 1e-4);
   };
   step();
@@ -119,12 +129,12 @@ int main(int argc, char** argv) {
       "\"tokens_per_s\": {:.0f}, "
       "\"seq_per_s\": {:.1f}, \"tflops\": {:.1f}, \"mfu_vs_989\": {:.3f}, \"peak_mem_GB\": {:.3f}, "
       "\"params\": {}, \"loss_before\": {:.4f}, \"loss_after\": {:.4f}, \"profiled\": {}, "
-      "\"gemm_autotune\": {}, \"atomic_attention\": {}}}",
+      "\"gemm_autotune\": {}, \"atomic_attention\": {}, \"cuda_graph\": {}}}",
       model_name, dts, optim, batch, seq, cfg.vocab_size, ms,
       per_s * static_cast<double>(batch * seq), per_s * static_cast<double>(batch),
       gemm_flops * per_s / 1e12, gemm_flops * per_s / 989e12, used / 1e9, model.params().count(),
       loss0, loss, profile ? "true" : "false", autotune ? "true" : "false",
-      atomic_attention ? "true" : "false"));
+      atomic_attention ? "true" : "false", graph ? "true" : "false"));
   if (!std::isfinite(loss)) return 1;
   if (profile) {
     double total = 0;

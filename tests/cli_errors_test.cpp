@@ -58,6 +58,7 @@ TEST_F(CliErrors, WrongTypes) {
   expect_one_line_error(run_hwt(train_args("--config " + (dir / "t.toml")), dir),
                         "train.batch_size");
   expect_one_line_error(run_hwt(train_args("--set model.norm=middle"), dir), "pre, post");
+  expect_one_line_error(run_hwt(train_args("--set train.cuda_graph=yes"), dir), "train.cuda_graph");
 }
 
 TEST_F(CliErrors, HeadsNotDividingHidden) {

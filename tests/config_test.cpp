@@ -59,5 +59,17 @@ TEST(Config, ValidationNamesTheKey) {
   EXPECT_EQ(message({"model.hidden=512", "model.heads=8"}), "no error");
 }
 
+TEST(Config, CudaGraphIsABoolOffByDefault) {
+  EXPECT_FALSE(RunConfig{}.train.cuda_graph);
+  EXPECT_TRUE(load_run_config("", {"train.cuda_graph=true"}).train.cuda_graph);
+  EXPECT_FALSE(load_run_config("", {"train.cuda_graph=false"}).train.cuda_graph);
+  try {
+    load_run_config("", {"train.cuda_graph=sometimes"});
+    ADD_FAILURE() << "train.cuda_graph=sometimes was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("train.cuda_graph"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace hwt

@@ -48,6 +48,17 @@ inline Backend& gpu_ref_with(const CudaOptions& o) {
 #endif
 }
 
+// A CUDA backend of the test's own (nothing grown, planned or captured yet), for a test that
+// already skipped without a GPU.
+inline std::unique_ptr<Backend> fresh_gpu(const CudaOptions& o = {}) {
+#ifdef HWT_WITH_CUDA
+  return make_cuda_backend(0, o);
+#else
+  (void)o;
+  throw std::logic_error("test needs a GPU but did not skip");
+#endif
+}
+
 #define HWT_REQUIRE_GPU()                \
   do {                                   \
     if (!::hwt::test::gpu()) {           \

@@ -6,6 +6,7 @@
 
 #include "cli_util.h"
 #include "core/safetensors.h"
+#include "cuda_test_util.h"
 #include "train/trainer.h"
 
 namespace hwt {
@@ -89,6 +90,39 @@ TEST(Train, ResumeIsBitExact) {
   // And resuming really continued (different from the step-10 weights).
   EXPECT_FALSE(tensor_bytes(dir / "straight/checkpoint-step10.safetensors", true) ==
                tensor_bytes(dir / "straight/checkpoint.safetensors", true));
+}
+
+// Trains twice, without and with train.cuda_graph (dropout on, gradient accumulation, logged
+// and unlogged steps, batches of varying length): the weights must agree bit for bit.
+void expect_cuda_graph_changes_no_bit(RunConfig c, const TempDir& dir) {
+  dir.write("train.tsv", test::tiny_sentiment_tsv(200, 5));
+  c.model.dropout = c.model.attn_dropout = 0.1;
+  c.train.max_steps = 12;
+  c.train.grad_accum = 2;
+  const nlohmann::json eager = train({c, dir / "eager", "", false});
+  c.train.cuda_graph = true;
+  const nlohmann::json graph = train({c, dir / "graph", "", false});
+  const auto a = tensor_bytes(dir / "eager/checkpoint.safetensors", false);
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == tensor_bytes(dir / "graph/checkpoint.safetensors", false))
+      << "parameters or optimizer state differ with train.cuda_graph";
+  EXPECT_EQ(graph["results"], eager["results"]);
+}
+
+TEST(Train, CudaGraphChangesNothingOnTheCpu) {
+  TempDir dir("train_graph_cpu");
+  RunConfig c = tiny_config(dir);
+  c.train.device = DeviceChoice::Cpu;
+  expect_cuda_graph_changes_no_bit(c, dir);
+}
+
+TEST(Train, CudaGraphStepsMatchUncapturedOnTheGpu) {
+  HWT_REQUIRE_GPU();
+  TempDir dir("train_graph_gpu");
+  RunConfig c = tiny_config(dir);
+  c.train.device = DeviceChoice::Cuda;
+  c.train.precision = Precision::Bf16;
+  expect_cuda_graph_changes_no_bit(c, dir);
 }
 
 }  // namespace

@@ -57,4 +57,18 @@ Tensor DeviceBuffer::tensor(DType dtype, Shape shape, size_t byte_offset) const 
   return t;
 }
 
+CaptureScope::CaptureScope(Backend& backend, bool on) : backend_(backend), open_(on) {
+  if (open_) backend_.begin_capture();
+}
+
+CaptureScope::~CaptureScope() {
+  if (open_) backend_.abort_capture();
+}
+
+void CaptureScope::launch() {
+  if (!open_) return;
+  open_ = false;  // end_capture() closes the capture even when it throws
+  backend_.end_capture();
+}
+
 }  // namespace hwt

@@ -36,6 +36,16 @@ class Backend {
   // ---- labels for traces and profilers: which layer and phase the next ops belong to
   virtual void set_scope(std::string_view /*label*/, Phase /*phase*/) {}
 
+  // ---- graph capture (CUDA graphs; other backends run ops at once and ignore these).
+  // Ops between begin_capture() and end_capture() are recorded, with their host scalars
+  // (seeds, scales) as they are when recorded; end_capture() runs them as one launch, in order
+  // with the ops before and after. Inside a capture, calls that would synchronise, allocate,
+  // copy host memory, grow scratch or autotune a GEMM throw hwt::Error and abort the capture.
+  // abort_capture() drops a capture (nothing recorded runs); a no-op outside one.
+  virtual void begin_capture() {}
+  virtual void end_capture() {}
+  virtual void abort_capture() {}
+
   // ---- dense algebra
   virtual void linear_forward(const LinearFwd& a) = 0;
   virtual void linear_backward(const LinearBwd& a) = 0;
@@ -93,6 +103,21 @@ class DeviceBuffer {
   Backend* backend_ = nullptr;
   void* data_ = nullptr;
   size_t bytes_ = 0;
+};
+
+// Captures the ops enqueued during its lifetime when `on` (else they run at once); launch()
+// runs them. Leaving the scope without launch() (an exception) aborts the capture.
+class CaptureScope {
+ public:
+  CaptureScope(Backend& backend, bool on);
+  ~CaptureScope();
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+  void launch();
+
+ private:
+  Backend& backend_;
+  bool open_;
 };
 
 std::unique_ptr<Backend> make_cpu_backend(int threads = 0);

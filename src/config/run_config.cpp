@@ -177,6 +177,12 @@ void add_train_keys(Keys& k) {
       "rounding varies from run to run)",
       [](R & c) -> auto& { return c.train.deterministic_attention; });
   k.add(
+      "train.cuda_graph",
+      "GPU: launch each micro-batch's forward and backward as one captured CUDA graph instead "
+      "of kernel by kernel (same results bit for bit); logged steps and micro-batches of a shape "
+      "no earlier step had (so the whole first step) run uncaptured. No effect on the CPU",
+      [](R & c) -> auto& { return c.train.cuda_graph; });
+  k.add(
       "train.batch_size", "Examples per micro-batch",
       [](R & c) -> auto& { return c.train.batch_size; });
   k.add(

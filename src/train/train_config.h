@@ -17,6 +17,7 @@ struct TrainConfig {
   Precision precision = Precision::Fp32;
   bool gemm_autotune = false;  // GPU: time cuBLASLt's candidates per GEMM shape, keep the fastest
   bool deterministic_attention = true;  // GPU: false sums dQ with atomics (faster, not bitwise)
+  bool cuda_graph = false;  // GPU: each micro-batch's forward + backward as one CUDA graph launch
   int64_t batch_size = 32;
   int64_t grad_accum = 1;
   int64_t epochs = 3;

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <set>
+#include <utility>
 
 #include "backend/backend_factory.h"
 #include "core/atomic_file.h"
@@ -79,6 +81,7 @@ class Run {
   void setup();
   bool next_batch(Batch& b);
   void train_step(int64_t step);
+  bool captures(const Batch& b, bool timed) const;
   void evaluate_and_track(int64_t step);
   void save(const std::string& name, bool with_optimizer);
   nlohmann::json report(const std::string& stopped, const EvalResult& valid,
@@ -103,6 +106,8 @@ class Run {
   int64_t tokens_since_log_ = 0;
   Clock::time_point last_log_ = Clock::now();
   bool data_exhausted_ = false;
+  // train.cuda_graph: the (batch, seq) shapes of finished steps.
+  std::set<std::pair<int64_t, int64_t>> warm_shapes_;
 };
 
 void Run::setup() {
@@ -164,6 +169,16 @@ bool Run::next_batch(Batch& b) {
   return true;
 }
 
+// train.cuda_graph on a GPU: a micro-batch's forward and backward are captured and launched as
+// one graph unless the step is timed (it synchronises between phases and reads the loss) or
+// no finished step had its shape: the first run of a shape grows scratch memory and makes (and
+// autotunes) GEMM plans, none of which may happen inside a capture. So the first step always
+// runs uncaptured.
+bool Run::captures(const Batch& b, bool timed) const {
+  return cfg_.train.cuda_graph && backend_->device() == Device::Cuda && !timed &&
+         warm_shapes_.contains({b.batch, b.seq});
+}
+
 void Run::train_step(int64_t step) {
   const auto step_start = Clock::now();
   const int64_t accum = cfg_.train.grad_accum;
@@ -179,6 +194,7 @@ void Run::train_step(int64_t step) {
   model_->params().zero_grads();
   double loss = 0;
   Batch b;
+  std::vector<std::pair<int64_t, int64_t>> shapes;
   auto t = Clock::now();
   for (int64_t micro = 0; micro < accum; ++micro) {
     if (!next_batch(b)) {
@@ -190,12 +206,16 @@ void Run::train_step(int64_t step) {
     lap(t, times_.data);
     const uint64_t seed = mix_seed(static_cast<uint64_t>(cfg_.train.seed) ^
                                    mix_seed(static_cast<uint64_t>(step * accum + micro)));
+    CaptureScope graph(*backend_, captures(b, timed));
+    shapes.emplace_back(b.batch, b.seq);
     model_->forward(true, seed);
     if (log_now) loss += model_->losses().mean() / static_cast<double>(accum);
     lap(t, times_.forward);
     model_->backward();
+    graph.launch();
     lap(t, times_.backward);
   }
+  if (cfg_.train.cuda_graph) warm_shapes_.insert(shapes.begin(), shapes.end());
   const double lr = learning_rate(cfg_.optim, step, total_steps_);
   opt_->step(step, lr);
   if (scaler_) scaler_->update(opt_->grad_norm_sq());

@@ -40,7 +40,9 @@ CudaBackend::CudaBackend(int device, CudaOptions options) : device_(device), opt
 }
 
 CudaBackend::~CudaBackend() {
+  abort_capture();
   cudaStreamSynchronize(launch_.stream);
+  if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
   gemm_.reset();
   cudaFree(scratch_);
   cudaFree(partials_);
@@ -55,6 +57,7 @@ std::string CudaBackend::name() const {
 }
 
 void* CudaBackend::allocate(size_t bytes) {
+  outside_capture("allocate()");
   void* p = nullptr;
   const cudaError_t e = cudaMalloc(&p, bytes);
   if (e != cudaSuccess) {
@@ -73,6 +76,7 @@ void CudaBackend::deallocate(void* p) {
 
 void* CudaBackend::scratch(size_t bytes) {
   if (bytes <= scratch_bytes_) return scratch_;
+  outside_capture(fmt::format("growing scratch memory from {} to {} bytes", scratch_bytes_, bytes));
   // Earlier ops on the stream may still read the old buffer.
   check(cudaStreamSynchronize(launch_.stream), "growing scratch");
   check(cudaFree(scratch_), "freeing scratch");
@@ -97,17 +101,21 @@ void CudaBackend::check_device_errors() {
 }
 
 void CudaBackend::synchronize() {
+  outside_capture("synchronize()");
   check(cudaStreamSynchronize(launch_.stream), "cudaStreamSynchronize");
   check_device_errors();
 }
 
 void CudaBackend::upload(Tensor dst, const void* host) {
+  // A captured copy would read the host memory when the graph runs, not now.
+  outside_capture("upload()");
   cuda::expect_on_device(dst, "upload destination");
   check(cudaMemcpyAsync(dst.data, host, dst.bytes(), cudaMemcpyHostToDevice, launch_.stream),
         "upload");
 }
 
 void CudaBackend::download(void* host, Tensor src) {
+  outside_capture("download()");
   cuda::expect_on_device(src, "download source");
   check(cudaMemcpyAsync(host, src.data, src.bytes(), cudaMemcpyDeviceToHost, launch_.stream),
         "download");

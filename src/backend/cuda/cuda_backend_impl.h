@@ -1,11 +1,13 @@
 // CudaBackend: the class behind make_cuda_backend (internal to src/backend/cuda).
 // Ops validate their tensors on the host, then enqueue kernels on one stream; nothing but
 // download() and synchronize() waits for the device. Kernel-side input errors (token ids,
-// targets out of range) set bits of a device error word that those two calls check.
+// targets out of range) set bits of a device error word that those two calls check. Stream
+// capture records the enqueued ops into a CUDA graph instead (cuda_graph.cpp).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_gemm.h"
@@ -31,6 +33,9 @@ class CudaBackend final : public Backend {
   void fill(Tensor t, float value) override;
   void convert(Tensor dst, Tensor src) override;
   void synchronize() override;
+  void begin_capture() override;
+  void end_capture() override;
+  void abort_capture() override;
 
   void linear_forward(const LinearFwd& a) override;
   void linear_backward(const LinearBwd& a) override;
@@ -59,6 +64,10 @@ class CudaBackend final : public Backend {
  private:
   // Grow-only device scratch shared by ops (stream order keeps uses apart).
   void* scratch(size_t bytes);
+  // Throws (after aborting the capture) when `call` happens inside a capture.
+  void outside_capture(std::string_view call);
+  // cuda::Gemm::run, except that inside a capture a new shape may not be autotuned.
+  bool gemm(const cuda::GemmDesc& g);
   void check_device_errors();
   void reduce(Tensor x, Tensor out, bool squares, const char* op);
   cuda::OptCommon optimizer_common(const OptimizerTensors& t, const GradClip& clip,
@@ -73,6 +82,9 @@ class CudaBackend final : public Backend {
   void* scratch_ = nullptr;
   size_t scratch_bytes_ = 0;
   std::unique_ptr<cuda::Gemm> gemm_;
+  bool capturing_ = false;
+  // The last capture's executable graph; a new capture updates it in place when it can.
+  cudaGraphExec_t graph_exec_ = nullptr;
 };
 
 namespace cuda {

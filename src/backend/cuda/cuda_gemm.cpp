@@ -171,34 +171,42 @@ Gemm::Plan Gemm::make_plan(const GemmDesc& g, cudaStream_t stream) {
   return p;
 }
 
+Gemm::Key Gemm::key(const GemmDesc& g) {
+  return {g.trans_a,
+          g.trans_b,
+          g.m,
+          g.n,
+          g.k,
+          g.lda,
+          g.ldb,
+          g.ldd,
+          static_cast<int64_t>(g.ab_type),
+          static_cast<int64_t>(g.d_type),
+          g.batch,
+          g.stride_a,
+          g.stride_b,
+          g.stride_d,
+          static_cast<int64_t>(g.epilogue),
+          alignment(g.a),
+          alignment(g.b),
+          alignment(g.d),
+          alignment(g.bias),
+          alignment(g.aux),
+          g.beta != 0.0f,
+          0,
+          0,
+          0};
+}
+
+bool Gemm::would_tune(const GemmDesc& g) const {
+  return autotune_ && g.m != 0 && g.n != 0 && !plans_.contains(key(g));
+}
+
 bool Gemm::run(const GemmDesc& g, cudaStream_t stream) {
   if (g.m == 0 || g.n == 0) return true;
-  const Key key{g.trans_a,
-                g.trans_b,
-                g.m,
-                g.n,
-                g.k,
-                g.lda,
-                g.ldb,
-                g.ldd,
-                static_cast<int64_t>(g.ab_type),
-                static_cast<int64_t>(g.d_type),
-                g.batch,
-                g.stride_a,
-                g.stride_b,
-                g.stride_d,
-                static_cast<int64_t>(g.epilogue),
-                alignment(g.a),
-                alignment(g.b),
-                alignment(g.d),
-                alignment(g.bias),
-                alignment(g.aux),
-                g.beta != 0.0f,
-                0,
-                0,
-                0};
-  auto it = plans_.find(key);
-  if (it == plans_.end()) it = plans_.emplace(key, make_plan(g, stream)).first;
+  const Key k = key(g);
+  auto it = plans_.find(k);
+  if (it == plans_.end()) it = plans_.emplace(k, make_plan(g, stream)).first;
   Plan& p = it->second;
   if (!p.ok) return false;
   if (g.epilogue != Epilogue::None) set_desc(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);

@@ -2,7 +2,8 @@
 // optionally strided-batched, with bias / GELU epilogues. One plan (descriptors and an
 // algorithm) is cached per shape, dtype, epilogue and pointer alignment. The algorithm is the
 // heuristic's first choice, or with autotuning the fastest of its first few, timed once on the
-// first call's operands (that call synchronises; later ones never do).
+// first call's operands (that call synchronises, so it cannot be captured into a CUDA graph;
+// later ones never synchronise).
 #pragma once
 
 #include <cublasLt.h>
@@ -45,6 +46,9 @@ class Gemm {
   // Enqueues the GEMM. Returns false (doing nothing) when cuBLASLt has no algorithm for an
   // epilogue request; throws hwt::Error on any other failure.
   bool run(const GemmDesc& g, cudaStream_t stream);
+  // Whether run(g) would first time algorithms (autotuning, a plan not made yet): that
+  // synchronises, so it cannot happen inside a CUDA graph capture.
+  bool would_tune(const GemmDesc& g) const;
 
  private:
   struct Plan {
@@ -54,6 +58,7 @@ class Gemm {
     bool ok = false;
   };
   using Key = std::array<int64_t, 24>;
+  static Key key(const GemmDesc& g);
   Plan make_plan(const GemmDesc& g, cudaStream_t stream);
   // The fastest of `algos` for g, by timing each on g's operands.
   cublasLtMatmulAlgo_t fastest(const Plan& p, const GemmDesc& g,

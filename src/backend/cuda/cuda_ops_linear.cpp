@@ -1,5 +1,7 @@
 // CudaBackend: linear layers and matmul through cuBLASLt. Row-major operands are handed to the
 // column-major library transposed (row_major below): row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ.
+#include <fmt/format.h>
+
 #include "backend/cuda/cuda_backend_impl.h"
 #include "backend/cuda/cuda_check.h"
 
@@ -43,6 +45,12 @@ GemmDesc forward_desc(const LinearFwd& a, int64_t m, int64_t k, int64_t n, void*
 
 }  // namespace
 
+bool CudaBackend::gemm(const GemmDesc& g) {
+  if (capturing_ && gemm_->would_tune(g))
+    outside_capture(fmt::format("autotuning a new GEMM shape ({}x{}x{})", g.m, g.n, g.k));
+  return gemm_->run(g, launch_.stream);
+}
+
 void CudaBackend::linear_forward(const LinearFwd& a) {
   cuda::expect_float(a.x, "x");
   cuda::expect_dtype(a.w, a.x.dtype, "w");
@@ -61,19 +69,19 @@ void CudaBackend::linear_forward(const LinearFwd& a) {
     g.epilogue = Epilogue::GeluAuxBias;
     g.bias = a.b.data;
     g.aux = a.pre_act.data;
-    if (gemm_->run(g, launch_.stream)) return cuda::check_launch("linear_forward");
+    if (gemm(g)) return cuda::check_launch("linear_forward");
   }
   GemmDesc g = forward_desc(a, m, k, n, z);
   bool bias_done = false;
   if (bias_ok) {
     g.epilogue = Epilogue::Bias;
     g.bias = a.b.data;
-    bias_done = gemm_->run(g, launch_.stream);
+    bias_done = gemm(g);
   }
   if (!bias_done) {
     g.epilogue = Epilogue::None;
     g.bias = nullptr;
-    gemm_->run(g, launch_.stream);
+    gemm(g);
   }
   cuda::bias_act(launch_, a.y.dtype, z, bias_done || !a.b.defined() ? nullptr : a.b.data, a.y.data,
                  m, n, a.act);
@@ -108,13 +116,13 @@ void CudaBackend::linear_backward(const LinearBwd& a) {
     GemmDesc g = row_major(a.dy.data, false, n, a.w.data, false, k, a.dx.data, k, m, k, n,
                            a.x.dtype, a.dx.dtype);
     g.beta = a.accumulate_dx ? 1.0f : 0.0f;
-    gemm_->run(g, launch_.stream);
+    gemm(g);
   }
   // dw[N,K] += dy[M,N]ᵀ · x[M,K]
   GemmDesc g = row_major(a.dy.data, true, n, a.x.data, false, k, a.dw.data, k, n, k, m, a.x.dtype,
                          DType::F32);
   g.beta = 1.0f;
-  gemm_->run(g, launch_.stream);
+  gemm(g);
   cuda::check_launch("linear_backward");
 }
 
@@ -141,7 +149,7 @@ void CudaBackend::matmul(const Matmul& a) {
   g.stride_a = br * bc;
   g.stride_b = ar * ac;
   g.stride_d = m * n;
-  gemm_->run(g, launch_.stream);
+  gemm(g);
   cuda::check_launch("matmul");
 }
 
