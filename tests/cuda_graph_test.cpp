@@ -97,13 +97,14 @@ TEST(CudaGraph, CapturedStepsMatchUncapturedBitwise) {
 
 TEST(CudaGraph, CapturesOfAlternatingShapesMatchUncapturedBitwise) {
   HWT_REQUIRE_GPU();
-  // Each capture has another topology than the one before: the executable graph is updated
-  // or instantiated afresh, and must run the new one.
-  const std::vector<BatchShape> shapes = {{4, 32}, {3, 20}};
-  const Trained eager = train(6, 0, shapes);
-  const Trained graph = train(6, 3, shapes);  // steps 1 and 2 warm both shapes up
+  // Three shapes over the backend's two executable graphs: each capture from step 6 on
+  // replaces a graph of another shape, which is updated or instantiated afresh and must run
+  // the new one.
+  const std::vector<BatchShape> shapes = {{4, 32}, {3, 20}, {2, 24}};
+  const Trained eager = train(9, 0, shapes);
+  const Trained graph = train(9, 4, shapes);  // steps 1 to 3 warm the shapes up
   EXPECT_EQ(graph.losses, eager.losses);
-  EXPECT_TRUE(graph.params == eager.params) << "parameters differ after 6 steps";
+  EXPECT_TRUE(graph.params == eager.params) << "parameters differ after 9 steps";
 }
 
 // What `fn` throws as hwt::Error, or "" when it returns.

@@ -42,7 +42,8 @@ CudaBackend::CudaBackend(int device, CudaOptions options) : device_(device), opt
 CudaBackend::~CudaBackend() {
   abort_capture();
   cudaStreamSynchronize(launch_.stream);
-  if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+  for (cudaGraphExec_t exec : graph_execs_)
+    if (exec) cudaGraphExecDestroy(exec);
   gemm_.reset();
   cudaFree(scratch_);
   cudaFree(partials_);

@@ -83,8 +83,9 @@ class CudaBackend final : public Backend {
   size_t scratch_bytes_ = 0;
   std::unique_ptr<cuda::Gemm> gemm_;
   bool capturing_ = false;
-  // The last capture's executable graph; a new capture updates it in place when it can.
-  cudaGraphExec_t graph_exec_ = nullptr;
+  // Executable graphs of the last two captures; the next capture updates graph_execs_[next_exec_].
+  cudaGraphExec_t graph_execs_[2] = {nullptr, nullptr};
+  int next_exec_ = 0;
 };
 
 namespace cuda {

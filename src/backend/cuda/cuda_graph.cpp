@@ -1,6 +1,7 @@
 // CudaBackend: stream capture into a CUDA graph. Each capture is a fresh cudaGraph_t; the
-// executable graph of the previous one is updated with it (same topology, new kernel
-// parameters such as seeds and scalars), or instantiated afresh when the update is refused.
+// executable graph of the capture before the previous one is updated with it (same topology,
+// new kernel parameters such as seeds and scalars), or instantiated afresh when the update is
+// refused.
 #include <memory>
 
 #include "backend/cuda/cuda_backend_impl.h"
@@ -29,23 +30,23 @@ void CudaBackend::end_capture() {
     check(ended, "cudaStreamEndCapture");
   }
   const std::unique_ptr<CUgraph_st, decltype(&cudaGraphDestroy)> owned(graph, cudaGraphDestroy);
-  if (graph_exec_) {
+  // Alternate between two executable graphs: the one launched last may still be running while
+  // the host records the next capture.
+  cudaGraphExec_t& exec = graph_execs_[next_exec_];
+  next_exec_ ^= 1;
+  if (exec) {
     cudaGraphExecUpdateResultInfo info{};
-    const cudaError_t e = cudaGraphExecUpdate(graph_exec_, graph, &info);
+    const cudaError_t e = cudaGraphExecUpdate(exec, graph, &info);
     if (e == cudaErrorGraphExecUpdateFailure) {
       cudaGetLastError();  // a refused update (another topology) only means instantiating afresh
-      cudaGraphExecDestroy(graph_exec_);
-      graph_exec_ = nullptr;
+      cudaGraphExecDestroy(exec);
+      exec = nullptr;
     } else {
       check(e, "cudaGraphExecUpdate");
     }
   }
-  if (!graph_exec_) {
-    cudaGraphExec_t exec = nullptr;
-    check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-    graph_exec_ = exec;
-  }
-  check(cudaGraphLaunch(graph_exec_, launch_.stream), "cudaGraphLaunch");
+  if (!exec) check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  check(cudaGraphLaunch(exec, launch_.stream), "cudaGraphLaunch");
 }
 
 void CudaBackend::abort_capture() {
