@@ -36,6 +36,8 @@ if want bench; then
   timeout 60 "$C/bench_train_step" --model bert --gemm-autotune >>"$B" 2>>"$OUT/bench_err.txt"
   timeout 60 "$C/bench_train_step" --model gpt2 --optim adan >>"$B" 2>>"$OUT/bench_err.txt"
   timeout 60 "$C/bench_train_step" --model bert >>"$B" 2>>"$OUT/bench_err.txt"
+  timeout 60 "$C/bench_train_step" --model gpt2 --cuda-graph >>"$B" 2>>"$OUT/bench_err.txt"
+  timeout 60 "$C/bench_train_step" --model bert --cuda-graph >>"$B" 2>>"$OUT/bench_err.txt"
 fi
 if want profile; then
   timeout 60 "$C/bench_train_step" --model gpt2 --profile >"$OUT/profile_gpt2.jsonl" 2>&1

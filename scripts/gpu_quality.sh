@@ -4,7 +4,8 @@
 # bf16 and fp16, ATIS), using binaries packed by scripts/gpu_carry.sh (built here with
 # -DHWT_NATIVE=OFF) and data copied into .gpu-data/ (../shared does not travel). Run files go
 # into $OUT/runs.tar.gz (the device call returns at most 8 files).
-#   OUT=/tmp/q [STAGES="tests vocab atis shakespeare_bf16 shakespeare_fp16"] scripts/gpu_quality.sh
+#   OUT=/tmp/q [STAGES="tests vocab atis shakespeare_bf16 shakespeare_fp16 shakespeare_bf16_graph"]
+#     scripts/gpu_quality.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu_quality}
 STAGES=${STAGES:-tests vocab atis shakespeare_bf16 shakespeare_fp16}
@@ -15,13 +16,15 @@ export LD_LIBRARY_PATH=$C/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export HWT_HOME=$PWD
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.limit --format=csv >"$OUT/env.txt" 2>&1
 
-shakespeare() {  # precision
+shakespeare() {  # run name, precision, extra hwt train arguments
+  local name=$1 precision=$2
+  shift 2
   timeout 200 "$C/hwt" train --config configs/shakespeare_char.toml --quiet \
-    --out "$OUT/runs/shakespeare_$1" --set data.path=.gpu-data/tinyshakespeare/input.txt \
-    --set train.device=cuda --set train.precision="$1" >"$OUT/runs/shakespeare_$1.txt" 2>&1
-  echo "shakespeare $1 exit $?" >>"$OUT/runs/shakespeare_$1.txt"
-  tail -4 "$OUT/runs/shakespeare_$1.txt"
-  grep -h '"split":"valid"' "$OUT/runs/shakespeare_$1/metrics.jsonl" |
+    --out "$OUT/runs/$name" --set data.path=.gpu-data/tinyshakespeare/input.txt \
+    --set train.device=cuda --set train.precision="$precision" "$@" >"$OUT/runs/$name.txt" 2>&1
+  echo "$name exit $?" >>"$OUT/runs/$name.txt"
+  tail -4 "$OUT/runs/$name.txt"
+  grep -h '"split":"valid"' "$OUT/runs/$name/metrics.jsonl" |
     python3 -c 'import sys, json; r = [json.loads(l) for l in sys.stdin]; b = min(r, key=lambda x: x["loss"]); print("best valid", b["loss"], "at step", b["step"])'
 }
 
@@ -43,8 +46,9 @@ for stage in $STAGES; do
         --set data.path=.gpu-data/atis --set train.device=cuda >"$OUT/runs/atis.txt" 2>&1
       echo "atis exit $?" >>"$OUT/runs/atis.txt"
       tail -4 "$OUT/runs/atis.txt" ;;
-    shakespeare_bf16) shakespeare bf16 ;;
-    shakespeare_fp16) shakespeare fp16 ;;
+    shakespeare_bf16) shakespeare shakespeare_bf16 bf16 ;;
+    shakespeare_fp16) shakespeare shakespeare_fp16 fp16 ;;
+    shakespeare_bf16_graph) shakespeare shakespeare_bf16_graph bf16 --set train.cuda_graph=true ;;
     *) echo "unknown stage $stage" ;;
   esac
 done
