@@ -18,25 +18,55 @@ void expect_params(const Tensor& gamma, const Tensor& x, const char* what) {
   HWT_CHECK(gamma.numel() == x.cols(), "{} {} for rows of {}", what, gamma.str(), x.str());
 }
 
+// The layernorm part of a forward launch: y = layernorm(x) with its statistics (checked).
+void set_layernorm(cuda::NormFwdArgs& n, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                   const Tensor& y, const Tensor& mean, const Tensor& rstd) {
+  expect_params(gamma, x, "gamma");
+  expect_params(beta, x, "beta");
+  cuda::expect_same(y, x, "y");
+  expect_stats(mean, rstd, x.rows());
+  n.gamma = gamma.data;
+  n.beta = beta.data;
+  n.y = y.data;
+  n.mean = mean.as<float>();
+  n.rstd = rstd.as<float>();
+}
+
+// A backward launch through the layernorm of x: dx lands in `out`, dγ/dβ add up. The caller
+// has checked that x, dy and out match; the parameters and statistics are checked here.
+cuda::NormBwdArgs layernorm_bwd_args(const Tensor& x, const Tensor& gamma, const Tensor& mean,
+                                     const Tensor& rstd, const Tensor& dy, const Tensor& out,
+                                     const Tensor& dgamma, const Tensor& dbeta) {
+  expect_params(gamma, out, "gamma");
+  expect_stats(mean, rstd, out.rows());
+  cuda::expect_dtype(dgamma, DType::F32, "dgamma");
+  cuda::expect_dtype(dbeta, DType::F32, "dbeta");
+  cuda::NormBwdArgs n;
+  n.dt = out.dtype;
+  n.rows = out.rows();
+  n.cols = out.cols();
+  n.x = x.data;
+  n.gamma = gamma.data;
+  n.mean = mean.as<float>();
+  n.rstd = rstd.as<float>();
+  n.dy = dy.data;
+  n.out = out.data;
+  n.dgamma = dgamma.as<float>();
+  n.dbeta = dbeta.as<float>();
+  return n;
+}
+
 }  // namespace
 
 void CudaBackend::layernorm_forward(const LayerNormFwd& a) {
   cuda::expect_float(a.x, "x");
-  cuda::expect_same(a.y, a.x, "y");
-  expect_params(a.gamma, a.x, "gamma");
-  expect_params(a.beta, a.x, "beta");
-  expect_stats(a.mean, a.rstd, a.x.rows());
   cuda::NormFwdArgs n;
   n.dt = a.x.dtype;
   n.rows = a.x.rows();
   n.cols = a.x.cols();
   n.x = a.x.data;
-  n.gamma = a.gamma.data;
-  n.beta = a.beta.data;
-  n.y = a.y.data;
-  n.mean = a.mean.as<float>();
-  n.rstd = a.rstd.as<float>();
   n.eps = a.eps;
+  set_layernorm(n, a.x, a.gamma, a.beta, a.y, a.mean, a.rstd);
   cuda::norm_forward(launch_, n);
   cuda::check_launch("layernorm_forward");
 }
@@ -45,23 +75,9 @@ void CudaBackend::layernorm_backward(const LayerNormBwd& a) {
   cuda::expect_float(a.x, "x");
   cuda::expect_same(a.dy, a.x, "dy");
   cuda::expect_same(a.dx, a.x, "dx");
-  expect_params(a.gamma, a.x, "gamma");
-  expect_stats(a.mean, a.rstd, a.x.rows());
-  cuda::expect_dtype(a.dgamma, DType::F32, "dgamma");
-  cuda::expect_dtype(a.dbeta, DType::F32, "dbeta");
-  cuda::NormBwdArgs n;
-  n.dt = a.x.dtype;
-  n.rows = a.x.rows();
-  n.cols = a.x.cols();
-  n.x = a.x.data;
-  n.gamma = a.gamma.data;
-  n.mean = a.mean.as<float>();
-  n.rstd = a.rstd.as<float>();
-  n.dy = a.dy.data;
+  cuda::NormBwdArgs n =
+      layernorm_bwd_args(a.x, a.gamma, a.mean, a.rstd, a.dy, a.dx, a.dgamma, a.dbeta);
   n.accumulate = a.accumulate_dx;
-  n.out = a.dx.data;
-  n.dgamma = a.dgamma.as<float>();
-  n.dbeta = a.dbeta.as<float>();
   n.scratch =
       static_cast<float*>(scratch(cuda::norm_backward_scratch_bytes(launch_, n.rows, n.cols)));
   cuda::norm_backward(launch_, n);
@@ -81,17 +97,7 @@ void CudaBackend::residual_forward(const ResidualFwd& a) {
   n.sum = a.sum.data;
   n.drop = cuda::drop_args(a.drop);
   n.eps = a.eps;
-  if (a.gamma.defined()) {
-    expect_params(a.gamma, a.x, "gamma");
-    expect_params(a.beta, a.x, "beta");
-    cuda::expect_same(a.y, a.x, "y");
-    expect_stats(a.mean, a.rstd, a.x.rows());
-    n.gamma = a.gamma.data;
-    n.beta = a.beta.data;
-    n.y = a.y.data;
-    n.mean = a.mean.as<float>();
-    n.rstd = a.rstd.as<float>();
-  }
+  if (a.gamma.defined()) set_layernorm(n, a.x, a.gamma, a.beta, a.y, a.mean, a.rstd);
   cuda::norm_forward(launch_, n);
   cuda::check_launch("residual_forward");
 }
@@ -108,25 +114,11 @@ void CudaBackend::residual_backward(const ResidualBwd& a) {
   }
   cuda::expect_same(a.d_y, a.d_x, "d_y");
   cuda::expect_same(a.sum, a.d_x, "sum");
-  expect_params(a.gamma, a.d_x, "gamma");
-  expect_stats(a.mean, a.rstd, a.d_x.rows());
-  cuda::expect_dtype(a.d_gamma, DType::F32, "d_gamma");
-  cuda::expect_dtype(a.d_beta, DType::F32, "d_beta");
-  cuda::NormBwdArgs n;
-  n.dt = a.d_x.dtype;
-  n.rows = a.d_x.rows();
-  n.cols = a.d_x.cols();
-  n.x = a.sum.data;
-  n.gamma = a.gamma.data;
-  n.mean = a.mean.as<float>();
-  n.rstd = a.rstd.as<float>();
-  n.dy = a.d_y.data;
+  cuda::NormBwdArgs n =
+      layernorm_bwd_args(a.sum, a.gamma, a.mean, a.rstd, a.d_y, a.d_residual, a.d_gamma, a.d_beta);
   n.d_sum = a.d_sum.defined() ? a.d_sum.data : nullptr;
-  n.out = a.d_residual.data;
   n.d_drop = a.d_x.data;
   n.drop = drop;
-  n.dgamma = a.d_gamma.as<float>();
-  n.dbeta = a.d_beta.as<float>();
   n.scratch =
       static_cast<float*>(scratch(cuda::norm_backward_scratch_bytes(launch_, n.rows, n.cols)));
   cuda::norm_backward(launch_, n);
