@@ -294,6 +294,52 @@ __device__ __forceinline__ void add_partial(float2* p, float dv, float xhat) {
   *p = t;
 }
 
+// What the backward's dx adds to: its old value (accumulate), the skip gradient (residual), or
+// nothing (nullptr).
+template <class T>
+__device__ __forceinline__ const T* dx_base(const NormBwdArgs& a) {
+  return static_cast<const T*>(a.accumulate ? a.out : a.d_sum);
+}
+
+// Backward, first pass over a chunk: the row sums of dxhat and dxhat * xhat, and this warp's
+// (dgamma, dbeta) partials of the chunk's columns (element k at p + 32 k).
+template <int V>
+__device__ __forceinline__ void add_chunk_stats(const float (&xv)[V], const float (&dv)[V],
+                                                const float (&gv)[V], float mean, float rstd,
+                                                float2* p, float& s1, float& s2) {
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    const float xhat = (xv[k] - mean) * rstd;
+    const float dxhat = dv[k] * gv[k];
+    s1 += dxhat;
+    s2 += dxhat * xhat;
+    add_partial(p + 32 * k, dv[k], xhat);
+  }
+}
+
+// Backward, second pass over the chunk at element `at`: out = o + dx (o holds the base), and
+// d_drop = dropout(out) when there is one.
+template <class T, int V>
+__device__ __forceinline__ void store_dx_chunk(const NormBwdArgs& a, int64_t at,
+                                               const float (&xv)[V], const float (&dv)[V],
+                                               const float (&gv)[V], float mean, float rstd,
+                                               float m1, float m2, float (&o)[V]) {
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    const float xhat = (xv[k] - mean) * rstd;
+    o[k] = round_to<T>(o[k] + rstd * (dv[k] * gv[k] - m1 - xhat * m2));
+  }
+  store_floats<T, V>(static_cast<T*>(a.out) + at, o);
+  if (!a.d_drop) return;
+  if (a.drop.active()) {
+    float f[V];
+    chunk_dropout<V>(a.drop, at, f);
+#pragma unroll
+    for (int k = 0; k < V; ++k) o[k] = f[k] == 0.0f ? 0.0f : o[k] * f[k];
+  }
+  store_floats<T, V>(static_cast<T*>(a.d_drop) + at, o);
+}
+
 // Rows held in registers (R chunks per lane). gamma is loaded once; the next row's x, dy,
 // base, mean and rstd are loaded while this row computes (they are copied to "current"
 // registers first, so both rows' packed values are live).
@@ -303,10 +349,7 @@ __device__ __forceinline__ void norm_bwd_cached(const NormBwdArgs& a, int64_t ro
   const int64_t n = a.cols;
   const T* x = static_cast<const T*>(a.x);
   const T* dy = static_cast<const T*>(a.dy);
-  T* out = static_cast<T*>(a.out);
-  T* ddrop = static_cast<T*>(a.d_drop);
-  // What dx adds to: its old value (accumulate), the skip gradient (residual), or nothing.
-  const T* base_src = a.accumulate ? out : static_cast<const T*>(a.d_sum);
+  const T* base_src = dx_base<T>(a);
   uint4 gp[R];
 #pragma unroll
   for (int it = 0; it < R; ++it) {
@@ -353,15 +396,7 @@ __device__ __forceinline__ void norm_bwd_cached(const NormBwdArgs& a, int64_t ro
       unpack<T, V>(xc[it], xv);
       unpack<T, V>(dc[it], dv);
       unpack<T, V>(gp[it], gv);
-      float2* p = part + partial_slot<V>(j);
-#pragma unroll
-      for (int k = 0; k < V; ++k) {
-        const float xhat = (xv[k] - mean) * rstd;
-        const float dxhat = dv[k] * gv[k];
-        s1 += dxhat;
-        s2 += dxhat * xhat;
-        add_partial(p + 32 * k, dv[k], xhat);
-      }
+      add_chunk_stats<V>(xv, dv, gv, mean, rstd, part + partial_slot<V>(j), s1, s2);
     }
     const float m1 = warp_sum(s1) / static_cast<float>(n);
     const float m2 = warp_sum(s2) / static_cast<float>(n);
@@ -382,21 +417,7 @@ __device__ __forceinline__ void norm_bwd_cached(const NormBwdArgs& a, int64_t ro
 #pragma unroll
         for (int k = 0; k < V; ++k) o[k] = 0.0f;
       }
-#pragma unroll
-      for (int k = 0; k < V; ++k) {
-        const float xhat = (xv[k] - mean) * rstd;
-        o[k] = round_to<T>(o[k] + rstd * (dv[k] * gv[k] - m1 - xhat * m2));
-      }
-      store_floats<T, V>(out + base + j, o);
-      if (ddrop) {
-        if (a.drop.active()) {
-          float f[V];
-          chunk_dropout<V>(a.drop, base + j, f);
-#pragma unroll
-          for (int k = 0; k < V; ++k) o[k] = f[k] == 0.0f ? 0.0f : o[k] * f[k];
-        }
-        store_floats<T, V>(ddrop + base + j, o);
-      }
+      store_dx_chunk<T, V>(a, base + j, xv, dv, gv, mean, rstd, m1, m2, o);
     }
   }
 }
@@ -407,9 +428,7 @@ __device__ __forceinline__ void norm_bwd_uncached(const NormBwdArgs& a, int64_t 
                                                   int lane, float2* part) {
   const int64_t n = a.cols;
   const T* gamma = static_cast<const T*>(a.gamma);
-  T* out = static_cast<T*>(a.out);
-  T* ddrop = static_cast<T*>(a.d_drop);
-  const T* base_src = a.accumulate ? out : static_cast<const T*>(a.d_sum);
+  const T* base_src = dx_base<T>(a);
   for (; row < end; row += kWarps) {
     const int64_t base = row * n;
     const T* x = static_cast<const T*>(a.x) + base;
@@ -421,15 +440,7 @@ __device__ __forceinline__ void norm_bwd_uncached(const NormBwdArgs& a, int64_t 
       load_floats<T, V>(x + j, xv);
       load_floats<T, V>(dy + j, dv);
       load_floats<T, V>(gamma + j, gv);
-      float2* p = part + partial_slot<V>(j);
-#pragma unroll
-      for (int k = 0; k < V; ++k) {
-        const float xhat = (xv[k] - mean) * rstd;
-        const float dxhat = dv[k] * gv[k];
-        s1 += dxhat;
-        s2 += dxhat * xhat;
-        add_partial(p + 32 * k, dv[k], xhat);
-      }
+      add_chunk_stats<V>(xv, dv, gv, mean, rstd, part + partial_slot<V>(j), s1, s2);
     }
     const float m1 = warp_sum(s1) / static_cast<float>(n);
     const float m2 = warp_sum(s2) / static_cast<float>(n);
@@ -444,21 +455,7 @@ __device__ __forceinline__ void norm_bwd_uncached(const NormBwdArgs& a, int64_t 
 #pragma unroll
         for (int k = 0; k < V; ++k) o[k] = 0.0f;
       }
-#pragma unroll
-      for (int k = 0; k < V; ++k) {
-        const float xhat = (xv[k] - mean) * rstd;
-        o[k] = round_to<T>(o[k] + rstd * (dv[k] * gv[k] - m1 - xhat * m2));
-      }
-      store_floats<T, V>(out + base + j, o);
-      if (ddrop) {
-        if (a.drop.active()) {
-          float f[V];
-          chunk_dropout<V>(a.drop, base + j, f);
-#pragma unroll
-          for (int k = 0; k < V; ++k) o[k] = f[k] == 0.0f ? 0.0f : o[k] * f[k];
-        }
-        store_floats<T, V>(ddrop + base + j, o);
-      }
+      store_dx_chunk<T, V>(a, base + j, xv, dv, gv, mean, rstd, m1, m2, o);
     }
   }
 }
