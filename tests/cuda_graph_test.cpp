@@ -11,6 +11,7 @@
 
 #include "cuda_test_util.h"
 #include "model/model.h"
+#include "model_test_util.h"
 #include "test_util.h"
 #include "train/optimizer.h"
 
@@ -19,39 +20,6 @@ namespace {
 
 using Vec = std::vector<float>;
 using BatchShape = std::pair<int64_t, int64_t>;  // batch, seq
-
-ModelConfig decoder() {
-  ModelConfig m;
-  m.vocab_size = 64;
-  m.max_seq = 32;
-  m.hidden = 128;
-  m.heads = 2;  // head size 64: the tensor-core attention in bf16
-  m.ffn = 512;
-  m.layers = 2;
-  m.dropout = 0.1;  // per-step seeds change the masks: captures must pick them up
-  m.attn_dropout = 0.1;
-  m.norm = NormPlacement::Pre;
-  m.causal = true;
-  m.activation = Activation::GeluTanh;
-  m.head = HeadKind::Lm;
-  return m;
-}
-
-// Random token windows; each target is the next token.
-Batch lm_batch(const ModelConfig& m, BatchShape shape, uint64_t seed) {
-  const auto [batch, seq] = shape;
-  Batch b;
-  b.batch = batch;
-  b.seq = seq;
-  b.lengths.assign(static_cast<size_t>(batch), static_cast<int32_t>(seq));
-  const Vec u = test::randn(batch * seq, seed);
-  for (float v : u)
-    b.ids.push_back(1 + static_cast<int32_t>(std::fmod(std::fabs(v) * 1000.0f,
-                                                       static_cast<float>(m.vocab_size - 1))));
-  for (int64_t i = 0; i < batch * seq; ++i)
-    b.token_labels.push_back(i % seq == seq - 1 ? -1 : b.ids[static_cast<size_t>(i + 1)]);
-  return b;
-}
 
 struct Trained {
   Vec losses;  // per step
@@ -63,7 +31,9 @@ struct Trained {
 // `first_captured` on (0: none) have their forward and backward captured.
 Trained train(int steps, int first_captured, const std::vector<BatchShape>& shapes) {
   const std::unique_ptr<Backend> be = test::fresh_gpu();
-  const ModelConfig cfg = decoder();
+  // Head size 64 (the tensor-core attention in bf16) and dropout: captures must pick up each
+  // step's seed.
+  const ModelConfig cfg = test::small_decoder(2);
   Model model(cfg, *be, DType::BF16);
   model.plan(4, 32);
   model.init_parameters(7);
@@ -72,7 +42,8 @@ Trained train(int steps, int first_captured, const std::vector<BatchShape>& shap
   for (int step = 1; step <= steps; ++step) {
     const BatchShape shape = shapes[static_cast<size_t>(step - 1) % shapes.size()];
     model.params().zero_grads();
-    model.set_batch(lm_batch(cfg, shape, 100 + static_cast<uint64_t>(step)));
+    model.set_batch(
+        test::random_batch(cfg, shape.first, shape.second, 100 + static_cast<uint64_t>(step)));
     CaptureScope capture(*be, first_captured > 0 && step >= first_captured);
     model.forward(true, 1000 + static_cast<uint64_t>(step));
     model.backward();
@@ -161,6 +132,21 @@ TEST(CudaGraph, CallsThatCannotBeCapturedFailAndLeaveTheBackendUsable) {
   EXPECT_EQ(got, Vec(256, 4.0f));
 }
 
+// `op`'s first run, inside a capture, fails with `message`; run uncaptured it prepares what
+// it needs (scratch, GEMM plans); captured afterwards it writes `out` exactly as then.
+void expect_refused_then_captured(Backend& be, test::DevPool& p, Tensor out,
+                                  const std::string& message, const std::function<void()>& op) {
+  be.begin_capture();
+  expect_contains(error_of(op), message);
+  op();
+  const Vec want = p.read(out);
+  be.fill(out, NAN);
+  CaptureScope capture(be, true);
+  op();
+  capture.launch();
+  EXPECT_EQ(p.read(out), want);
+}
+
 TEST(CudaGraph, ScratchGrowsOnlyOutsideCaptures) {
   HWT_REQUIRE_GPU();
   const std::unique_ptr<Backend> be = test::fresh_gpu();  // no scratch yet
@@ -181,15 +167,8 @@ TEST(CudaGraph, ScratchGrowsOnlyOutsideCaptures) {
                  p.poisoned(DType::F32, Shape{rows, cols}),
                  p.zeros(Shape{cols}),
                  p.zeros(Shape{cols})};
-  be->begin_capture();
-  expect_contains(error_of([&] { be->layernorm_backward(l); }), "growing scratch memory");
-  be->layernorm_backward(l);  // uncaptured: grows scratch
-  const Vec want = p.read(l.dx);
-  be->fill(l.dx, NAN);
-  CaptureScope capture(*be, true);
-  be->layernorm_backward(l);
-  capture.launch();
-  EXPECT_EQ(p.read(l.dx), want);
+  expect_refused_then_captured(*be, p, l.dx, "growing scratch memory",
+                               [&] { be->layernorm_backward(l); });
 }
 
 TEST(CudaGraph, AutotuningANewGemmShapeOnlyOutsideCaptures) {
@@ -201,15 +180,8 @@ TEST(CudaGraph, AutotuningANewGemmShapeOnlyOutsideCaptures) {
   const Matmul m{p.f32(Shape{64, 32}, test::randn(64 * 32, 5)),
                  p.f32(Shape{32, 48}, test::randn(32 * 48, 6)),
                  p.poisoned(DType::F32, Shape{64, 48})};
-  be->begin_capture();
-  expect_contains(error_of([&] { be->matmul(m); }), "autotuning a new GEMM shape (48x64x32)");
-  be->matmul(m);  // uncaptured: times the candidates, keeps the fastest
-  const Vec want = p.read(m.c);
-  be->fill(m.c, NAN);
-  CaptureScope capture(*be, true);
-  be->matmul(m);
-  capture.launch();
-  EXPECT_EQ(p.read(m.c), want);
+  expect_refused_then_captured(*be, p, m.c, "autotuning a new GEMM shape (48x64x32)",
+                               [&] { be->matmul(m); });
 }
 
 }  // namespace

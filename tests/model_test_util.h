@@ -1,0 +1,66 @@
+// Small models and random batches for whole-model tests.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "data/batch.h"
+#include "model/model_config.h"
+#include "test_util.h"
+
+namespace hwt::test {
+
+// A 2-layer pre-LN causal LM, 128 wide, with dropout. Head size 128 / heads: 64 (heads = 2)
+// takes the tensor-core attention in bf16/f16, other sizes the generic kernels.
+inline ModelConfig small_decoder(int64_t heads) {
+  ModelConfig m;
+  m.vocab_size = 64;
+  m.max_seq = 32;
+  m.hidden = 128;
+  m.heads = heads;
+  m.ffn = 512;
+  m.layers = 2;
+  m.dropout = 0.1;
+  m.attn_dropout = 0.1;
+  m.norm = NormPlacement::Pre;
+  m.causal = true;
+  m.activation = Activation::GeluTanh;
+  m.head = HeadKind::Lm;
+  return m;
+}
+
+// Random ids (padded rows past their lengths for non-causal models) and the labels the model's
+// heads need: next tokens (-1 at the end) for an LM, random classes otherwise.
+inline Batch random_batch(const ModelConfig& m, int64_t batch, int64_t seq, uint64_t seed) {
+  Batch b;
+  b.batch = batch;
+  b.seq = seq;
+  const std::vector<float> u = test::randn(batch * seq * 3, seed);
+  auto pick = [&](size_t i, int64_t n) {
+    return static_cast<int32_t>(std::fmod(std::fabs(u[i]) * 1000.0f, static_cast<float>(n)));
+  };
+  for (int64_t i = 0; i < batch; ++i)
+    b.lengths.push_back(static_cast<int32_t>(m.causal ? seq : std::max<int64_t>(3, seq - 5 * i)));
+  for (int64_t i = 0; i < batch * seq; ++i) {
+    const bool pad = i % seq >= b.lengths[static_cast<size_t>(i / seq)];
+    b.ids.push_back(pad ? 0 : 1 + pick(static_cast<size_t>(i), m.vocab_size - 1));
+  }
+  if (m.has_sequence_head())
+    for (int64_t i = 0; i < batch; ++i)
+      b.seq_labels.push_back(pick(static_cast<size_t>(batch * seq + i), m.num_labels));
+  if (m.head == HeadKind::Lm) {
+    for (int64_t i = 0; i < batch * seq; ++i)
+      b.token_labels.push_back(i % seq == seq - 1 ? -1 : b.ids[static_cast<size_t>(i + 1)]);
+  } else if (m.has_token_head()) {
+    for (int64_t i = 0; i < batch * seq; ++i) {
+      const bool pad = i % seq >= b.lengths[static_cast<size_t>(i / seq)];
+      b.token_labels.push_back(
+          pad ? -1 : pick(static_cast<size_t>(2 * batch * seq + i), m.num_token_labels));
+    }
+  }
+  return b;
+}
+
+}  // namespace hwt::test
