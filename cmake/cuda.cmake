@@ -17,9 +17,10 @@ endif()
 file(GLOB_RECURSE HWT_CUDA_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/*.cu
      ${CMAKE_SOURCE_DIR}/src/backend/cuda/*.cpp)
 if(HWT_HAVE_CUDA AND HWT_CUDA_SOURCES)
-  # Hopper (H100/H200) unless the caller chose: -DCMAKE_CUDA_ARCHITECTURES=80 etc.
+  # Hopper (H100/H200) with its architecture-specific instructions (wgmma) unless the caller
+  # chose: -DCMAKE_CUDA_ARCHITECTURES=80 etc. Without 90a the attention runs its generic kernels.
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-    set(CMAKE_CUDA_ARCHITECTURES 90)
+    set(CMAKE_CUDA_ARCHITECTURES 90a)
   endif()
   enable_language(CUDA)
   find_package(CUDAToolkit REQUIRED)
@@ -32,6 +33,9 @@ if(HWT_HAVE_CUDA AND HWT_CUDA_SOURCES)
   target_compile_options(hwt_lib PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr
                          -Xcompiler=-Wall,-Wextra -lineinfo>)
   target_compile_definitions(hwt_lib PUBLIC HWT_WITH_CUDA=1)
+  if("90a" IN_LIST CMAKE_CUDA_ARCHITECTURES)
+    target_compile_definitions(hwt_lib PRIVATE HWT_CUDA_SM90A=1)
+  endif()
   target_link_libraries(hwt_lib PUBLIC CUDA::cudart CUDA::cublasLt)
   message(STATUS "hwt: CUDA backend enabled (architectures ${CMAKE_CUDA_ARCHITECTURES})")
 else()

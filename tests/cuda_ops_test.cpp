@@ -325,7 +325,7 @@ TEST_P(CudaOps, AttentionForwardBackward) {
                             {5, 3, false, {5, 3}, 0.2f},      {150, 64, false, {}, 0.0f},
                             {150, 64, true, {}, 0.0f},        {150, 64, false, {150, 61}, 0.0f},
                             {150, 64, true, {97, 150}, 0.1f}, {130, 64, false, {130, 0}, 0.0f},
-                            {70, 40, true, {70, 33}, 0.1f}};
+                            {70, 40, true, {70, 33}, 0.1f},   {300, 64, true, {300, 211}, 0.0f}};
   uint64_t seed = 70;
   for (const AttnCase& k : cases) {
     SCOPED_TRACE(::testing::Message()

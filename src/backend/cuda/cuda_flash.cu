@@ -1,7 +1,10 @@
-// Tensor-core attention (flash-attention style) for bf16/f16 with head size 64.
-// Forward: a block of 8 warps owns 128 query rows (16 per warp); key/value tiles of 64 rows
-// stream through double-buffered shared memory (cp.async), S = QKᵀ and O += PV run on
-// mma.sync m16n8k16 with fp32 accumulators and an online softmax in base 2.
+// Tensor-core attention (flash-attention style) for bf16/f16 with head size 64, on Hopper's
+// warpgroup products (wgmma, cuda_wgmma.cuh): every operand tile sits in shared memory in the
+// 128-byte swizzled layout, read there by the tensor cores (A operands of P·V-like products come
+// from registers), so a 16 x 8 output tile no longer costs its own shared-memory loads.
+// Forward: a block of two warpgroups owns 128 query rows (64 each, 16 per warp); key/value tiles
+// of 64 rows stream through double-buffered shared memory (cp.async), S = QKᵀ and O += PV with
+// fp32 accumulators and an online softmax in base 2.
 // Backward, deterministic (no atomics): a dQ kernel shaped like the forward (warps own query
 // rows, key tiles stream through) and a dK/dV kernel (warps own key rows, query tiles stream
 // through). Both work on half tiles of 32 columns so that S, dP and the packed P / dS operands
@@ -13,20 +16,27 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/cuda_wgmma.cuh"
 
 namespace hwt::cuda {
 namespace {
 
-constexpr int kD = 64;        // head size
+constexpr int kD = kSwRow;    // head size: one swizzled row
 constexpr int kKs = kD / 16;  // k-steps over the head dimension
-constexpr int kTile = 64;     // rows of a streamed tile
-constexpr int kHalf = 32;     // columns the backward works on at once
-constexpr int kLd = kD + 8;   // shared-memory row stride in elements (conflict-free ldmatrix)
-constexpr int kTileElems = kTile * kLd;
+constexpr int kKStepBytes = 16 * 2;
+constexpr int kTile = 64;  // rows of a streamed tile
+constexpr int kHalf = 32;  // columns the backward works on at once
+constexpr int kTileElems = kTile * kD;
+constexpr int kWgRows = 64;  // output rows of a warpgroup
 constexpr float kLn2 = 0.6931471805599453f;
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+// The kernels' dynamic shared memory, rounded up to the 1024 bytes the swizzle pattern repeats
+// over (the launch asks for kSmemAlign more).
+constexpr size_t kSmemAlign = 1024;
+template <class T>
+__device__ __forceinline__ T* aligned_smem(unsigned char* smem) {
+  return reinterpret_cast<T*>(
+      smem + ((kSmemAlign - (smem_addr(smem) & (kSmemAlign - 1))) & (kSmemAlign - 1)));
 }
 
 __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* p) {
@@ -99,51 +109,18 @@ __device__ __forceinline__ void cp_async_wait_all() {
   cp_async_wait<0>();
 }
 
-// Copies rows [0, kRows) of a tile (row r at src + r * stride) to shared memory with kThreads
-// threads; rows at or past `valid` are zero-filled.
+// Copies rows [0, kRows) of a tile (row r at src + r * stride) to a swizzled shared-memory tile
+// with kThreads threads; rows at or past `valid` are zero-filled.
 template <int kRows, int kThreads, class T>
 __device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, int64_t valid) {
   constexpr int kChunks = kD / 8;  // 16-byte chunks per row
   for (int c = threadIdx.x; c < kRows * kChunks; c += kThreads) {
     const int r = c / kChunks, k = (c % kChunks) * 8;
-    T* d = dst + r * kLd + k;
+    T* d = sw_at(dst, r, k);
     if (r < valid)
       cp_async16(d, src + r * stride + k);
     else
       *reinterpret_cast<int4*>(d) = make_int4(0, 0, 0, 0);
-  }
-}
-
-// A-operand fragments of the warp's 16 rows of a tile, for all k-steps.
-template <class T>
-__device__ __forceinline__ void load_a_frags(uint32_t (&f)[kKs][4], const T* tile, int warp,
-                                             int lane) {
-#pragma unroll
-  for (int ks = 0; ks < kKs; ++ks)
-    ldsm_x4(f[ks], tile + (warp * 16 + (lane & 15)) * kLd + ks * 16 + (lane >> 4) * 8);
-}
-
-// acc[kN][4] = A (16 x kD, fragments) · Bᵀ, where the kN * 8 rows of `tile` from its start are
-// the output columns (K rows for S = QKᵀ).
-template <class T, int kN>
-__device__ __forceinline__ void mma_abt(float (&acc)[kN][4], const uint32_t (&a)[kKs][4],
-                                        const T* tile, int lane) {
-#pragma unroll
-  for (int nt = 0; nt < kN; ++nt)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc[nt][e] = 0.0f;
-#pragma unroll
-  for (int ks = 0; ks < kKs; ++ks) {
-    uint32_t b[kN / 2][4];  // all fragments of the k-step first, so loads overlap the MMAs
-#pragma unroll
-    for (int np = 0; np < kN / 2; ++np)
-      ldsm_x4(b[np], tile + (np * 16 + (lane & 7) + (lane >> 4) * 8) * kLd + ks * 16 +
-                         ((lane >> 3) & 1) * 8);
-#pragma unroll
-    for (int np = 0; np < kN / 2; ++np) {
-      mma<T>(acc[2 * np], a[ks], b[np][0], b[np][1]);
-      mma<T>(acc[2 * np + 1], a[ks], b[np][2], b[np][3]);
-    }
   }
 }
 
@@ -153,23 +130,33 @@ __device__ __forceinline__ constexpr int pack_slot(int nt, int r) {
   return (nt & 1) * 2 + r;
 }
 
-// acc[kD/8][4] += P (16 x kK*16, packed A fragments) · B, where the kK * 16 rows of `tile` from
-// its start are the contraction index (V rows for O += PV).
+// acc[kD/8][4] += A · B for the warpgroup: A (64 x kK*16) in packed fragments, B's kK * 16
+// contraction rows the rows of swizzled `tile` from its start (V rows for O += PV).
 template <class T, int kK>
-__device__ __forceinline__ void mma_pb(float (&acc)[kD / 8][4], const uint32_t (&a)[kK][4],
-                                       const T* tile, int lane) {
+__device__ __forceinline__ void wgmma_pb(float (&acc)[kD / 8][4], const uint32_t (&a)[kK][4],
+                                         const T* tile) {
+  const uint64_t desc = sw128_desc(tile);
+  wg_fence();  // acc and a were written by ordinary instructions
 #pragma unroll
-  for (int kk = 0; kk < kK; ++kk) {
-    uint32_t b[kD / 16][4];
+  for (int kk = 0; kk < kK; ++kk) wgmma_rs_n64_t<T>(acc, a[kk], desc_plus(desc, kk * 16 * kD * 2));
+}
+
+// acc[kN][4] = A · Bᵀ for the warpgroup: A the 64 rows of swizzled tile `a` (queries for S),
+// B the kN * 8 rows of swizzled tile `b` (keys), both over the head dimension. Only issued.
+template <class T, int kN>
+__device__ __forceinline__ void wgmma_abt(float (&acc)[kN][4], const T* a, const T* b) {
 #pragma unroll
-    for (int dp = 0; dp < kD / 16; ++dp)
-      ldsm_x4_t(b[dp], tile + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + dp * 16 +
-                           (lane >> 4) * 8);
+  for (int n = 0; n < kN; ++n)
 #pragma unroll
-    for (int dp = 0; dp < kD / 16; ++dp) {
-      mma<T>(acc[2 * dp], a[kk], b[dp][0], b[dp][1]);
-      mma<T>(acc[2 * dp + 1], a[kk], b[dp][2], b[dp][3]);
-    }
+    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
+  const uint64_t da = sw128_desc(a), db = sw128_desc(b);
+  wg_fence();
+#pragma unroll
+  for (int ks = 0; ks < kKs; ++ks) {
+    if constexpr (kN == 8)
+      wgmma_ss_n64<T>(acc, desc_plus(da, ks * kKStepBytes), desc_plus(db, ks * kKStepBytes));
+    else
+      wgmma_ss_n32<T>(acc, desc_plus(da, ks * kKStepBytes), desc_plus(db, ks * kKStepBytes));
   }
 }
 
@@ -244,6 +231,7 @@ struct KvStream {
   // reuses its buffer for tile t + kStages - 1.
   __device__ void advance(int t) {
     cp_async_wait<kStages - 2>();
+    fence_async_smem();
     __syncthreads();
     issue(t + kStages - 1);
   }
@@ -258,9 +246,10 @@ template <class T, bool kDrop>
 __global__ void __launch_bounds__(32 * kFwdWarps, 2) flash_fwd_kernel(AttnArgs a) {
   constexpr int kThreads = 32 * kFwdWarps;
   extern __shared__ __align__(16) unsigned char smem[];
-  T* sQ = reinterpret_cast<T*>(smem);
-  T* sK = sQ + kFwdOwn * kLd;
+  T* sQ = aligned_smem<T>(smem);
+  T* sK = sQ + kFwdOwn * kD;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+  const int wg = warp / 4;
   const Head hd(a);
   const int q0 = query_tile_start<kFwdOwn>();
   const T* qkv = static_cast<const T*>(a.qkv);
@@ -272,17 +261,19 @@ __global__ void __launch_bounds__(32 * kFwdWarps, 2) flash_fwd_kernel(AttnArgs a
   kv.prologue();
 
   const int row0 = q0 + warp * 16 + g;  // rows row0 and row0 + 8
+  const T* wg_q = sQ + wg * kWgRows * kD;
   const float sl2 = a.scale * kLog2e;
-  uint32_t qf[kKs][4];
   float o[kD / 8][4] = {};
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   for (int t = 0; t < n_tiles; ++t) {
     kv.advance(t);
-    if (t == 0) load_a_frags(qf, sQ, warp, lane);
     const int j0 = t * kTile;
-    if (a.causal && j0 > q0 + warp * 16 + 15) continue;  // every key after this warp's rows
+    if (a.causal && j0 > q0 + wg * kWgRows + kWgRows - 1) continue;  // keys after the group's rows
     float s[8][4];
-    mma_abt<T, 8>(s, qf, kv.k_tile(t), lane);
+    wgmma_abt<T, 8>(s, wg_q, kv.k_tile(t));
+    wg_commit();
+    wg_wait<0>();
+    fence_regs(s);
     const bool need_mask = j0 + kTile > hd.L || (a.causal && j0 + kTile - 1 > q0 + warp * 16);
     if (need_mask)
 #pragma unroll
@@ -327,7 +318,11 @@ __global__ void __launch_bounds__(32 * kFwdWarps, 2) flash_fwd_kernel(AttnArgs a
         o[dt][2 * r + 1] *= alpha;
       }
     }
-    mma_pb<T, 4>(o, pa, kv.v_tile(t), lane);
+    wgmma_pb<T, 4>(o, pa, kv.v_tile(t));
+    wg_commit();
+    wg_wait<0>();  // before the next barrier lets this buffer be refilled
+    fence_regs(o);
+    fence_regs(pa);
   }
   cp_async_wait_all();  // nothing may be in flight at exit (no tiles: Q alone)
   T* out = static_cast<T*>(a.out);
@@ -355,10 +350,11 @@ template <class T, bool kDrop>
 __global__ void __launch_bounds__(32 * kDqWarps, 2) flash_dq_kernel(AttnArgs a) {
   constexpr int kThreads = 32 * kDqWarps;
   extern __shared__ __align__(16) unsigned char smem[];
-  T* sQ = reinterpret_cast<T*>(smem);
-  T* sdO = sQ + kDqOwn * kLd;
-  T* sK = sdO + kDqOwn * kLd;
+  T* sQ = aligned_smem<T>(smem);
+  T* sdO = sQ + kDqOwn * kD;
+  T* sK = sdO + kDqOwn * kD;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
+  const int wg = warp / 4;
   const Head hd(a);
   const int q0 = query_tile_start<kDqOwn>();
   const T* qkv = static_cast<const T*>(a.qkv);
@@ -381,25 +377,27 @@ __global__ void __launch_bounds__(32 * kDqWarps, 2) flash_dq_kernel(AttnArgs a) 
     lse2[r] = lse == -INFINITY ? INFINITY : lse * kLog2e;
     dvec[r] = i < hd.S ? a.dvec[hd.row(i)] : 0.0f;
   }
-  uint32_t qf[kKs][4], df[kKs][4];
+  const T* wg_q = sQ + wg * kWgRows * kD;
+  const T* wg_do = sdO + wg * kWgRows * kD;
   float dq[kD / 8][4] = {};
+  uint32_t ds[kHalf / 16][4] = {};  // live until the dQ product reading it is done
   for (int t = 0; t < n_tiles; ++t) {
     kv.advance(t);
-    if (t == 0) {
-      load_a_frags(qf, sQ, warp, lane);
-      load_a_frags(df, sdO, warp, lane);
-    }
 #pragma unroll
     for (int half = 0; half < kTile / kHalf; ++half) {
       const int j0 = t * kTile + half * kHalf;
-      if (a.causal && j0 > q0 + warp * 16 + 15) break;  // every key after this warp's rows
-      const T* k_s = kv.k_tile(t) + half * kHalf * kLd;
-      const T* v_s = kv.v_tile(t) + half * kHalf * kLd;
+      if (a.causal && j0 > q0 + wg * kWgRows + kWgRows - 1) break;  // keys after the group's rows
+      const T* k_s = kv.k_tile(t) + half * kHalf * kD;
+      const T* v_s = kv.v_tile(t) + half * kHalf * kD;
       float s[kHalf / 8][4], dp[kHalf / 8][4];
-      mma_abt<T, kHalf / 8>(s, qf, k_s, lane);
-      mma_abt<T, kHalf / 8>(dp, df, v_s, lane);
+      wgmma_abt<T, kHalf / 8>(s, wg_q, k_s);
+      wgmma_abt<T, kHalf / 8>(dp, wg_do, v_s);
+      wg_commit();
+      wg_wait<0>();  // also the previous half's dQ product, which read ds
+      fence_regs(s);
+      fence_regs(dp);
+      fence_regs(ds);
       const bool need_mask = j0 + kHalf > hd.L || (a.causal && j0 + kHalf - 1 > q0 + warp * 16);
-      uint32_t ds[kHalf / 16][4];
 #pragma unroll
       for (int nt = 0; nt < kHalf / 8; ++nt)
 #pragma unroll
@@ -415,9 +413,13 @@ __global__ void __launch_bounds__(32 * kDqWarps, 2) flash_dq_kernel(AttnArgs a) 
           }
           ds[nt >> 1][pack_slot(nt, r)] = pack2<T>(v[0], v[1]);
         }
-      mma_pb<T, kHalf / 16>(dq, ds, k_s, lane);
+      wgmma_pb<T, kHalf / 16>(dq, ds, k_s);
+      wg_commit();
     }
+    wg_wait<0>();  // before the next barrier lets this buffer be refilled
+    fence_regs(ds);
   }
+  fence_regs(dq);
   cp_async_wait_all();
   T* dst = static_cast<T*>(a.d_qkv);
 #pragma unroll
@@ -450,12 +452,12 @@ __device__ __forceinline__ void add_dq_partial(const AttnArgs& a, const Head& hd
 #pragma unroll
   for (int kk = 0; kk < kDkvOwn / 16; ++kk) {
     uint32_t af[4];
-    ldsm_x4(af, ds_s + (mt * 16 + (lane & 15)) * kLd + kk * 16 + (lane >> 4) * 8);
+    ldsm_x4(af, sw_at(ds_s, mt * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8));
 #pragma unroll
     for (int dp = 0; dp < 2; ++dp) {
       uint32_t b[4];
-      ldsm_x4_t(b, k_s + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kLd + dh * 32 + dp * 16 +
-                       (lane >> 4) * 8);
+      ldsm_x4_t(b, sw_at(k_s, kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                         dh * 32 + dp * 16 + (lane >> 4) * 8));
       mma<T>(acc[2 * dp], af, b[0], b[1]);
       mma<T>(acc[2 * dp + 1], af, b[2], b[3]);
     }
@@ -476,13 +478,13 @@ template <class T, bool kDrop, bool kAtomicDq>
 __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a) {
   constexpr int kThreads = 32 * kDkvWarps, kOwn = kDkvOwn;
   extern __shared__ __align__(16) unsigned char smem[];
-  T* sK = reinterpret_cast<T*>(smem);
-  T* sV = sK + kOwn * kLd;
-  T* sQ = sV + kOwn * kLd;                                       // two buffers
+  T* sK = aligned_smem<T>(smem);
+  T* sV = sK + kOwn * kD;
+  T* sQ = sV + kOwn * kD;                                        // two buffers
   T* sdO = sQ + 2 * kTileElems;                                  // two buffers
   float* sLse = reinterpret_cast<float*>(sdO + 2 * kTileElems);  // [2][kTile]
   float* sDv = sLse + 2 * kTile;                                 // [2][kTile]
-  T* sdS = reinterpret_cast<T*>(sDv + 2 * kTile);  // kAtomicDq: [2 halves][kHalf rows][kLd]
+  T* sdS = reinterpret_cast<T*>(sDv + 2 * kTile);  // kAtomicDq: [2 halves][kHalf rows][kD]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
   const Head hd(a);
   const int j0 = static_cast<int>(blockIdx.x) * kOwn;
@@ -514,33 +516,40 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
   cp_async_commit();
 
   const float sl2 = a.scale * kLog2e;
-  uint32_t kf[kKs][4], vf[kKs][4];
   float dk[kD / 8][4] = {}, dv[kD / 8][4] = {};
+  uint32_t pa[kHalf / 16][4] = {}, da[kHalf / 16][4] = {};  // live until their products are done
   for (int qt = q_first; qt < q_tiles; ++qt) {
     const int buf = (qt - q_first) & 1;
     cp_async_wait_all();
+    fence_async_smem();
     __syncthreads();
-    if (qt == q_first) {
-      load_a_frags(kf, sK, warp, lane);
-      load_a_frags(vf, sV, warp, lane);
-    }
     if (qt + 1 < q_tiles) stage(qt + 1, buf ^ 1);
     cp_async_commit();
 #pragma unroll
     for (int half = 0; half < kTile / kHalf; ++half) {
       const int i0 = qt * kTile + half * kHalf;
       if (a.causal && i0 + kHalf - 1 < j0) continue;  // every query before the block's keys
-      // Every query before this warp's keys: no dK/dV work, and (kAtomicDq) a zero dS block.
+      // Every query before this warp's keys: a zero P and dS block.
       const bool warp_masked = a.causal && i0 + kHalf - 1 < j0 + warp * 16;
-      const T* q_s = sQ + buf * kTileElems + half * kHalf * kLd;
-      const T* do_s = sdO + buf * kTileElems + half * kHalf * kLd;
+      const T* q_s = sQ + buf * kTileElems + half * kHalf * kD;
+      const T* do_s = sdO + buf * kTileElems + half * kHalf * kD;
       const float* lse = sLse + buf * kTile + half * kHalf;
       const float* dvec = sDv + buf * kTile + half * kHalf;
-      uint32_t pa[kHalf / 16][4] = {}, da[kHalf / 16][4] = {};
-      if (!warp_masked) {
-        float st[kHalf / 8][4], dpt[kHalf / 8][4];
-        mma_abt<T, kHalf / 8>(st, kf, q_s, lane);
-        mma_abt<T, kHalf / 8>(dpt, vf, do_s, lane);
+      float st[kHalf / 8][4], dpt[kHalf / 8][4];
+      wgmma_abt<T, kHalf / 8>(st, sK, q_s);
+      wgmma_abt<T, kHalf / 8>(dpt, sV, do_s);
+      wg_commit();
+      wg_wait<0>();  // also the previous half's dK/dV products, which read pa and da
+      fence_regs(st);
+      fence_regs(dpt);
+      fence_regs(pa);
+      fence_regs(da);
+      if (warp_masked) {
+#pragma unroll
+        for (int kt = 0; kt < kHalf / 16; ++kt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) pa[kt][e] = da[kt][e] = 0;
+      } else {
         const bool need_mask =
             i0 + kHalf > hd.S || j0 + kOwn > hd.L || (a.causal && i0 < j0 + warp * 16 + 16);
 #pragma unroll
@@ -567,26 +576,30 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
       }
       if constexpr (kAtomicDq) {
         // dSᵀ fragment (keys × queries) → dS rows (queries) × this warp's 16 key columns.
-        T* ds_s = sdS + half * kHalf * kLd;
+        T* ds_s = sdS + half * kHalf * kD;
 #pragma unroll
         for (int kt = 0; kt < kHalf / 16; ++kt) {
           const int m = lane >> 3;
-          stsm_x4_t(ds_s + (kt * 16 + (m >> 1) * 8 + (lane & 7)) * kLd + warp * 16 + (m & 1) * 8,
+          stsm_x4_t(sw_at(ds_s, kt * 16 + (m >> 1) * 8 + (lane & 7), warp * 16 + (m & 1) * 8),
                     da[kt]);
         }
       }
-      if (!warp_masked) {
-        mma_pb<T, kHalf / 16>(dv, pa, do_s, lane);
-        mma_pb<T, kHalf / 16>(dk, da, q_s, lane);
-      }
+      wgmma_pb<T, kHalf / 16>(dv, pa, do_s);
+      wgmma_pb<T, kHalf / 16>(dk, da, q_s);
+      wg_commit();
       if constexpr (kAtomicDq) {
         // Each half has its own dS buffer; the next writer of this one runs after the next
         // tile's barrier, which every warp reaches only once its reads here are done.
         __syncthreads();
-        add_dq_partial<T>(a, hd, sdS + half * kHalf * kLd, sK, i0, warp, lane);
+        add_dq_partial<T>(a, hd, sdS + half * kHalf * kD, sK, i0, warp, lane);
       }
     }
+    wg_wait<0>();  // before the next barrier lets these buffers be refilled
+    fence_regs(pa);
+    fence_regs(da);
   }
+  fence_regs(dk);
+  fence_regs(dv);
   cp_async_wait_all();
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -657,10 +670,11 @@ __global__ void flash_dq_store_kernel(AttnArgs a) {
       v;
 }
 
-constexpr size_t kFwdSmem = (kFwdOwn * kLd + 2 * kStages * kTileElems) * 2;
-constexpr size_t kDqSmem = (2 * kDqOwn * kLd + 2 * kStages * kTileElems) * 2;
-constexpr size_t kDkvSmem = (2 * kDkvOwn * kLd + 4 * kTileElems) * 2 + 4 * kTile * sizeof(float);
-constexpr size_t kDkvAtomicSmem = kDkvSmem + 2 * kHalf * kLd * 2;
+constexpr size_t kFwdSmem = (kFwdOwn * kD + 2 * kStages * kTileElems) * 2 + kSmemAlign;
+constexpr size_t kDqSmem = (2 * kDqOwn * kD + 2 * kStages * kTileElems) * 2 + kSmemAlign;
+constexpr size_t kDkvSmem =
+    (2 * kDkvOwn * kD + 4 * kTileElems) * 2 + 4 * kTile * sizeof(float) + kSmemAlign;
+constexpr size_t kDkvAtomicSmem = kDkvSmem + 2 * kHalf * kD * 2;
 
 template <class Kernel>
 void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t smem) {
@@ -687,8 +701,26 @@ void backward_typed(const Launch& l, const AttnArgs& a) {
 
 }  // namespace
 
+// Whether these kernels were built for Hopper's wgmma (CMAKE_CUDA_ARCHITECTURES 90a) and the
+// current device is a Hopper GPU that runs them.
+bool wgmma_available() {
+#ifdef HWT_CUDA_SM90A
+  static const bool available = [] {
+    int dev = 0, major = 0, minor = 0;
+    return cudaGetDevice(&dev) == cudaSuccess &&
+           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess &&
+           cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) == cudaSuccess &&
+           major == 9 && minor == 0;
+  }();
+  return available;
+#else
+  return false;
+#endif
+}
+
 bool flash_supported(const AttnArgs& a) {
   if ((a.dt != DType::BF16 && a.dt != DType::F16) || a.head_dim != kD) return false;
+  if (!wgmma_available()) return false;
   if (a.seq > (int64_t{1} << 30)) return false;  // positions are 32-bit in the kernels
   for (const void* p :
        {a.qkv, static_cast<const void*>(a.out), a.d_out, static_cast<const void*>(a.d_qkv)})
