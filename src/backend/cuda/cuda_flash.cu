@@ -92,8 +92,10 @@ __device__ __forceinline__ void stsm_x4_t(void* p, const uint32_t (&r)[4]) {
       : "memory");
 }
 
-__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
+// Copies 16 bytes, or (src_bytes 0) writes 16 zero bytes without reading src.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(src_bytes));
 }
 __device__ __forceinline__ void cp_async4(void* dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(dst)), "l"(src));
@@ -110,17 +112,18 @@ __device__ __forceinline__ void cp_async_wait_all() {
 }
 
 // Copies rows [0, kRows) of a tile (row r at src + r * stride) to a swizzled shared-memory tile
-// with kThreads threads; rows at or past `valid` are zero-filled.
+// with kThreads threads (the block; a fixed trip count keeps the address arithmetic to a few
+// adds); rows at or past `valid` are zero-filled, their source never read.
 template <int kRows, int kThreads, class T>
 __device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, int64_t valid) {
   constexpr int kChunks = kD / 8;  // 16-byte chunks per row
-  for (int c = threadIdx.x; c < kRows * kChunks; c += kThreads) {
-    const int r = c / kChunks, k = (c % kChunks) * 8;
-    T* d = sw_at(dst, r, k);
-    if (r < valid)
-      cp_async16(d, src + r * stride + k);
-    else
-      *reinterpret_cast<int4*>(d) = make_int4(0, 0, 0, 0);
+  static_assert(kRows * kChunks % kThreads == 0 && kThreads % kChunks == 0);
+  const int k = static_cast<int>(threadIdx.x % kChunks) * 8, r0 = threadIdx.x / kChunks;
+#pragma unroll
+  for (int n = 0; n < kRows * kChunks / kThreads; ++n) {
+    const int r = r0 + n * (kThreads / kChunks);
+    const bool in = r < valid;
+    cp_async16(sw_at(dst, r, k), src + (in ? r * stride : 0) + k, in ? 16 : 0);
   }
 }
 
@@ -145,18 +148,15 @@ __device__ __forceinline__ void wgmma_pb(float (&acc)[kD / 8][4], const uint32_t
 // B the kN * 8 rows of swizzled tile `b` (keys), both over the head dimension. Only issued.
 template <class T, int kN>
 __device__ __forceinline__ void wgmma_abt(float (&acc)[kN][4], const T* a, const T* b) {
-#pragma unroll
-  for (int n = 0; n < kN; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) acc[n][e] = 0.0f;
   const uint64_t da = sw128_desc(a), db = sw128_desc(b);
   wg_fence();
 #pragma unroll
   for (int ks = 0; ks < kKs; ++ks) {
+    const uint64_t ka = desc_plus(da, ks * kKStepBytes), kb = desc_plus(db, ks * kKStepBytes);
     if constexpr (kN == 8)
-      wgmma_ss_n64<T>(acc, desc_plus(da, ks * kKStepBytes), desc_plus(db, ks * kKStepBytes));
+      wgmma_ss_n64<T>(acc, ka, kb, ks > 0);
     else
-      wgmma_ss_n32<T>(acc, desc_plus(da, ks * kKStepBytes), desc_plus(db, ks * kKStepBytes));
+      wgmma_ss_n32<T>(acc, ka, kb, ks > 0);
   }
 }
 
@@ -213,15 +213,13 @@ struct KvStream {
   const Head& hd;
   int n_tiles;
 
+  // Start loading K (or V) of tile t when it exists.
+  __device__ void load_k(int t) { load(k, t, 1); }
+  __device__ void load_v(int t) { load(v, t, 2); }
   // Starts loading tile t when it exists; commits a (possibly empty) group either way.
   __device__ void issue(int t) {
-    if (t < n_tiles) {
-      const int j = t * kTile;
-      load_tile<kTile, kThreads>(k + (t % kStages) * kTileElems, qkv + hd.qkv(j, 1), hd.rs,
-                                 hd.S - j);
-      load_tile<kTile, kThreads>(v + (t % kStages) * kTileElems, qkv + hd.qkv(j, 2), hd.rs,
-                                 hd.S - j);
-    }
+    load_k(t);
+    load_v(t);
     cp_async_commit();
   }
   __device__ void prologue() {
@@ -237,13 +235,83 @@ struct KvStream {
   }
   __device__ const T* k_tile(int t) const { return k + (t % kStages) * kTileElems; }
   __device__ const T* v_tile(int t) const { return v + (t % kStages) * kTileElems; }
+
+ private:
+  __device__ void load(T* bufs, int t, int part) {
+    if (t >= n_tiles) return;
+    const int j = t * kTile;
+    load_tile<kTile, kThreads>(bufs + (t % kStages) * kTileElems, qkv + hd.qkv(j, part), hd.rs,
+                               hd.S - j);
+  }
 };
 
 constexpr int kFwdWarps = 8;
 constexpr int kFwdOwn = 16 * kFwdWarps;
 
+// The forward's online softmax over one key tile of scores s (unscaled; masked here) for the
+// warp's rows row0 and row0 + 8: P, packed as the A operand of P·V, and the factor alpha the
+// running output must be scaled by; m (base-2 scaled maximum) and l (sum) are updated.
+// Scores stay unscaled: the maximum commutes with the positive scale, and each weight is then
+// one FFMA and one EX2, 2^(s * scale * log2 e - m).
 template <class T, bool kDrop>
-__global__ void __launch_bounds__(32 * kFwdWarps, 2) flash_fwd_kernel(AttnArgs a) {
+__device__ __forceinline__ void softmax_tile(float (&s)[8][4], uint32_t (&pa)[4][4],
+                                             float (&alpha)[2], float (&m)[2], float (&l)[2],
+                                             const AttnArgs& a, const Head& hd, int row0, int j0,
+                                             bool need_mask, int tq) {
+  const float sl2 = a.scale * kLog2e;
+  if (need_mask)
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int j = j0 + nt * 8 + 2 * tq + (e & 1), i = row0 + (e >> 1) * 8;
+        if (j >= hd.L || (a.causal && j > i)) s[nt][e] = -INFINITY;
+      }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    // Maximum and sum as trees: short dependency chains.
+    float part[8];
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) part[nt] = fmaxf(s[nt][2 * r], s[nt][2 * r + 1]);
+#pragma unroll
+    for (int w = 4; w > 0; w /= 2)
+#pragma unroll
+      for (int i = 0; i < w; ++i) part[i] = fmaxf(part[i], part[i + w]);
+    float mx = part[0];
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float m_new = fmaxf(m[r], mx * sl2);
+    const float m_use = m_new == -INFINITY ? 0.0f : m_new;
+    alpha[r] = exp2_ftz(m[r] - m_use);
+    m[r] = m_new;
+#pragma unroll
+    for (int nt = 0; nt < 8; ++nt) {
+      float p0 = exp2_ftz(fmaf(s[nt][2 * r], sl2, -m_use));
+      float p1 = exp2_ftz(fmaf(s[nt][2 * r + 1], sl2, -m_use));
+      part[nt] = p0 + p1;
+      if constexpr (kDrop) {
+        float f0, f1;
+        drop_pair(a.drop, hd.drop_index(row0 + r * 8, j0 + nt * 8 + 2 * tq), f0, f1);
+        p0 *= f0;
+        p1 *= f1;
+      }
+      pa[nt >> 1][pack_slot(nt, r)] = pack2<T>(p0, p1);
+    }
+#pragma unroll
+    for (int w = 4; w > 0; w /= 2)
+#pragma unroll
+      for (int i = 0; i < w; ++i) part[i] += part[i + w];
+    l[r] = l[r] * alpha[r] + part[0];
+  }
+}
+
+// Software-pipelined: step t issues S(t) = Q·K(t)ᵀ and O += P(t-1)·V(t-1), and the softmax of
+// S(t) runs while the tensor cores still work on P(t-1)·V(t-1). K runs one tile ahead of V:
+// step t loads K(t+1) and V(t) behind a barrier that every warp reaches only after its reads of
+// K(t-1) and V(t-2) are done. Both warpgroups run every tile of the block (the first one's last
+// tile is masked out under a causal mask): products issued under a branch would be serialized.
+template <class T, bool kDrop>
+__global__ void __launch_bounds__(32 * kFwdWarps, 16 / kFwdWarps) flash_fwd_kernel(AttnArgs a) {
   constexpr int kThreads = 32 * kFwdWarps;
   extern __shared__ __align__(16) unsigned char smem[];
   T* sQ = aligned_smem<T>(smem);
@@ -255,76 +323,65 @@ __global__ void __launch_bounds__(32 * kFwdWarps, 2) flash_fwd_kernel(AttnArgs a
   const T* qkv = static_cast<const T*>(a.qkv);
   const int kv_end = a.causal ? min(q0 + kFwdOwn, hd.L) : hd.L;
   const int n_tiles = (kv_end + kTile - 1) / kTile;
-  load_tile<kFwdOwn, kThreads>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0);
-  cp_async_commit();
-  KvStream<T, kThreads> kv{sK, sK + kStages * kTileElems, qkv, hd, n_tiles};
-  kv.prologue();
-
   const int row0 = q0 + warp * 16 + g;  // rows row0 and row0 + 8
-  const T* wg_q = sQ + wg * kWgRows * kD;
-  const float sl2 = a.scale * kLog2e;
   float o[kD / 8][4] = {};
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
-  for (int t = 0; t < n_tiles; ++t) {
-    kv.advance(t);
-    const int j0 = t * kTile;
-    if (a.causal && j0 > q0 + wg * kWgRows + kWgRows - 1) continue;  // keys after the group's rows
-    float s[8][4];
-    wgmma_abt<T, 8>(s, wg_q, kv.k_tile(t));
+  if (n_tiles > 0) {
+    KvStream<T, kThreads> kv{sK, sK + kStages * kTileElems, qkv, hd, n_tiles};
+    // Waits for the loads committed so far; then issues K(t+1) and V(t).
+    auto next_loads = [&](int t) {
+      cp_async_wait_all();
+      fence_async_smem();
+      __syncthreads();
+      kv.load_k(t + 1);
+      kv.load_v(t);
+      cp_async_commit();
+    };
+    const T* wg_q = sQ + wg * kWgRows * kD;
+    auto need_mask = [&](int j0) {
+      return j0 + kTile > hd.L || (a.causal && j0 + kTile - 1 > q0 + warp * 16);
+    };
+    load_tile<kFwdOwn, kThreads>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0);
+    kv.load_k(0);
+    cp_async_commit();
+    next_loads(0);
+    float s[8][4], alpha[2];
+    uint32_t pa[4][4];  // P(t-1), live until its product with V(t-1) is done
+    wgmma_abt<T, 8>(s, wg_q, kv.k_tile(0));
     wg_commit();
     wg_wait<0>();
     fence_regs(s);
-    const bool need_mask = j0 + kTile > hd.L || (a.causal && j0 + kTile - 1 > q0 + warp * 16);
-    if (need_mask)
+    softmax_tile<T, kDrop>(s, pa, alpha, m, l, a, hd, row0, 0, need_mask(0), tq);
+    for (int t = 1; t < n_tiles; ++t) {
+      next_loads(t);
+      wgmma_abt<T, 8>(s, wg_q, kv.k_tile(t));
+      wg_commit();
+      wgmma_pb<T, 4>(o, pa, kv.v_tile(t - 1));
+      wg_commit();
+      wg_wait<1>();
+      fence_regs(s);
+      uint32_t pn[4][4];
+      softmax_tile<T, kDrop>(s, pn, alpha, m, l, a, hd, row0, t * kTile, need_mask(t * kTile), tq);
+      wg_wait<0>();
+      fence_regs(o);
+      fence_regs(pa);
 #pragma unroll
-      for (int nt = 0; nt < 8; ++nt)
+      for (int dt = 0; dt < kD / 8; ++dt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int j = j0 + nt * 8 + 2 * tq + (e & 1), i = row0 + (e >> 1) * 8;
-          if (j >= hd.L || (a.causal && j > i)) s[nt][e] = -INFINITY;
-        }
-    // Scores stay unscaled: the maximum commutes with the positive scale, and each weight is
-    // then one FFMA and one EX2, 2^(s * scale * log2 e - m).
-    uint32_t pa[4][4];
+        for (int e = 0; e < 4; ++e) o[dt][e] *= alpha[e >> 1];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float mx = -INFINITY;
+      for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
-      for (int nt = 0; nt < 8; ++nt) mx = fmaxf(mx, fmaxf(s[nt][2 * r], s[nt][2 * r + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m[r], mx * sl2);
-      const float m_use = m_new == -INFINITY ? 0.0f : m_new;
-      const float alpha = exp2_ftz(m[r] - m_use);
-      m[r] = m_new;
-      float sum = 0.0f;
-#pragma unroll
-      for (int nt = 0; nt < 8; ++nt) {
-        float p0 = exp2_ftz(fmaf(s[nt][2 * r], sl2, -m_use));
-        float p1 = exp2_ftz(fmaf(s[nt][2 * r + 1], sl2, -m_use));
-        sum += p0 + p1;
-        if constexpr (kDrop) {
-          float f0, f1;
-          drop_pair(a.drop, hd.drop_index(row0 + r * 8, j0 + nt * 8 + 2 * tq), f0, f1);
-          p0 *= f0;
-          p1 *= f1;
-        }
-        pa[nt >> 1][pack_slot(nt, r)] = pack2<T>(p0, p1);
-      }
-      l[r] = l[r] * alpha + sum;
-#pragma unroll
-      for (int dt = 0; dt < kD / 8; ++dt) {
-        o[dt][2 * r] *= alpha;
-        o[dt][2 * r + 1] *= alpha;
-      }
+        for (int e = 0; e < 4; ++e) pa[kk][e] = pn[kk][e];
+      fence_regs(pa);  // copied before the next products are issued
     }
-    wgmma_pb<T, 4>(o, pa, kv.v_tile(t));
+    next_loads(n_tiles);  // V of the last tile
+    wgmma_pb<T, 4>(o, pa, kv.v_tile(n_tiles - 1));
     wg_commit();
-    wg_wait<0>();  // before the next barrier lets this buffer be refilled
+    wg_wait<0>();
     fence_regs(o);
     fence_regs(pa);
   }
-  cp_async_wait_all();  // nothing may be in flight at exit (no tiles: Q alone)
   T* out = static_cast<T*>(a.out);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
@@ -347,7 +404,7 @@ constexpr int kDqWarps = 8;
 constexpr int kDqOwn = 16 * kDqWarps;
 
 template <class T, bool kDrop>
-__global__ void __launch_bounds__(32 * kDqWarps, 2) flash_dq_kernel(AttnArgs a) {
+__global__ void __launch_bounds__(32 * kDqWarps, 16 / kDqWarps) flash_dq_kernel(AttnArgs a) {
   constexpr int kThreads = 32 * kDqWarps;
   extern __shared__ __align__(16) unsigned char smem[];
   T* sQ = aligned_smem<T>(smem);
@@ -501,14 +558,14 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
     const int i0 = qt * kTile;
     load_tile<kTile, kThreads>(sQ + buf * kTileElems, qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0);
     load_tile<kTile, kThreads>(sdO + buf * kTileElems, dout + hd.out(i0), hd.H * kD, hd.S - i0);
-    for (int r = threadIdx.x; r < 2 * kTile; r += kThreads) {
-      const int i = i0 + (r % kTile);
-      float* d = (r < kTile ? sLse : sDv) + buf * kTile + r % kTile;
-      if (i < hd.S)
-        cp_async4(d, (r < kTile ? a.lse : a.dvec) + hd.row(i));
-      else
-        *d = r < kTile ? -INFINITY : 0.0f;
-    }
+    static_assert(2 * kTile == kThreads, "one lse or dvec entry per thread");
+    const int r = threadIdx.x % kTile, i = i0 + r;
+    const bool is_lse = threadIdx.x < kTile;
+    float* d = (is_lse ? sLse : sDv) + buf * kTile + r;
+    if (i < hd.S)
+      cp_async4(d, (is_lse ? a.lse : a.dvec) + hd.row(i));
+    else
+      *d = is_lse ? -INFINITY : 0.0f;
   };
   load_tile<kOwn, kThreads>(sK, qkv + hd.qkv(j0, 1), hd.rs, hd.S - j0);
   load_tile<kOwn, kThreads>(sV, qkv + hd.qkv(j0, 2), hd.rs, hd.S - j0);
@@ -679,6 +736,9 @@ constexpr size_t kDkvAtomicSmem = kDkvSmem + 2 * kHalf * kD * 2;
 template <class Kernel>
 void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t smem) {
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  // Registers, not shared memory, should bound the blocks a multiprocessor holds.
+  cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                       cudaSharedmemCarveoutMaxShared);
   const int64_t own = 16 * warps;
   const dim3 grid(static_cast<unsigned>((a.seq + own - 1) / own), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));

@@ -88,34 +88,38 @@ __device__ __forceinline__ void fence_regs(uint32_t (&a)[kN][4]) {
   "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24," \
   "%25,%26,%27,%28,%29,%30,%31}"
 
-// d[4][4] += A (64 x 16, K-major tile) · B (32 x 16, K-major tile)ᵀ.
+// d[4][4] = A (64 x 16, K-major tile) · B (32 x 16, K-major tile)ᵀ, plus d when accumulate
+// (else d's old contents are ignored: no zeroing writes that could land between fence and
+// product).
 #define HWT_WGMMA_SS_N32(TY)                                                 \
   HWT_WGMMA_ASM(                                                             \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                           \
       "wgmma.mma_async.sync.aligned.m64n32k16.f32." TY "." TY " " HWT_REGS16 \
       ", %16, %17, p, 1, 1, 0, 0;\n}\n"                                      \
       : HWT_ACC16(d)                                                         \
-      : "l"(a), "l"(b), "r"(1)                                               \
+      : "l"(a), "l"(b), "r"(accumulate)                                      \
       : "memory")
 template <class T>
-__device__ __forceinline__ void wgmma_ss_n32(float (&d)[4][4], uint64_t a, uint64_t b) {
+__device__ __forceinline__ void wgmma_ss_n32(float (&d)[4][4], uint64_t a, uint64_t b,
+                                             int accumulate) {
   if constexpr (std::is_same_v<T, bf16>)
     HWT_WGMMA_SS_N32("bf16");
   else
     HWT_WGMMA_SS_N32("f16");
 }
 
-// d[8][4] += A (64 x 16, K-major tile) · B (64 x 16, K-major tile)ᵀ.
+// d[8][4] = A (64 x 16, K-major tile) · B (64 x 16, K-major tile)ᵀ, plus d when accumulate.
 #define HWT_WGMMA_SS_N64(TY)                                                 \
   HWT_WGMMA_ASM(                                                             \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                           \
       "wgmma.mma_async.sync.aligned.m64n64k16.f32." TY "." TY " " HWT_REGS32 \
       ", %32, %33, p, 1, 1, 0, 0;\n}\n"                                      \
       : HWT_ACC32(d)                                                         \
-      : "l"(a), "l"(b), "r"(1)                                               \
+      : "l"(a), "l"(b), "r"(accumulate)                                      \
       : "memory")
 template <class T>
-__device__ __forceinline__ void wgmma_ss_n64(float (&d)[8][4], uint64_t a, uint64_t b) {
+__device__ __forceinline__ void wgmma_ss_n64(float (&d)[8][4], uint64_t a, uint64_t b,
+                                             int accumulate) {
   if constexpr (std::is_same_v<T, bf16>)
     HWT_WGMMA_SS_N64("bf16");
   else
