@@ -160,6 +160,17 @@ __device__ __forceinline__ void wgmma_abt(float (&acc)[kN][4], const T* a, const
   }
 }
 
+// Runs body(std::true_type) when need_mask, else body(std::false_type): the masked and unmasked
+// element loops compile separately, so unmasked tiles (most of them) issue no mask arithmetic
+// (as one loop the compiler predicates the mask tests and still issues them everywhere).
+template <class Body>
+__device__ __forceinline__ void with_mask(bool need_mask, Body&& body) {
+  if (need_mask)
+    body(std::true_type{});
+  else
+    body(std::false_type{});
+}
+
 // Dropout multipliers of elements `index` and `index + 1`.
 __device__ __forceinline__ void drop_pair(const DropArgs& d, uint64_t index, float& f0, float& f1) {
   const int k = static_cast<int>(index & 3);
@@ -259,7 +270,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[8][4], uint32_t (&pa)[4]
                                              const AttnArgs& a, const Head& hd, int row0, int j0,
                                              bool need_mask, int tq) {
   const float sl2 = a.scale * kLog2e;
-  if (need_mask)
+  if (need_mask) {  // compiles to a branch here (two copies of the loop serialize the products)
 #pragma unroll
     for (int nt = 0; nt < 8; ++nt)
 #pragma unroll
@@ -267,6 +278,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[8][4], uint32_t (&pa)[4]
         const int j = j0 + nt * 8 + 2 * tq + (e & 1), i = row0 + (e >> 1) * 8;
         if (j >= hd.L || (a.causal && j > i)) s[nt][e] = -INFINITY;
       }
+  }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     // Maximum and sum as trees: short dependency chains.
@@ -455,21 +467,23 @@ __global__ void __launch_bounds__(32 * kDqWarps, 16 / kDqWarps) flash_dq_kernel(
       fence_regs(dp);
       fence_regs(ds);
       const bool need_mask = j0 + kHalf > hd.L || (a.causal && j0 + kHalf - 1 > q0 + warp * 16);
+      with_mask(need_mask, [&](auto mask) {
 #pragma unroll
-      for (int nt = 0; nt < kHalf / 8; ++nt)
+        for (int nt = 0; nt < kHalf / 8; ++nt)
 #pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int i = row0 + r * 8, j = j0 + nt * 8 + 2 * tq;
-          float f[2] = {1.0f, 1.0f}, v[2];
-          if constexpr (kDrop) drop_pair(a.drop, hd.drop_index(i, j), f[0], f[1]);
+          for (int r = 0; r < 2; ++r) {
+            const int i = row0 + r * 8, j = j0 + nt * 8 + 2 * tq;
+            float f[2] = {1.0f, 1.0f}, v[2];
+            if constexpr (kDrop) drop_pair(a.drop, hd.drop_index(i, j), f[0], f[1]);
 #pragma unroll
-          for (int c = 0; c < 2; ++c) {
-            float p = exp2_ftz(s[nt][2 * r + c] * sl2 - lse2[r]);
-            if (need_mask && (j + c >= hd.L || (a.causal && j + c > i))) p = 0.0f;
-            v[c] = p * (dp[nt][2 * r + c] * f[c] - dvec[r]);
+            for (int c = 0; c < 2; ++c) {
+              float p = exp2_ftz(s[nt][2 * r + c] * sl2 - lse2[r]);
+              if (decltype(mask)::value && (j + c >= hd.L || (a.causal && j + c > i))) p = 0.0f;
+              v[c] = p * (dp[nt][2 * r + c] * f[c] - dvec[r]);
+            }
+            ds[nt >> 1][pack_slot(nt, r)] = pack2<T>(v[0], v[1]);
           }
-          ds[nt >> 1][pack_slot(nt, r)] = pack2<T>(v[0], v[1]);
-        }
+      });
       wgmma_pb<T, kHalf / 16>(dq, ds, k_s);
       wg_commit();
     }
@@ -609,27 +623,35 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
       } else {
         const bool need_mask =
             i0 + kHalf > hd.S || j0 + kOwn > hd.L || (a.causal && i0 < j0 + warp * 16 + 16);
+        with_mask(need_mask, [&](auto mask) {
 #pragma unroll
-        for (int nt = 0; nt < kHalf / 8; ++nt)
+          for (int nt = 0; nt < kHalf / 8; ++nt) {
+            const int col0 = nt * 8 + 2 * tq;
+            const float2 lse2 = *reinterpret_cast<const float2*>(lse + col0);
+            const float2 dv2 = *reinterpret_cast<const float2*>(dvec + col0);
+            const float row_lse[2] = {lse2.x * kLog2e, lse2.y * kLog2e}, row_dv[2] = {dv2.x, dv2.y};
 #pragma unroll
-          for (int r = 0; r < 2; ++r) {
-            const int j = key0 + r * 8;
-            float pv[2], dsv[2];
+            for (int r = 0; r < 2; ++r) {
+              const int j = key0 + r * 8;
+              float pv[2], dsv[2];
 #pragma unroll
-            for (int c = 0; c < 2; ++c) {
-              const int col = nt * 8 + 2 * tq + c, i = i0 + col;
-              // Masked (and past-the-end, lse -inf) entries are assigned 0, never multiplied.
-              float p = exp2_ftz(st[nt][2 * r + c] * sl2 - lse[col] * kLog2e);
-              if (need_mask && (i >= hd.S || j >= hd.L || (a.causal && j > i))) p = 0.0f;
-              float f = 1.0f;
-              if constexpr (kDrop)
-                f = dropout_factor(a.drop.seed, hd.drop_index(i, j), a.drop.p, a.drop.scale);
-              pv[c] = p * f;
-              dsv[c] = p * (dpt[nt][2 * r + c] * f - dvec[col]);
+              for (int c = 0; c < 2; ++c) {
+                const int i = i0 + col0 + c;
+                // Masked (and past-the-end, lse -inf) entries are assigned 0, never multiplied.
+                float p = exp2_ftz(st[nt][2 * r + c] * sl2 - row_lse[c]);
+                if (decltype(mask)::value && (i >= hd.S || j >= hd.L || (a.causal && j > i)))
+                  p = 0.0f;
+                float f = 1.0f;
+                if constexpr (kDrop)
+                  f = dropout_factor(a.drop.seed, hd.drop_index(i, j), a.drop.p, a.drop.scale);
+                pv[c] = p * f;
+                dsv[c] = p * (dpt[nt][2 * r + c] * f - row_dv[c]);
+              }
+              pa[nt >> 1][pack_slot(nt, r)] = pack2<T>(pv[0], pv[1]);
+              da[nt >> 1][pack_slot(nt, r)] = pack2<T>(dsv[0], dsv[1]);
             }
-            pa[nt >> 1][pack_slot(nt, r)] = pack2<T>(pv[0], pv[1]);
-            da[nt >> 1][pack_slot(nt, r)] = pack2<T>(dsv[0], dsv[1]);
           }
+        });
       }
       if constexpr (kAtomicDq) {
         // dSᵀ fragment (keys × queries) → dS rows (queries) × this warp's 16 key columns.
