@@ -4,13 +4,13 @@
 // from registers), so a 16 x 8 output tile no longer costs its own shared-memory loads.
 // Forward: a block of two warpgroups owns 128 query rows (64 each, 16 per warp); key/value tiles
 // of 64 rows stream through double-buffered shared memory (cp.async), S = QKᵀ and O += PV with
-// fp32 accumulators and an online softmax in base 2.
+// fp32 accumulators and an online softmax in base 2 that overlaps the previous tile's PV.
 // Backward, deterministic (no atomics): a dQ kernel shaped like the forward (warps own query
 // rows, key tiles stream through) and a dK/dV kernel (warps own key rows, query tiles stream
 // through). Both work on half tiles of 32 columns so that S, dP and the packed P / dS operands
 // stay small: fewer registers, more warps in flight. Backward with atomics (AttnArgs::dq_accum):
-// the dK/dV kernel also forms dQ += dS·K from its dS (5 matrix products per tile pair instead
-// of 7) and adds it to an fp32 accumulator with vector atomics; the sum order then varies.
+// the dK/dV kernel also forms dQ += dS·K from its dS (with mma.sync: 32 query rows are below
+// wgmma's 64) and adds it to an fp32 accumulator with vector atomics; the sum order then varies.
 #include <cfloat>
 #include <type_traits>
 
@@ -213,7 +213,8 @@ __device__ __forceinline__ int query_tile_start() {
 
 // Key/value tiles streamed through kStages shared-memory buffers with cp.async: tile t lives in
 // buffer t % kStages, and up to kStages - 1 tiles load ahead of the one in use. Three stages
-// measured no faster than two on the H200 (forward and dQ at GPT-2 shapes), so two it is.
+// measured no faster than two on the H200 (forward and dQ at GPT-2 shapes, mma.sync kernels),
+// so two it is.
 constexpr int kStages = 2;
 
 template <class T, int kThreads>
@@ -505,10 +506,8 @@ __global__ void __launch_bounds__(32 * kDqWarps, 16 / kDqWarps) flash_dq_kernel(
   }
 }
 
-// 4 warps (64 keys) a block and K, V fragments held in registers (about 168 of them): three
-// blocks per multiprocessor. Measured on the H200 against 8-warp blocks and against reloading
-// the fragments from shared memory each half tile to fit 128 registers: all within 5%, this
-// one fastest.
+// One warpgroup (64 keys) a block, about 160 registers: three blocks per multiprocessor. Four
+// (128 registers, with spills) measured slower on the H200.
 constexpr int kDkvWarps = 4;
 constexpr int kDkvOwn = 16 * kDkvWarps;
 
