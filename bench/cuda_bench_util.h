@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "model/model_config.h"
+#include "config/model_config.h"
 
 namespace hwt::bench {
 
@@ -34,7 +34,7 @@ inline ModelConfig gpt2_124m() {
   m.causal = true;
   m.activation = Activation::GeluTanh;
   m.tie_embeddings = true;
-  m.head = HeadKind::Lm;
+  m.head = Task::Lm;
   return m;
 }
 
@@ -53,7 +53,7 @@ inline ModelConfig bert_base() {
   m.norm = NormPlacement::Post;
   m.causal = false;
   m.activation = Activation::Gelu;
-  m.head = HeadKind::Classify;
+  m.head = Task::Classify;
   m.num_labels = 2;
   m.pooling = Pooling::First;
   m.ln_eps = 1e-12;

@@ -31,7 +31,7 @@ ModelConfig encoder() {
   m.norm = NormPlacement::Post;
   m.causal = false;
   m.activation = Activation::Gelu;
-  m.head = HeadKind::Joint;
+  m.head = Task::Joint;
   m.num_labels = 3;
   m.num_token_labels = 5;
   return m;
@@ -73,13 +73,13 @@ TEST_P(CudaModel, LogitsAndEveryGradientMatchCpu) {
     m->set_batch(b);
     m->forward(false, 0);
   }
-  if (c.cfg.has_sequence_head()) {
+  if (has_sequence_labels(c.cfg.head)) {
     EXPECT_LT(test::rel_err(read_floats(test::gpu_ref(), t.dev->seq_logits()),
                             read_floats(t.cpu, t.ref->seq_logits())),
               tol(1e-5, 2e-2))
         << "sequence logits";
   }
-  if (c.cfg.has_token_head() || c.cfg.head == HeadKind::Lm) {
+  if (has_token_outputs(c.cfg.head)) {
     EXPECT_LT(test::rel_err(read_floats(test::gpu_ref(), t.dev->token_logits()),
                             read_floats(t.cpu, t.ref->token_logits())),
               tol(1e-5, 2e-2))

@@ -38,8 +38,8 @@ TEST(GpuCatalog, ShipsTheGpusTheAdvisorNeedsWithSources) {
     EXPECT_GT(g.price_per_hour, 0) << name;
     EXPECT_FALSE(g.source.empty()) << name;
     EXPECT_FALSE(g.price_source.empty()) << name;
-    EXPECT_GT(g.peak_tflops(MathPrecision::FP32), 0) << name;
-    EXPECT_GT(g.peak_tflops(MathPrecision::FP16), g.peak_tflops(MathPrecision::FP32)) << name;
+    EXPECT_GT(g.peak_tflops(Precision::Fp32), 0) << name;
+    EXPECT_GT(g.peak_tflops(Precision::Fp16), g.peak_tflops(Precision::Fp32)) << name;
   }
   // The prices papers.md gives (Chen & Skold 2023).
   EXPECT_DOUBLE_EQ(c.find("V100").price_per_hour, 2.0);
@@ -49,12 +49,12 @@ TEST(GpuCatalog, ShipsTheGpusTheAdvisorNeedsWithSources) {
   const GpuSpec& h200 = c.find("h200");
   EXPECT_EQ(h200.sms, 132);
   EXPECT_EQ(h200.arch, GpuArch::Hopper);
-  EXPECT_DOUBLE_EQ(h200.peak_tflops(MathPrecision::BF16), 989.5);
+  EXPECT_DOUBLE_EQ(h200.peak_tflops(Precision::Bf16), 989.5);
   EXPECT_NE(h200.source_of("l2_mb"), h200.source);  // a per-key source
   EXPECT_EQ(h200.source_of("memory_gb"), h200.source);
   // Without bf16 or tf32 support, tf32 falls back to fp32 CUDA cores and bf16 is unavailable.
-  EXPECT_EQ(c.find("V100").peak_tflops(MathPrecision::BF16), 0);
-  EXPECT_DOUBLE_EQ(c.find("V100").peak_tflops(MathPrecision::TF32), 15.7);
+  EXPECT_EQ(c.find("V100").peak_tflops(Precision::Bf16), 0);
+  EXPECT_DOUBLE_EQ(c.find("V100").peak_tflops(Precision::Tf32), 15.7);
 }
 
 TEST(GpuCatalog, FindsByAliasAndDeviceName) {

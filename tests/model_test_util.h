@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "data/batch.h"
-#include "model/model_config.h"
+#include "config/model_config.h"
 #include "test_util.h"
 
 namespace hwt::test {
@@ -27,7 +27,7 @@ inline ModelConfig small_decoder(int64_t heads) {
   m.norm = NormPlacement::Pre;
   m.causal = true;
   m.activation = Activation::GeluTanh;
-  m.head = HeadKind::Lm;
+  m.head = Task::Lm;
   return m;
 }
 
@@ -47,13 +47,13 @@ inline Batch random_batch(const ModelConfig& m, int64_t batch, int64_t seq, uint
     const bool pad = i % seq >= b.lengths[static_cast<size_t>(i / seq)];
     b.ids.push_back(pad ? 0 : 1 + pick(static_cast<size_t>(i), m.vocab_size - 1));
   }
-  if (m.has_sequence_head())
+  if (has_sequence_labels(m.head))
     for (int64_t i = 0; i < batch; ++i)
       b.seq_labels.push_back(pick(static_cast<size_t>(batch * seq + i), m.num_labels));
-  if (m.head == HeadKind::Lm) {
+  if (m.head == Task::Lm) {
     for (int64_t i = 0; i < batch * seq; ++i)
       b.token_labels.push_back(i % seq == seq - 1 ? -1 : b.ids[static_cast<size_t>(i + 1)]);
-  } else if (m.has_token_head()) {
+  } else if (has_token_labels(m.head)) {
     for (int64_t i = 0; i < batch * seq; ++i) {
       const bool pad = i % seq >= b.lengths[static_cast<size_t>(i / seq)];
       b.token_labels.push_back(

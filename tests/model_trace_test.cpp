@@ -20,7 +20,7 @@ ModelConfig gpt2_small() {
   m.ffn = 3072;
   m.layers = 12;
   m.causal = true;
-  m.head = HeadKind::Lm;
+  m.head = Task::Lm;
   m.activation = Activation::GeluTanh;
   return m;
 }
@@ -71,7 +71,7 @@ TEST_P(TraceFlops, GemmFlopsMatchPublishedFormula) {
   r.model.layers = L;
   r.model.norm = GetParam();
   r.model.causal = true;
-  r.model.head = HeadKind::Lm;
+  r.model.head = Task::Lm;
   r.batch = b;
   r.seq = s;
   const Workload w = trace_step(r);
@@ -101,7 +101,7 @@ TEST(Trace, RecordsEveryPhaseScopeAndTheOptimizer) {
   r.model.heads = 4;
   r.model.ffn = 128;
   r.model.layers = 2;
-  r.model.head = HeadKind::Joint;
+  r.model.head = Task::Joint;
   r.model.norm = NormPlacement::Post;
   r.model.num_labels = 5;
   r.model.num_token_labels = 9;

@@ -12,7 +12,7 @@ namespace {
 
 using test::causal_lm;
 
-std::vector<std::string> rules(const ShapeCase& c, MathPrecision p = MathPrecision::BF16,
+std::vector<std::string> rules(const ShapeCase& c, Precision p = Precision::Bf16,
                                int tp = 1) {
   std::vector<std::string> r;
   for (const RuleViolation& v : check_shape_rules(c.model, c.batch, c.seq, p, tp))
@@ -25,7 +25,7 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
 }
 
 RuleSeverity severity(const ShapeCase& c, const std::string& rule) {
-  for (const RuleViolation& v : check_shape_rules(c.model, c.batch, c.seq, MathPrecision::BF16))
+  for (const RuleViolation& v : check_shape_rules(c.model, c.batch, c.seq, Precision::Bf16))
     if (v.rule == rule) return v.severity;
   ADD_FAILURE() << rule << " not flagged";
   return RuleSeverity::Warn;
@@ -33,7 +33,7 @@ RuleSeverity severity(const ShapeCase& c, const std::string& rule) {
 
 const GemmModel& h200_bf16() {
   static const GpuCatalog cat = load_gpu_catalog();
-  static const GemmModel m(cat.find("H200"), MathPrecision::BF16);
+  static const GemmModel m(cat.find("H200"), Precision::Bf16);
   return m;
 }
 
@@ -64,14 +64,14 @@ TEST(ShapeRules, TokensSequenceAndTensorParallel) {
   EXPECT_TRUE(has(rules(causal_lm(768, 12, 3072, 2, 50304, 7, 100)), "tokens"));
   EXPECT_EQ(severity(causal_lm(768, 12, 3072, 2, 50304, 8, 77), "seq"), RuleSeverity::Slow);
   const ShapeCase c = causal_lm(768, 12, 3072, 2, 50304, 1, 1024);
-  EXPECT_TRUE(rules(c, MathPrecision::BF16, 1).empty());
-  EXPECT_TRUE(has(rules(c, MathPrecision::BF16, 8), "tensor_parallel"));  // 12 heads over 8 ranks
-  EXPECT_TRUE(rules(c, MathPrecision::BF16, 4).empty());
+  EXPECT_TRUE(rules(c, Precision::Bf16, 1).empty());
+  EXPECT_TRUE(has(rules(c, Precision::Bf16, 8), "tensor_parallel"));  // 12 heads over 8 ranks
+  EXPECT_TRUE(rules(c, Precision::Bf16, 4).empty());
 }
 
 TEST(ShapeRules, ClassifierVocabIsNoGemm) {
   ShapeCase bert = causal_lm(768, 12, 3072, 12, 30522, 32, 128);
-  bert.model.head = HeadKind::Classify;
+  bert.model.head = Task::Classify;
   bert.model.causal = false;
   bert.model.num_labels = 2;
   EXPECT_TRUE(rules(bert).empty());
@@ -80,14 +80,14 @@ TEST(ShapeRules, ClassifierVocabIsNoGemm) {
 TEST(ShapeRules, Fp32WantsFewerElements) {
   // 128 bytes are 32 fp32 elements: h = 800 is fine in fp32 terms of 16 B, not of 128 B.
   const ShapeCase c = causal_lm(800, 25, 3200, 2, 50304, 4, 1024);
-  EXPECT_TRUE(has(rules(c, MathPrecision::FP32), "hidden"));
+  EXPECT_TRUE(has(rules(c, Precision::Fp32), "hidden"));
   EXPECT_FALSE(
-      has(rules(causal_lm(1024, 16, 4096, 2, 50304, 4, 1024), MathPrecision::FP32), "hidden"));
+      has(rules(causal_lm(1024, 16, 4096, 2, 50304, 4, 1024), Precision::Fp32), "hidden"));
 }
 
 TEST(ShapeAdvisor, StepPredictionAddsUp) {
   const ShapeCase c = causal_lm(768, 12, 3072, 2, 50304, 8, 512);
-  const StepPrediction p = predict_step(trace_case(c, MathPrecision::BF16), h200_bf16());
+  const StepPrediction p = predict_step(trace_case(c, Precision::Bf16), h200_bf16());
   double share = 0, seconds = 0;
   for (const GemmGroupPrediction& g : p.gemms) {
     share += g.share;
@@ -115,7 +115,7 @@ TEST(ShapeAdvisor, SuggestionsStayWithinToleranceAndArePredictedFaster) {
       for (const Suggestion& s : r.suggestions) {
         // Re-count the suggestion's parameters with an independent trace.
         const double params =
-            static_cast<double>(trace_case(s.shape, MathPrecision::BF16).parameters);
+            static_cast<double>(trace_case(s.shape, Precision::Bf16).parameters);
         EXPECT_LE(std::abs(params / base - 1), tol) << c.model.hidden << " tol " << tol;
         EXPECT_NEAR(s.param_change, params / base - 1, 1e-12);
         EXPECT_GT(s.gain, 0);

@@ -41,14 +41,14 @@ TEST(GemmTimer, LayoutsMatchAReference) {
   if (!cuda_device_present()) GTEST_SKIP() << "skipped: no GPU";
   GemmTimer timer;
   uint64_t seed = 11;
-  for (MathPrecision p : {MathPrecision::FP32, MathPrecision::BF16, MathPrecision::FP16})
+  for (Precision p : {Precision::Fp32, Precision::Bf16, Precision::Fp16})
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
         const GemmShape s{37, 53, 70, 3, ta, tb};
         const auto a = test::randn(s.batch * s.m * s.k, seed++);
         const auto b = test::randn(s.batch * s.k * s.n, seed++);
         const auto c = timer.multiply(s, p, a, b);
-        const double tol = p == MathPrecision::FP32 ? 1e-5 : 1e-2;
+        const double tol = p == Precision::Fp32 ? 1e-5 : 1e-2;
         EXPECT_LT(test::rel_err(c, reference(s, a, b)), tol)
             << precision_name(p) << " trans_a " << ta << " trans_b " << tb;
       }
@@ -62,9 +62,9 @@ TEST(GemmTimer, MisalignedKIsSlower) {
   if (!cuda_device_present()) GTEST_SKIP() << "skipped: no GPU";
   GemmTimer timer;
   const double aligned = GemmShape{8192, 4 * 4096, 4096}.flops() /
-                         timer.seconds({8192, 4 * 4096, 4096}, MathPrecision::BF16);
+                         timer.seconds({8192, 4 * 4096, 4096}, Precision::Bf16);
   const double misaligned = GemmShape{8192, 4 * 4090, 4090}.flops() /
-                            timer.seconds({8192, 4 * 4090, 4090}, MathPrecision::BF16);
+                            timer.seconds({8192, 4 * 4090, 4090}, Precision::Bf16);
   EXPECT_LT(misaligned, 0.8 * aligned);
 #endif
 }

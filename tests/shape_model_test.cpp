@@ -45,7 +45,7 @@ TEST(GemmModel, Alignment) {
 
 TEST(GemmModel, K4090IsFarSlowerThanK4096) {
   // Measured on the H200 (pytorch_h200_result.json): 248 vs 753 TFLOP/s at M = 16384, N = 4K.
-  const GemmModel m(h200(), MathPrecision::BF16);
+  const GemmModel m(h200(), Precision::Bf16);
   const double aligned = tflops(m, 16384, 4 * 4096, 4096);
   const double misaligned = tflops(m, 16384, 4 * 4090, 4090);
   EXPECT_GT(aligned, 650);
@@ -59,7 +59,7 @@ TEST(GemmModel, K4090IsFarSlowerThanK4096) {
 }
 
 TEST(GemmModel, TileQuantisation) {
-  const GemmModel m(h200(), MathPrecision::BF16);
+  const GemmModel m(h200(), Precision::Bf16);
   // One row past a multiple of every tile height: a nearly empty extra row of tiles.
   const GemmPrediction full = m.predict({8192, 8192, 4096, 1, false, true});
   const GemmPrediction extra = m.predict({8193, 8192, 4096, 1, false, true});
@@ -69,7 +69,7 @@ TEST(GemmModel, TileQuantisation) {
 }
 
 TEST(GemmModel, WaveQuantisation) {
-  const GemmModel m(h200(), MathPrecision::BF16);
+  const GemmModel m(h200(), Precision::Bf16);
   // 12 x 11 = 132 tiles of 256x128 fill the 132 SMs once; 12 x 12 = 144 spill into a second wave.
   const GemmPrediction one = m.predict({3072, 1408, 8192, 1, false, true});
   const GemmPrediction spill = m.predict({3072, 1536, 8192, 1, false, true});
@@ -78,7 +78,7 @@ TEST(GemmModel, WaveQuantisation) {
 }
 
 TEST(GemmModel, SmallGemmsAreMemoryOrLaunchBound) {
-  const GemmModel m(h200(), MathPrecision::BF16);
+  const GemmModel m(h200(), Precision::Bf16);
   const GemmPrediction classifier = m.predict({16384, 2, 768, 1, false, true});
   EXPECT_LT(classifier.tflops, 10);
   const GemmPrediction tiny = m.predict({64, 64, 64, 1, false, true});
@@ -90,7 +90,7 @@ TEST(GemmModel, SmallGemmsAreMemoryOrLaunchBound) {
 TEST(GemmModel, EveryCatalogGpuPredictsEveryPrecisionItSupports) {
   const GpuCatalog catalog = load_gpu_catalog();
   for (const GpuSpec& g : catalog.gpus())
-    for (MathPrecision p : kAllMathPrecisions) {
+    for (Precision p : kAllPrecisions) {
       if (g.peak_tflops(p) <= 0) {
         EXPECT_THROW(GemmModel(g, p), InputError) << g.name;
         continue;
@@ -111,15 +111,15 @@ TEST(GemmFit, RecoversConstantsFromItsOwnTimings) {
   truth.kernel_us = 2.5;
   truth.launch_us = 9;
   truth.align = {0.2, 0.25, 0.31, 0.45, 0.8, 0.86, 0.93};
-  const GemmModel real(h200(), MathPrecision::BF16, truth);
+  const GemmModel real(h200(), Precision::Bf16, truth);
   std::vector<GemmSample> fit, held;
   for (const SweepShape& s : sweep_grid())
     (s.held_out ? held : fit).push_back({s.shape, real.predict(s.shape).seconds});
   EXPECT_GE(held.size(), 150u);
   const GemmConstants start = default_constants(GpuArch::Hopper);
-  const FitQuality before = fit_quality(GemmModel(h200(), MathPrecision::BF16, start), held);
-  const GemmConstants got = fit_constants(h200(), MathPrecision::BF16, fit, start);
-  const FitQuality after = fit_quality(GemmModel(h200(), MathPrecision::BF16, got), held);
+  const FitQuality before = fit_quality(GemmModel(h200(), Precision::Bf16, start), held);
+  const GemmConstants got = fit_constants(h200(), Precision::Bf16, fit, start);
+  const FitQuality after = fit_quality(GemmModel(h200(), Precision::Bf16, got), held);
   EXPECT_LT(after.median_abs_error, 0.02);
   EXPECT_LT(after.median_abs_error, before.median_abs_error);
   EXPECT_GT(after.spearman, 0.99);
@@ -131,18 +131,18 @@ TEST(GemmFit, SweepPipelineOnSyntheticTimings) {
   GemmConstants truth = default_constants(GpuArch::Hopper);
   truth.peak_fraction = 0.75;
   truth.wave_tail = 0.8;
-  const GemmModel real(h200(), MathPrecision::BF16, truth);
+  const GemmModel real(h200(), Precision::Bf16, truth);
   const GemmShape failing = sweep_grid().front().shape;
-  const SweepResult r = run_sweep(h200(), MathPrecision::BF16, [&](const GemmShape& s) {
+  const SweepResult r = run_sweep(h200(), Precision::Bf16, [&](const GemmShape& s) {
     return s == failing ? std::nan("") : real.predict(s).seconds;
   });
   EXPECT_EQ(r.seconds.size(), r.shapes.size());
   EXPECT_EQ(r.all.count, r.shapes.size() - 1);
   EXPECT_GT(r.held_out.spearman, 0.99);
   EXPECT_LT(r.held_out.median_abs_error, 0.02);
-  const std::string csv = sweep_csv(r, h200(), MathPrecision::BF16);
+  const std::string csv = sweep_csv(r, h200(), Precision::Bf16);
   EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), r.shapes.size() + 1);
-  EXPECT_NE(sweep_svg(r, h200(), MathPrecision::BF16).find("held out"), std::string::npos);
+  EXPECT_NE(sweep_svg(r, h200(), Precision::Bf16).find("held out"), std::string::npos);
 }
 
 TEST(Stats, SpearmanAndMedian) {
@@ -172,7 +172,7 @@ class CalibrationFiles : public ::testing::Test {
 TEST_F(CalibrationFiles, RoundTripAndLookupOrder) {
   Calibration c;
   c.gpu = "H200";
-  c.precision = MathPrecision::BF16;
+  c.precision = Precision::Bf16;
   c.device = "NVIDIA H200";
   c.samples = 160;
   c.constants = default_constants(GpuArch::Hopper);
@@ -185,18 +185,18 @@ TEST_F(CalibrationFiles, RoundTripAndLookupOrder) {
   EXPECT_EQ(back.device, "NVIDIA H200");
 
   const ResolvedConstants explicit_file =
-      resolve_constants(h200(), MathPrecision::BF16, path("mine.json"));
+      resolve_constants(h200(), Precision::Bf16, path("mine.json"));
   EXPECT_DOUBLE_EQ(explicit_file.constants.peak_fraction, 0.77);
-  EXPECT_THROW(resolve_constants(h200(), MathPrecision::FP16, path("mine.json")), InputError);
+  EXPECT_THROW(resolve_constants(h200(), Precision::Fp16, path("mine.json")), InputError);
 
   // The cache folder comes before the shipped file and the defaults.
   const std::string cache = path("cache");
   ::setenv("HWT_CACHE_DIR", cache.c_str(), 1);
-  save_calibration(cache + "/" + calibration_file_name("H200", MathPrecision::BF16), c);
-  const ResolvedConstants cached = resolve_constants(h200(), MathPrecision::BF16, "");
+  save_calibration(cache + "/" + calibration_file_name("H200", Precision::Bf16), c);
+  const ResolvedConstants cached = resolve_constants(h200(), Precision::Bf16, "");
   EXPECT_DOUBLE_EQ(cached.constants.peak_fraction, 0.77);
   EXPECT_NE(cached.origin.find(cache), std::string::npos);
-  const ResolvedConstants fp16 = resolve_constants(h200(), MathPrecision::FP16, "");
+  const ResolvedConstants fp16 = resolve_constants(h200(), Precision::Fp16, "");
   EXPECT_EQ(fp16.origin, "defaults for hopper");
   ::unsetenv("HWT_CACHE_DIR");
 }

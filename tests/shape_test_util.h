@@ -16,7 +16,7 @@ inline ShapeCase causal_lm(int64_t h, int64_t heads, int64_t ffn, int64_t layers
   c.model.ffn = ffn;
   c.model.layers = layers;
   c.model.causal = true;
-  c.model.head = HeadKind::Lm;
+  c.model.head = Task::Lm;
   c.batch = b;
   c.seq = s;
   return c;

@@ -62,17 +62,17 @@ Batch make_batch(const ModelConfig& m, int64_t B, int64_t S, std::vector<int32_t
   auto next = [&](int64_t n) {
     return static_cast<int32_t>((r = mix_seed(r)) % static_cast<uint64_t>(n));
   };
-  const bool lm = m.head == HeadKind::Lm;
-  if (m.has_sequence_head())
+  const bool lm = m.head == Task::Lm;
+  if (has_sequence_labels(m.head))
     for (int64_t i = 0; i < B; ++i) b.seq_labels.push_back(next(m.num_labels));
-  if (m.head != HeadKind::Classify) b.token_labels.assign(static_cast<size_t>(B * S), -1);
+  if (m.head != Task::Classify) b.token_labels.assign(static_cast<size_t>(B * S), -1);
   for (int64_t i = 0; i < B; ++i)
     for (int64_t t = 0; t < lengths[static_cast<size_t>(i)]; ++t) {
       const size_t at = static_cast<size_t>(i * S + t);
       b.ids[at] = (t == 0 && !lm) ? 2 : 3 + next(m.vocab_size - 3);
       if (lm)
         b.token_labels[at] = next(m.vocab_size);
-      else if (m.has_token_head() && t > 0)
+      else if (has_token_labels(m.head) && t > 0)
         b.token_labels[at] = next(m.num_token_labels);
     }
   return b;
@@ -89,7 +89,7 @@ Case encoder_joint() {
   m.layers = 2;
   m.dropout = m.attn_dropout = 0;
   m.norm = NormPlacement::Post;
-  m.head = HeadKind::Joint;
+  m.head = Task::Joint;
   m.num_labels = 5;
   m.num_token_labels = 7;
   c.batches = {make_batch(m, 3, 7, {7, 4, 2}, 1), make_batch(m, 2, 8, {5, 8}, 2)};
@@ -108,7 +108,7 @@ Case decoder_lm() {
   m.dropout = m.attn_dropout = 0;
   m.causal = true;
   m.activation = Activation::GeluTanh;
-  m.head = HeadKind::Lm;
+  m.head = Task::Lm;
   c.batches = {make_batch(m, 2, 9, {9, 9}, 3), make_batch(m, 3, 6, {6, 6, 6}, 4)};
   return c;
 }

@@ -47,7 +47,7 @@ std::vector<Knob> knobs(const std::vector<GemmSample>& samples, int elem) {
   return k;
 }
 
-double loss(const GpuSpec& gpu, MathPrecision p, const GemmConstants& c,
+double loss(const GpuSpec& gpu, Precision p, const GemmConstants& c,
             const std::vector<GemmSample>& samples) {
   const GemmModel model(gpu, p, c);
   double sum = 0;
@@ -105,7 +105,7 @@ FitQuality fit_quality(const GemmModel& model, const std::vector<GemmSample>& sa
   return q;
 }
 
-GemmConstants fit_constants(const GpuSpec& gpu, MathPrecision p,
+GemmConstants fit_constants(const GpuSpec& gpu, Precision p,
                             const std::vector<GemmSample>& samples, GemmConstants start) {
   if (samples.empty()) fail_input("no GEMM measurements to fit the model to");
   GemmConstants best = start;
@@ -195,7 +195,7 @@ Calibration load_calibration(const std::string& path) {
   return c;
 }
 
-std::string calibration_file_name(const std::string& gpu, MathPrecision p) {
+std::string calibration_file_name(const std::string& gpu, Precision p) {
   return fmt::format("gemm_{}_{}.json", lower(gpu), precision_name(p));
 }
 
@@ -208,7 +208,7 @@ std::string calibration_cache_dir() {
   return ".hwt-cache";
 }
 
-ResolvedConstants resolve_constants(const GpuSpec& gpu, MathPrecision p,
+ResolvedConstants resolve_constants(const GpuSpec& gpu, Precision p,
                                     const std::string& explicit_file) {
   auto from = [&](const std::string& path) -> ResolvedConstants {
     const Calibration c = load_calibration(path);

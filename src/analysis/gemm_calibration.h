@@ -28,12 +28,12 @@ FitQuality fit_quality(const GemmModel& model, const std::vector<GemmSample>& sa
 
 // Coordinate search from `start` minimising the mean squared log ratio of predicted to measured
 // time. Alignment factors with no sample in their class keep their start value.
-GemmConstants fit_constants(const GpuSpec& gpu, MathPrecision precision,
+GemmConstants fit_constants(const GpuSpec& gpu, Precision precision,
                             const std::vector<GemmSample>& samples, GemmConstants start);
 
 struct Calibration {
   std::string gpu;  // catalog name
-  MathPrecision precision = MathPrecision::BF16;
+  Precision precision = Precision::Bf16;
   std::string device;  // CUDA device name it was measured on
   size_t samples = 0;  // shapes fitted on
   GemmConstants constants;
@@ -43,7 +43,7 @@ struct Calibration {
 void save_calibration(const std::string& path, const Calibration& c);
 Calibration load_calibration(const std::string& path);  // InputError naming file and key
 
-std::string calibration_file_name(const std::string& gpu, MathPrecision p);
+std::string calibration_file_name(const std::string& gpu, Precision p);
 std::string calibration_cache_dir();
 
 // The constants the advisor uses for (gpu, precision) and where they came from.
@@ -51,7 +51,7 @@ struct ResolvedConstants {
   GemmConstants constants;
   std::string origin;  // file path, or "defaults for <arch>"
 };
-ResolvedConstants resolve_constants(const GpuSpec& gpu, MathPrecision p,
+ResolvedConstants resolve_constants(const GpuSpec& gpu, Precision p,
                                     const std::string& explicit_file);
 
 }  // namespace hwt

@@ -86,14 +86,14 @@ GemmConstants default_constants(GpuArch arch) {
   return c;
 }
 
-GemmModel::GemmModel(const GpuSpec& gpu, MathPrecision precision, GemmConstants constants)
+GemmModel::GemmModel(const GpuSpec& gpu, Precision precision, GemmConstants constants)
     : gpu_(gpu), precision_(precision), c_(constants) {
   if (gpu_.peak_tflops(precision_) <= 0)
     fail_input("GPU {} has no {} rate in the catalog ({})", gpu_.name, precision_name(precision_),
                gpu_.origin);
 }
 
-GemmModel::GemmModel(const GpuSpec& gpu, MathPrecision precision)
+GemmModel::GemmModel(const GpuSpec& gpu, Precision precision)
     : GemmModel(gpu, precision, default_constants(gpu.arch)) {}
 
 GemmPrediction GemmModel::predict(const GemmShape& s) const {

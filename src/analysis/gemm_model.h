@@ -13,7 +13,7 @@
 #include <tuple>
 
 #include "hw/gpu_catalog.h"
-#include "hw/math_precision.h"
+#include "core/precision.h"
 
 namespace hwt {
 
@@ -70,18 +70,18 @@ struct GemmPrediction {
 
 class GemmModel {
  public:
-  GemmModel(const GpuSpec& gpu, MathPrecision precision, GemmConstants constants);
-  GemmModel(const GpuSpec& gpu, MathPrecision precision);  // default constants
+  GemmModel(const GpuSpec& gpu, Precision precision, GemmConstants constants);
+  GemmModel(const GpuSpec& gpu, Precision precision);  // default constants
 
   GemmPrediction predict(const GemmShape& s) const;
 
   const GpuSpec& gpu() const { return gpu_; }
-  MathPrecision precision() const { return precision_; }
+  Precision precision() const { return precision_; }
   const GemmConstants& constants() const { return c_; }
 
  private:
   GpuSpec gpu_;
-  MathPrecision precision_;
+  Precision precision_;
   GemmConstants c_;
 };
 

@@ -21,7 +21,7 @@ NamedCase config(const std::string& name, int64_t h, int64_t heads, int64_t ffn,
   c.model.vocab_size = vocab;
   c.model.max_seq = seq;
   c.model.causal = lm;
-  c.model.head = lm ? HeadKind::Lm : HeadKind::Classify;
+  c.model.head = lm ? Task::Lm : Task::Classify;
   c.model.num_labels = 2;
   c.batch = batch;
   c.seq = seq;
@@ -60,7 +60,7 @@ std::vector<ValidationShape> validation_shapes() {
   for (const SweepShape& s : sweep_grid()) seen.insert(s.shape);
   std::vector<ValidationShape> out;
   for (const NamedCase& c : validation_cases())
-    for (const StepGemm& g : step_gemms(trace_case(c.shape, MathPrecision::BF16)))
+    for (const StepGemm& g : step_gemms(trace_case(c.shape, Precision::Bf16)))
       if (seen.insert(g.shape).second) out.push_back({c.name, g.shape});
   return out;
 }

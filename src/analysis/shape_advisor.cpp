@@ -18,10 +18,6 @@ int64_t round_down(int64_t v, int64_t m) {
   return v / m * m;
 }
 
-DType trace_dtype(MathPrecision p) {
-  return precision_bytes(p) == 4 ? DType::F32 : p == MathPrecision::FP16 ? DType::F16 : DType::BF16;
-}
-
 // Hidden sizes to try: the current one and multiples of 64 within the tolerance, nearest first
 // (parameters grow about as h², so a relative change of tol in h is already generous).
 std::vector<int64_t> hidden_options(int64_t h, double tol) {
@@ -63,7 +59,7 @@ std::vector<int64_t> ffn_options(int64_t ffn, int64_t h, int64_t h2) {
 }
 
 std::vector<int64_t> vocab_options(const ModelConfig& m) {
-  if (m.head != HeadKind::Lm) return {m.vocab_size};
+  if (m.head != Task::Lm) return {m.vocab_size};
   std::set<int64_t> s = {m.vocab_size, round_up(m.vocab_size, 64), round_up(m.vocab_size, 128)};
   return {s.begin(), s.end()};
 }
@@ -97,12 +93,12 @@ Suggestion evaluate(const ShapeCase& base, const StepPrediction& base_pred, Shap
 
 }  // namespace
 
-Workload trace_case(const ShapeCase& c, MathPrecision p) {
+Workload trace_case(const ShapeCase& c, Precision p) {
   TraceRequest r;
   r.model = c.model;
   r.batch = c.batch;
   r.seq = c.seq;
-  r.dtype = trace_dtype(p);
+  r.dtype = activation_dtype(p);
   return trace_step(r);
 }
 

@@ -10,7 +10,7 @@
 #include "analysis/gemm_model.h"
 #include "analysis/shape_rules.h"
 #include "analysis/step_gemms.h"
-#include "model/model_config.h"
+#include "config/model_config.h"
 
 namespace hwt {
 
@@ -20,7 +20,7 @@ struct ShapeCase {
   int64_t batch = 1, seq = 1;
 };
 
-Workload trace_case(const ShapeCase& c, MathPrecision p);
+Workload trace_case(const ShapeCase& c, Precision p);
 
 struct GemmGroupPrediction {
   StepGemm gemm;

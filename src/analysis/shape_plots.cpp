@@ -17,7 +17,7 @@ bool is_linear(const StepGemm& g) {
 }
 
 // One block's GEMMs (forward and backward) of the kind asked for.
-std::vector<StepGemm> block_gemms(ShapeCase c, MathPrecision p, bool linear) {
+std::vector<StepGemm> block_gemms(ShapeCase c, Precision p, bool linear) {
   c.model.layers = 1;
   std::vector<StepGemm> out;
   for (StepGemm& g : step_gemms(trace_case(c, p)))

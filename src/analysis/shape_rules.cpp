@@ -13,7 +13,7 @@ int64_t round_up(int64_t v, int64_t m) {
 
 class Checker {
  public:
-  Checker(MathPrecision p, std::vector<RuleViolation>& out)
+  Checker(Precision p, std::vector<RuleViolation>& out)
       : e16_(16 / precision_bytes(p)), e128_(128 / precision_bytes(p)), out_(out) {}
 
   // A dimension that reaches GEMMs as a leading dimension: under 16 B is slow, under
@@ -58,10 +58,10 @@ std::string_view severity_name(RuleSeverity s) {
 }
 
 std::vector<RuleViolation> check_shape_rules(const ModelConfig& m, int64_t batch, int64_t seq,
-                                             MathPrecision p, int tp) {
+                                             Precision p, int tp) {
   std::vector<RuleViolation> out;
   Checker c(p, out);
-  if (m.head == HeadKind::Lm)
+  if (m.head == Task::Lm)
     c.aligned("vocab", "vocab_size", m.vocab_size, 64,
               "the logits GEMMs and their gradients use it as a leading dimension; pad the "
               "vocabulary (unused rows cost nothing)");
@@ -83,7 +83,7 @@ std::vector<RuleViolation> check_shape_rules(const ModelConfig& m, int64_t batch
     c.divides("heads a", m.heads, tp);
     c.divides("ffn width", m.ffn, tp);
     c.divides("b*a (attention batch)", batch * m.heads, tp);
-    if (m.head == HeadKind::Lm) c.divides("vocab_size", m.vocab_size, tp);
+    if (m.head == Task::Lm) c.divides("vocab_size", m.vocab_size, tp);
   }
   return out;
 }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "hw/math_precision.h"
-#include "model/model_config.h"
+#include "core/precision.h"
+#include "config/model_config.h"
 
 namespace hwt {
 
@@ -28,6 +28,6 @@ struct RuleViolation {
 
 // tp: tensor-parallel degree the rules are checked for (1: none).
 std::vector<RuleViolation> check_shape_rules(const ModelConfig& m, int64_t batch, int64_t seq,
-                                             MathPrecision p, int tp = 1);
+                                             Precision p, int tp = 1);
 
 }  // namespace hwt

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "backend/backend.h"
-#include "train/train_config.h"
+#include "config/train_config.h"
 
 namespace hwt {
 

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "backend/activation.h"
+#include "config/model_config.h"
 #include "core/tensor.h"
 
 namespace hwt {
@@ -118,8 +118,6 @@ struct EmbeddingBwd {
   Tensor ids, d_out, d_table, d_pos;
   int64_t seq = 0;
 };
-
-enum class Pooling : uint8_t { First, Mean };
 
 // out[b] = x[b*seq] (First) or the mean of x[b*seq + t] for t < lengths[b] (Mean).
 struct PoolFwd {

@@ -29,7 +29,7 @@ void add_eval_command(CLI::App& app) {
     RunConfig cfg = ckpt.info().config;
     for (const std::string& kv : o->sets) apply_override(cfg, kv);
     validate(cfg);
-    const Dataset data = load_dataset(cfg.data, task_for(cfg.model.head));
+    const Dataset data = load_dataset(cfg.data, cfg.model.head);
     if (data.vocab_json() != ckpt.info().vocab)
       fail_input("the data's vocabulary or labels differ from those {} was trained with",
                  o->checkpoint);

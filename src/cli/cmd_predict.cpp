@@ -43,14 +43,14 @@ nlohmann::json predict_line(LoadedModel& m, const std::string& text) {
   m.model->forward(false, 0);
   nlohmann::json out = {{"text", text}};
   Model& model = *m.model;
-  if (model.config().has_sequence_head()) {
+  if (has_sequence_labels(model.config().head)) {
     std::vector<float> p = download(model.backend(), model.seq_logits());
     softmax(p.data(), std::ssize(p));
     const int64_t best = std::max_element(p.begin(), p.end()) - p.begin();
     out["label"] = m.vocab.labels.name(static_cast<int32_t>(best));
     out["probability"] = p[static_cast<size_t>(best)];
   }
-  if (model.config().has_token_head()) {
+  if (has_token_labels(model.config().head)) {
     const Predictions pred = model.predictions();
     nlohmann::json tags = nlohmann::json::array();
     for (int64_t t = 1; t < b.seq; ++t)
@@ -121,7 +121,7 @@ void add_predict_command(CLI::App& app) {
     const Checkpoint ckpt(o->checkpoint);
     LoadedModel m = load_model(ckpt, ckpt.info().config.train.device,
                                static_cast<int>(ckpt.info().config.train.threads), 1);
-    if (m.config.model.head == HeadKind::Lm) {
+    if (m.config.model.head == Task::Lm) {
       fmt::print("{}\n", generate(m, o->prompt.empty() ? "\n" : o->prompt, o->tokens,
                                   o->temperature, o->seed));
       return;

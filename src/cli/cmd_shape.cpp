@@ -39,7 +39,7 @@ struct Opts {
 // The cuBLASLt timer behind a cache, or nothing in builds without CUDA.
 class Measurer {
  public:
-  explicit Measurer(MathPrecision p) : precision_(p) {
+  explicit Measurer(Precision p) : precision_(p) {
 #ifdef HWT_WITH_CUDA
     timer_ = std::make_unique<GemmTimer>();
 #else
@@ -74,7 +74,7 @@ class Measurer {
   }
 
  private:
-  MathPrecision precision_;
+  Precision precision_;
   MeasuredTimes times_;
 #ifdef HWT_WITH_CUDA
   std::unique_ptr<GemmTimer> timer_;
@@ -92,13 +92,13 @@ void list_gpus(const GpuCatalog& cat) {
   fmt::print("{:<10} {:<7} {:>4} {:>9} {:>9} {:>9} {:>8} {:>6} {:>5} {:>7}  {}\n", "gpu", "arch",
              "SMs", "fp32", "tf32", "bf16", "fp8", "GB/s", "TDP", "$/h", "catalog file");
   for (const GpuSpec& g : cat.gpus()) {
-    auto rate = [&](MathPrecision p) {
+    auto rate = [&](Precision p) {
       const double v = g.peak_tflops(p);
       return v > 0 ? fmt::format("{:.1f}", v) : std::string("-");
     };
     fmt::print("{:<10} {:<7} {:>4} {:>9} {:>9} {:>9} {:>8} {:>6.0f} {:>5.0f} {:>7.2f}  {}\n",
-               g.name, arch_name(g.arch), g.sms, rate(MathPrecision::FP32),
-               rate(MathPrecision::TF32), rate(MathPrecision::BF16), rate(MathPrecision::FP8),
+               g.name, arch_name(g.arch), g.sms, rate(Precision::Fp32),
+               rate(Precision::Tf32), rate(Precision::Bf16), rate(Precision::Fp8),
                g.memory_bandwidth_gbs, g.tdp_w, g.price_per_hour, g.origin);
   }
 }
@@ -114,7 +114,7 @@ const GpuSpec& pick_gpu(const GpuCatalog& cat, const Opts& o, const Measurer* m)
       dev, cat.known_names());
 }
 
-void sweep(const GpuSpec& gpu, MathPrecision p, Measurer& m, const Opts& o) {
+void sweep(const GpuSpec& gpu, Precision p, Measurer& m, const Opts& o) {
   size_t done = 0;
   const size_t total = sweep_grid().size();
   const SweepResult r = run_sweep(gpu, p, [&](const GemmShape& s) {

@@ -92,6 +92,15 @@ class ConfigKeys {
     keys_.push_back(std::move(k));
   }
 
+  // A choice among enum values, each spelled as name_of(value) says.
+  template <class Field, class E, class NameOf>
+  void add_choice(std::string name, std::string doc, Field field, std::initializer_list<E> values,
+                  NameOf name_of) {
+    std::vector<std::pair<std::string, E>> options;
+    for (E v : values) options.emplace_back(std::string(name_of(v)), v);
+    add_choice(std::move(name), std::move(doc), field, std::move(options));
+  }
+
   const std::vector<ConfigKey<Root>>& keys() const { return keys_; }
 
  private:

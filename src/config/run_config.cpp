@@ -58,10 +58,7 @@ void add_model_keys(Keys& k) {
       "Task head: classify (sequence), tokens (per token), joint (both, losses "
       "summed), lm (next token)",
       [](R & c) -> auto& { return c.model.head; },
-      std::vector<std::pair<std::string, HeadKind>>{{"classify", HeadKind::Classify},
-                                                    {"tokens", HeadKind::Tokens},
-                                                    {"joint", HeadKind::Joint},
-                                                    {"lm", HeadKind::Lm}});
+      {Task::Classify, Task::Tokens, Task::Joint, Task::Lm}, task_name);
   k.add_choice(
       "model.pooling", "Sequence representation: first token ([CLS]) or mean",
       [](R & c) -> auto& { return c.model.pooling; },
@@ -86,12 +83,9 @@ void add_data_keys(Keys& k) {
       "spam (SpamAssassin folders), jointbert (seq.in/label/seq.out), tsv, csv, "
       "jsonl (text + label), text (plain text for LM)",
       [](R & c) -> auto& { return c.data.format; },
-      std::vector<std::pair<std::string, DataFormat>>{{"spam", DataFormat::Spam},
-                                                      {"jointbert", DataFormat::JointBert},
-                                                      {"tsv", DataFormat::Tsv},
-                                                      {"csv", DataFormat::Csv},
-                                                      {"jsonl", DataFormat::Jsonl},
-                                                      {"text", DataFormat::Text}});
+      {DataFormat::Spam, DataFormat::JointBert, DataFormat::Tsv, DataFormat::Csv, DataFormat::Jsonl,
+       DataFormat::Text},
+      format_name);
   k.add(
       "data.path", "Dataset file or folder; empty uses the installed default dataset",
       [](R & c) -> auto& { return c.data.path; });
@@ -161,10 +155,7 @@ void add_train_keys(Keys& k) {
   k.add_choice(
       "train.precision", "fp32, tf32, bf16 or fp16 (GPU only beyond fp32)",
       [](R & c) -> auto& { return c.train.precision; },
-      std::vector<std::pair<std::string, Precision>>{{"fp32", Precision::Fp32},
-                                                     {"tf32", Precision::Tf32},
-                                                     {"bf16", Precision::Bf16},
-                                                     {"fp16", Precision::Fp16}});
+      {Precision::Fp32, Precision::Tf32, Precision::Bf16, Precision::Fp16}, precision_name);
   k.add(
       "train.gemm_autotune",
       "GPU: time cuBLASLt's first 8 algorithms for each GEMM shape on its first call and keep the "

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "config/config_key.h"
-#include "data/data_config.h"
-#include "model/model_config.h"
-#include "train/train_config.h"
+#include "config/data_config.h"
+#include "config/model_config.h"
+#include "config/train_config.h"
 
 namespace hwt {
 

@@ -1,12 +1,16 @@
-// Scalar activation functions and derivatives shared by the CPU reference and CUDA kernels.
+// The activation functions a linear layer can fuse (model.activation), and their scalar
+// definitions and derivatives shared by the CPU reference and the CUDA kernels. Kept free of
+// host-only headers so device code can include it.
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
-#include "backend/activation.h"
 #include "core/hostdevice.h"
 
 namespace hwt {
+
+enum class Activation : uint8_t { None, Gelu, GeluTanh, Relu };
 
 // GELU, exact (erf) form: x·Φ(x).
 HWT_HD float gelu_erf(float x) {

@@ -12,27 +12,6 @@
 namespace hwt {
 namespace {
 
-const char* task_name(Task t) {
-  switch (t) {
-    case Task::Classify:
-      return "classify";
-    case Task::Tokens:
-      return "tokens";
-    case Task::Joint:
-      return "joint";
-    case Task::Lm:
-      return "lm";
-  }
-  return "?";
-}
-
-bool has_sequence_labels(Task t) {
-  return t == Task::Classify || t == Task::Joint;
-}
-bool has_token_labels(Task t) {
-  return t == Task::Tokens || t == Task::Joint;
-}
-
 void check_compatible(DataFormat f, Task t) {
   if (f == DataFormat::Text && t != Task::Lm)
     fail_input(
@@ -88,41 +67,9 @@ Example encode(const RawExample& r, const Dataset& d, const DataConfig& c) {
 
 }  // namespace
 
-std::string_view format_name(DataFormat f) {
-  switch (f) {
-    case DataFormat::Spam:
-      return "spam";
-    case DataFormat::JointBert:
-      return "jointbert";
-    case DataFormat::Tsv:
-      return "tsv";
-    case DataFormat::Csv:
-      return "csv";
-    case DataFormat::Jsonl:
-      return "jsonl";
-    case DataFormat::Text:
-      return "text";
-  }
-  return "?";
-}
-
 int64_t Split::size() const {
   if (window == 0) return std::ssize(examples);
   return std::ssize(stream) > window ? (std::ssize(stream) - 1) / window : 0;
-}
-
-Task task_for(HeadKind head) {
-  switch (head) {
-    case HeadKind::Classify:
-      return Task::Classify;
-    case HeadKind::Tokens:
-      return Task::Tokens;
-    case HeadKind::Joint:
-      return Task::Joint;
-    case HeadKind::Lm:
-      return Task::Lm;
-  }
-  HWT_CHECK(false, "unknown head kind {}", static_cast<int>(head));
 }
 
 Dataset load_dataset(const DataConfig& c, Task task) {

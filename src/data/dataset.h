@@ -9,14 +9,12 @@
 #include <vector>
 
 #include "data/batch.h"
-#include "data/data_config.h"
+#include "config/data_config.h"
 #include "data/labels.h"
 #include "data/tokenizer.h"
-#include "model/model_config.h"
+#include "config/model_config.h"
 
 namespace hwt {
-
-enum class Task : uint8_t { Classify, Tokens, Joint, Lm };
 
 // One encoded example. ids start with [CLS] for every task but LM; token_labels align with
 // ids (-1 where nothing is predicted, e.g. at [CLS]).
@@ -44,8 +42,6 @@ struct Dataset {
   // What predict/eval need to rebuild the tokenizer and labels from a checkpoint.
   nlohmann::json vocab_json() const;
 };
-
-Task task_for(HeadKind head);
 
 // Loads, cleans, splits and encodes the dataset named by the config. Bad files raise InputError.
 Dataset load_dataset(const DataConfig& config, Task task);

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "data/data_config.h"
+#include "config/data_config.h"
 
 namespace hwt {
 
@@ -24,8 +24,6 @@ struct RawSplits {
   std::vector<RawExample> train, valid, test;
   std::string source;  // "<format> <path>"
 };
-
-std::string_view format_name(DataFormat f);
 
 // spam-assassin folder (data.path, or the installed default): one example per e-mail, split
 // by data.valid_fraction/test_fraction. Only the e-mails kept after data.max_examples are read.

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "data/data_config.h"
+#include "config/data_config.h"
 
 namespace hwt {
 

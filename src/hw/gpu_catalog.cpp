@@ -92,9 +92,9 @@ std::string required_string(const toml::table& t, std::string_view key, const Wh
   return s->get();
 }
 
-std::map<MathPrecision, double> rate_table(const toml::table& t, std::string_view key,
+std::map<Precision, double> rate_table(const toml::table& t, std::string_view key,
                                            const Where& at) {
-  std::map<MathPrecision, double> rates;
+  std::map<Precision, double> rates;
   const toml::node* n = t.get(key);
   if (!n) return rates;
   const toml::table* sub = n->as_table();
@@ -140,7 +140,7 @@ GpuSpec parse_entry(const toml::table& t, const std::string& origin, size_t inde
     g.*k.field = number_value(t.get(k.key), k.key, at, k.allow_zero);
   g.tensor_tflops = rate_table(t, "tensor_tflops", at);
   g.cuda_core_tflops = rate_table(t, "cuda_core_tflops", at);
-  if (!g.cuda_core_tflops.count(MathPrecision::FP32))
+  if (!g.cuda_core_tflops.count(Precision::Fp32))
     fail_input("{} is missing (every GPU has an fp32 CUDA-core rate)", at("cuda_core_tflops.fp32"));
   g.source = required_string(t, "source", at);
   g.price_source = required_string(t, "price_source", at);
@@ -184,10 +184,10 @@ std::string_view arch_name(GpuArch a) {
   return "?";
 }
 
-double GpuSpec::peak_tflops(MathPrecision p) const {
+double GpuSpec::peak_tflops(Precision p) const {
   if (auto it = tensor_tflops.find(p); it != tensor_tflops.end()) return it->second;
   if (auto it = cuda_core_tflops.find(p); it != cuda_core_tflops.end()) return it->second;
-  if (p == MathPrecision::TF32) return cuda_core_tflops.at(MathPrecision::FP32);
+  if (p == Precision::Tf32) return cuda_core_tflops.at(Precision::Fp32);
   return 0;
 }
 

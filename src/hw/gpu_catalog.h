@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hw/math_precision.h"
+#include "core/precision.h"
 
 namespace hwt {
 
@@ -28,8 +28,8 @@ struct GpuSpec {
   double l2_mb = 0;
   double tdp_w = 0;
   double price_per_hour = 0;                         // USD per GPU-hour
-  std::map<MathPrecision, double> tensor_tflops;     // dense (no 2:4 sparsity), fp32 accumulate
-  std::map<MathPrecision, double> cuda_core_tflops;  // without tensor cores
+  std::map<Precision, double> tensor_tflops;     // dense (no 2:4 sparsity), fp32 accumulate
+  std::map<Precision, double> cuda_core_tflops;  // without tensor cores
   std::string source;                                // where the hardware numbers come from
   std::string price_source;                          // where the price comes from
   std::map<std::string, std::string> sources;        // per-key exceptions to `source`
@@ -37,7 +37,7 @@ struct GpuSpec {
 
   // The best rate for matrix products in p: tensor cores when they support it, else CUDA
   // cores (tf32 without tensor-core support runs as fp32). 0 when the GPU cannot run p.
-  double peak_tflops(MathPrecision p) const;
+  double peak_tflops(Precision p) const;
   // The document a key's number comes from.
   const std::string& source_of(const std::string& key) const;
 };

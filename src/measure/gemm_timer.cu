@@ -31,17 +31,17 @@ struct Types {
   cublasComputeType_t compute;
 };
 
-Types types_for(MathPrecision p) {
+Types types_for(Precision p) {
   switch (p) {
-    case MathPrecision::FP32:
+    case Precision::Fp32:
       return {CUDA_R_32F, CUBLAS_COMPUTE_32F};
-    case MathPrecision::TF32:
+    case Precision::Tf32:
       return {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32};
-    case MathPrecision::BF16:
+    case Precision::Bf16:
       return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
-    case MathPrecision::FP16:
+    case Precision::Fp16:
       return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
-    case MathPrecision::FP8:
+    case Precision::Fp8:
       break;
   }
   fail_input("the GEMM timer measures fp32, tf32, bf16 and fp16, not {}", precision_name(p));
@@ -105,10 +105,10 @@ unsigned blocks_for(size_t n) {
 
 // Dispatches a kernel template on the storage type of p.
 template <template <class> class K, class... Args>
-void launch_typed(MathPrecision p, cudaStream_t st, size_t n, Args... args) {
-  if (p == MathPrecision::BF16)
+void launch_typed(Precision p, cudaStream_t st, size_t n, Args... args) {
+  if (p == Precision::Bf16)
     K<__nv_bfloat16>::run(blocks_for(n), st, n, args...);
-  else if (p == MathPrecision::FP16)
+  else if (p == Precision::Fp16)
     K<__half>::run(blocks_for(n), st, n, args...);
   else
     K<float>::run(blocks_for(n), st, n, args...);
@@ -137,7 +137,7 @@ struct ToFloats {
 // buffer is cuBLAS's first operand and A's the second.
 class Problem {
  public:
-  Problem(cublasLtHandle_t lt, const GemmShape& s, MathPrecision p) : lt_(lt) {
+  Problem(cublasLtHandle_t lt, const GemmShape& s, Precision p) : lt_(lt) {
     const Types t = types_for(p);
     check(cublasLtMatmulDescCreate(&op_, t.compute, CUDA_R_32F), "matmul desc");
     const cublasOperation_t ta = s.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -271,7 +271,7 @@ int GemmTimer::sm_count() const {
   return impl_->prop.multiProcessorCount;
 }
 
-double GemmTimer::seconds(const GemmShape& s, MathPrecision p) {
+double GemmTimer::seconds(const GemmShape& s, Precision p) {
   Impl& d = *impl_;
   const Problem problem(d.lt, s, p);
   const size_t eb = static_cast<size_t>(precision_bytes(p));
@@ -301,7 +301,7 @@ double GemmTimer::seconds(const GemmShape& s, MathPrecision p) {
   return per_run[per_run.size() / 2];
 }
 
-std::vector<float> GemmTimer::multiply(const GemmShape& s, MathPrecision p,
+std::vector<float> GemmTimer::multiply(const GemmShape& s, Precision p,
                                        const std::vector<float>& a, const std::vector<float>& b) {
   Impl& d = *impl_;
   HWT_CHECK(a.size() == elements(s, 'a') && b.size() == elements(s, 'b'), "operand sizes");

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "analysis/gemm_model.h"
-#include "hw/math_precision.h"
+#include "core/precision.h"
 
 namespace hwt {
 
@@ -27,11 +27,11 @@ class GemmTimer {
 
   // Median seconds per GEMM of the algorithm cuBLASLt's heuristic picks first, as PyTorch does.
   // fp32, tf32, bf16 and fp16 (fp32 accumulation); fp8 raises InputError.
-  double seconds(const GemmShape& s, MathPrecision p);
+  double seconds(const GemmShape& s, Precision p);
 
   // C = op(A)·op(B) for the given row-major host operands (stored as GemmShape says), rounded
   // to precision p on the device: checks the layouts `seconds` uses against a reference.
-  std::vector<float> multiply(const GemmShape& s, MathPrecision p, const std::vector<float>& a,
+  std::vector<float> multiply(const GemmShape& s, Precision p, const std::vector<float>& a,
                               const std::vector<float>& b);
 
  private:

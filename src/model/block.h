@@ -6,7 +6,7 @@
 #include <string>
 
 #include "model/linear.h"
-#include "model/model_config.h"
+#include "config/model_config.h"
 
 namespace hwt {
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "model/linear.h"
-#include "model/model_config.h"
+#include "config/model_config.h"
 
 namespace hwt {
 

@@ -4,23 +4,23 @@ namespace hwt {
 
 Heads::Heads(const ModelConfig& cfg, ParamStore& ps, ParamStore::Handle token_table) : cfg_(cfg) {
   const float std = static_cast<float>(cfg.init_std);
-  if (cfg.has_sequence_head())
+  if (has_sequence_labels(cfg.head))
     cls_ = Linear(ps, "head.classifier", cfg.hidden, cfg.num_labels, true, std);
-  if (cfg.has_token_head())
+  if (has_token_labels(cfg.head))
     token_ = Linear(ps, "head.tokens", cfg.hidden, cfg.num_token_labels, true, std);
-  if (cfg.head == HeadKind::Lm)
+  if (cfg.head == Task::Lm)
     token_ = cfg.tie_embeddings ? Linear::tied(token_table, cfg.hidden, cfg.vocab_size)
                                 : Linear(ps, "head.lm", cfg.hidden, cfg.vocab_size, false, std);
 }
 
 void Heads::plan(ActivationArena& arena, DType dt, int64_t max_batch, int64_t max_rows) {
-  if (has_seq()) {
+  if (has_sequence_labels(cfg_.head)) {
     pooled_ = arena.reserve(dt, max_batch * cfg_.hidden);
     dpooled_ = arena.reserve(dt, max_batch * cfg_.hidden);
     seq_logits_ = arena.reserve(dt, max_batch * cls_.out());
     seq_losses_ = arena.reserve(DType::F32, max_batch);
   }
-  if (has_token()) {
+  if (has_token_outputs(cfg_.head)) {
     token_logits_ = arena.reserve(dt, max_rows * token_.out());
     token_losses_ = arena.reserve(DType::F32, max_rows);
   }
@@ -45,7 +45,7 @@ void Heads::forward(const StepContext& c, Tensor h, const HeadTargets& t) const 
   auto scale = [&](int64_t valid) {
     return valid > 0 ? t.grad_multiplier / static_cast<float>(valid) : 0.0f;
   };
-  if (has_seq()) {
+  if (has_sequence_labels(cfg_.head)) {
     be.set_scope("head.classifier", Phase::Forward);
     const Tensor pooled = c.arena.view(pooled_, Shape{c.batch, cfg_.hidden});
     be.pool_forward({h, pooled, c.key_lengths, c.seq, cfg_.pooling});
@@ -54,8 +54,8 @@ void Heads::forward(const StepContext& c, Tensor h, const HeadTargets& t) const 
     be.cross_entropy({logits, t.seq_labels, seq_losses(c), c.training ? logits : Tensor{},
                       scale(t.seq_valid), t.loss_scale});
   }
-  if (has_token()) {
-    be.set_scope(cfg_.head == HeadKind::Lm ? "head.lm" : "head.tokens", Phase::Forward);
+  if (has_token_outputs(cfg_.head)) {
+    be.set_scope(cfg_.head == Task::Lm ? "head.lm" : "head.tokens", Phase::Forward);
     const Tensor logits = token_logits(c);
     token_.forward(c, h, logits);
     be.cross_entropy({logits, t.token_labels, token_losses(c), c.training ? logits : Tensor{},
@@ -65,13 +65,13 @@ void Heads::forward(const StepContext& c, Tensor h, const HeadTargets& t) const 
 
 void Heads::backward(const StepContext& c, Tensor h, Tensor dh) const {
   Backend& be = c.backend;
-  if (has_token()) {
-    be.set_scope(cfg_.head == HeadKind::Lm ? "head.lm" : "head.tokens", Phase::Backward);
+  if (has_token_outputs(cfg_.head)) {
+    be.set_scope(cfg_.head == Task::Lm ? "head.lm" : "head.tokens", Phase::Backward);
     token_.backward(c, h, token_logits(c), dh);
   } else {
     be.fill(dh, 0.0f);
   }
-  if (has_seq()) {
+  if (has_sequence_labels(cfg_.head)) {
     be.set_scope("head.classifier", Phase::Backward);
     const Tensor pooled = c.arena.view(pooled_, Shape{c.batch, cfg_.hidden});
     const Tensor dpooled = c.arena.view(dpooled_, Shape{c.batch, cfg_.hidden});

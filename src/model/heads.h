@@ -4,7 +4,7 @@
 #pragma once
 
 #include "model/linear.h"
-#include "model/model_config.h"
+#include "config/model_config.h"
 
 namespace hwt {
 
@@ -24,9 +24,6 @@ class Heads {
   // Writes dh, the gradient of the hidden states.
   void backward(const StepContext& c, Tensor h, Tensor dh) const;
 
-  bool has_seq() const { return cfg_.has_sequence_head(); }
-  bool has_token() const { return cfg_.head != HeadKind::Classify; }
-  int64_t token_classes() const { return token_.out(); }
   Tensor seq_logits(const StepContext& c) const;
   Tensor token_logits(const StepContext& c) const;
   Tensor seq_losses(const StepContext& c) const;
@@ -34,7 +31,7 @@ class Heads {
 
  private:
   const ModelConfig& cfg_;
-  Linear cls_, token_;  // token_ is the LM head for HeadKind::Lm
+  Linear cls_, token_;  // token_ is the LM head for Task::Lm
   ActivationArena::Slot pooled_ = 0, dpooled_ = 0, seq_logits_ = 0, seq_losses_ = 0,
                         token_logits_ = 0, token_losses_ = 0;
 };

@@ -13,8 +13,8 @@ Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype)
     : cfg_(cfg), backend_(backend), act_dtype_(act_dtype) {
   validate(cfg_);
   HWT_CHECK(cfg_.vocab_size > 0, "model.vocab_size must be known before building the model");
-  HWT_CHECK(!cfg_.has_sequence_head() || cfg_.num_labels > 0, "model.num_labels unknown");
-  HWT_CHECK(!cfg_.has_token_head() || cfg_.num_token_labels > 0, "model.num_token_labels unknown");
+  HWT_CHECK(!has_sequence_labels(cfg_.head) || cfg_.num_labels > 0, "model.num_labels unknown");
+  HWT_CHECK(!has_token_labels(cfg_.head) || cfg_.num_token_labels > 0, "model.num_token_labels unknown");
   embed_ = std::make_unique<Embeddings>(cfg_, params_);
   for (int i = 0; i < cfg_.layers; ++i)
     blocks_.push_back(std::make_unique<Block>(cfg_, params_, i));
@@ -76,13 +76,13 @@ void Model::set_batch(const Batch& b, float grad_multiplier) {
   targets_ = HeadTargets{};
   targets_.grad_multiplier = grad_multiplier;
   targets_.loss_scale = loss_scale_;
-  if (heads_->has_seq()) {
+  if (has_sequence_labels(cfg_.head)) {
     HWT_CHECK(static_cast<int64_t>(b.seq_labels.size()) == b.batch, "batch has no sequence labels");
     targets_.seq_labels = arena_.view(seq_labels_, Shape{b.batch});
     backend_.upload(targets_.seq_labels, b.seq_labels.data());
     targets_.seq_valid = Batch::count_valid(b.seq_labels);
   }
-  if (heads_->has_token()) {
+  if (has_token_outputs(cfg_.head)) {
     HWT_CHECK(static_cast<int64_t>(b.token_labels.size()) == rows, "batch has no token labels");
     targets_.token_labels = arena_.view(token_labels_, Shape{rows});
     backend_.upload(targets_.token_labels, b.token_labels.data());
@@ -146,25 +146,25 @@ LossSums Model::losses() {
   backend_.set_scope("loss", Phase::Other);
   LossSums s;
   const Tensor sums = arena_.view(loss_sums_, Shape{2});
-  if (heads_->has_seq()) backend_.sum(heads_->seq_losses(c), sums.flat_slice(0, 1));
-  if (heads_->has_token()) backend_.sum(heads_->token_losses(c), sums.flat_slice(1, 1));
+  if (has_sequence_labels(cfg_.head)) backend_.sum(heads_->seq_losses(c), sums.flat_slice(0, 1));
+  if (has_token_outputs(cfg_.head)) backend_.sum(heads_->token_losses(c), sums.flat_slice(1, 1));
   float host[2] = {0, 0};
   backend_.download(host, sums);
-  if (heads_->has_seq()) s.seq = host[0], s.seq_count = targets_.seq_valid;
-  if (heads_->has_token()) s.token = host[1], s.token_count = targets_.token_valid;
+  if (has_sequence_labels(cfg_.head)) s.seq = host[0], s.seq_count = targets_.seq_valid;
+  if (has_token_outputs(cfg_.head)) s.token = host[1], s.token_count = targets_.token_valid;
   return s;
 }
 
 Predictions Model::predictions() {
   const StepContext c = context();
   Predictions p;
-  if (heads_->has_seq()) {
+  if (has_sequence_labels(cfg_.head)) {
     const Tensor out = arena_.view(seq_pred_, Shape{batch_});
     backend_.argmax_rows(heads_->seq_logits(c), out);
     p.seq.resize(static_cast<size_t>(batch_));
     backend_.download(p.seq.data(), out);
   }
-  if (heads_->has_token()) {
+  if (has_token_outputs(cfg_.head)) {
     const Tensor out = arena_.view(token_pred_, Shape{c.rows()});
     backend_.argmax_rows(heads_->token_logits(c), out);
     p.tokens.resize(static_cast<size_t>(c.rows()));
@@ -174,10 +174,10 @@ Predictions Model::predictions() {
 }
 
 Tensor Model::seq_logits() {
-  return heads_->has_seq() ? heads_->seq_logits(context()) : Tensor{};
+  return has_sequence_labels(cfg_.head) ? heads_->seq_logits(context()) : Tensor{};
 }
 Tensor Model::token_logits() {
-  return heads_->has_token() ? heads_->token_logits(context()) : Tensor{};
+  return has_token_outputs(cfg_.head) ? heads_->token_logits(context()) : Tensor{};
 }
 
 }  // namespace hwt

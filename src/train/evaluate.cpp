@@ -26,8 +26,8 @@ ModelConfig resolve_model_config(ModelConfig m, const Dataset& data) {
     if (configured < have)
       fail_input("config {}={} is smaller than the {} classes in the data", key, configured, have);
   };
-  if (m.has_sequence_head()) labels(m.num_labels, data.labels.size(), "model.num_labels");
-  if (m.has_token_head())
+  if (has_sequence_labels(m.head)) labels(m.num_labels, data.labels.size(), "model.num_labels");
+  if (has_token_labels(m.head))
     labels(m.num_token_labels, data.token_labels.size(), "model.num_token_labels");
   return m;
 }

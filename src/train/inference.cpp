@@ -9,7 +9,7 @@ LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads,
                        int64_t max_batch) {
   LoadedModel m;
   m.config = ckpt.info().config;
-  m.vocab = dataset_from_vocab_json(ckpt.info().vocab, task_for(m.config.model.head));
+  m.vocab = dataset_from_vocab_json(ckpt.info().vocab, m.config.model.head);
   m.config.model = resolve_model_config(m.config.model, m.vocab);
   TrainConfig run;  // inference: fp32, default GPU options
   run.device = device;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/param_store.h"
-#include "train/train_config.h"
+#include "config/train_config.h"
 
 namespace hwt {
 

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "train/train_config.h"
+#include "config/train_config.h"
 
 namespace hwt {
 

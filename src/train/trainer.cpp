@@ -32,20 +32,11 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-DType activation_dtype(Precision p, Device device) {
+DType training_dtype(Precision p, Device device) {
   if (device == Device::Cpu && p != Precision::Fp32)
     fail_input(
         "train.precision other than \"fp32\" needs a GPU (the CPU backend computes in fp32)");
-  switch (p) {
-    case Precision::Bf16:
-      return DType::BF16;
-    case Precision::Fp16:
-      return DType::F16;
-    case Precision::Fp32:
-    case Precision::Tf32:
-      return DType::F32;
-  }
-  return DType::F32;
+  return activation_dtype(p);
 }
 
 // Wall time per phase. Training steps are timed as a whole; their split into forward,
@@ -113,7 +104,7 @@ class Run {
 void Run::setup() {
   const auto t0 = Clock::now();
   if (!req_.resume.empty()) resume_.emplace(req_.resume);
-  data_ = load_dataset(cfg_.data, task_for(cfg_.model.head));
+  data_ = load_dataset(cfg_.data, cfg_.model.head);
   if (resume_ && resume_->info().vocab != data_.vocab_json())
     fail_input(
         "checkpoint {}: the data's vocabulary or labels differ from those it was trained with",
@@ -123,7 +114,7 @@ void Run::setup() {
 
   backend_ = make_backend(cfg_.train);
   model_ = std::make_unique<Model>(cfg_.model, *backend_,
-                                   activation_dtype(cfg_.train.precision, backend_->device()));
+                                   training_dtype(cfg_.train.precision, backend_->device()));
   model_->plan(cfg_.train.batch_size, cfg_.data.max_len);
   model_->init_parameters(static_cast<uint64_t>(cfg_.train.seed));
   opt_ = std::make_unique<Optimizer>(cfg_.optim, model_->params(), cfg_.train.max_grad_norm);

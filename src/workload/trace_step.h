@@ -4,8 +4,8 @@
 
 #include <cstdint>
 
-#include "model/model_config.h"
-#include "train/train_config.h"
+#include "config/model_config.h"
+#include "config/train_config.h"
 #include "workload/workload.h"
 
 namespace hwt {

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backend/activation.h"
+#include "core/activation_math.h"
 #include "core/dtype.h"
 #include "core/hostdevice.h"
 

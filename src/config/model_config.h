@@ -3,14 +3,40 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
+#include <string_view>
 
-#include "backend/ops.h"
+#include "core/activation_math.h"
 
 namespace hwt {
 
 enum class NormPlacement : uint8_t { Pre, Post };
-enum class HeadKind : uint8_t { Classify, Tokens, Joint, Lm };
+
+// What a model learns (model.head): the head on top of the transformer, and so the labels its
+// data must carry.
+enum class Task : uint8_t {
+  Classify,  // one class per sequence
+  Tokens,    // one tag per token
+  Joint,     // both, losses summed (intent + slots)
+  Lm,        // the next token at every position
+};
+
+std::string_view task_name(Task t);  // the model.head value: "classify", "tokens", ...
+
+// A class per sequence: a pooled classifier head; the data carries sequence labels.
+constexpr bool has_sequence_labels(Task t) {
+  return t == Task::Classify || t == Task::Joint;
+}
+// A tag per token: a token classifier head; the data carries token labels.
+constexpr bool has_token_labels(Task t) {
+  return t == Task::Tokens || t == Task::Joint;
+}
+// Logits at every token position: token tags or, for an LM, next tokens.
+constexpr bool has_token_outputs(Task t) {
+  return t != Task::Classify;
+}
+
+// How a sequence classifier summarises the hidden states.
+enum class Pooling : uint8_t { First, Mean };
 
 struct ModelConfig {
   int64_t vocab_size = 0;  // 0: taken from the tokenizer
@@ -25,7 +51,7 @@ struct ModelConfig {
   bool causal = false;  // decoder (causal mask) or encoder (padding mask)
   Activation activation = Activation::Gelu;
   bool tie_embeddings = true;  // LM head shares the token embedding
-  HeadKind head = HeadKind::Classify;
+  Task head = Task::Classify;
   Pooling pooling = Pooling::First;
   int64_t num_labels = 0;        // sequence classes; 0: from the data
   int64_t num_token_labels = 0;  // token classes; 0: from the data
@@ -33,8 +59,6 @@ struct ModelConfig {
   double init_std = 0.02;
 
   int64_t head_dim() const { return hidden / heads; }
-  bool has_sequence_head() const { return head == HeadKind::Classify || head == HeadKind::Joint; }
-  bool has_token_head() const { return head == HeadKind::Tokens || head == HeadKind::Joint; }
 };
 
 // Throws InputError naming the first inconsistent field.

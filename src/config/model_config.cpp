@@ -1,8 +1,22 @@
-#include "model/model_config.h"
+#include "config/model_config.h"
 
 #include "core/error.h"
 
 namespace hwt {
+
+std::string_view task_name(Task t) {
+  switch (t) {
+    case Task::Classify:
+      return "classify";
+    case Task::Tokens:
+      return "tokens";
+    case Task::Joint:
+      return "joint";
+    case Task::Lm:
+      return "lm";
+  }
+  return "?";
+}
 
 void validate(const ModelConfig& c) {
   auto positive = [](int64_t v, const char* key) {
@@ -23,7 +37,7 @@ void validate(const ModelConfig& c) {
     fail_input("config model.attn_dropout={} must be in [0, 1)", c.attn_dropout);
   if (!(c.ln_eps > 0)) fail_input("config model.ln_eps must be positive");
   if (!(c.init_std > 0)) fail_input("config model.init_std must be positive");
-  if (c.head == HeadKind::Lm && !c.causal)
+  if (c.head == Task::Lm && !c.causal)
     fail_input("config model.head=\"lm\" needs model.causal=true");
 }
 

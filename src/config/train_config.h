@@ -4,17 +4,18 @@
 #include <cstdint>
 #include <string>
 
+#include "core/precision.h"
+
 namespace hwt {
 
 enum class DeviceChoice : uint8_t { Auto, Cpu, Cuda };
-enum class Precision : uint8_t { Fp32, Tf32, Bf16, Fp16 };
 enum class OptimizerKind : uint8_t { AdamW, Adan, Sgd };
 enum class Schedule : uint8_t { Constant, Linear, Cosine };
 
 struct TrainConfig {
   DeviceChoice device = DeviceChoice::Auto;
   int64_t threads = 0;  // CPU threads; 0: all cores
-  Precision precision = Precision::Fp32;
+  Precision precision = Precision::Fp32;  // fp32, tf32, bf16 or fp16 (fp8 is not trained)
   bool gemm_autotune = false;  // GPU: time cuBLASLt's candidates per GEMM shape, keep the fastest
   bool deterministic_attention = true;  // GPU: false sums dQ with atomics (faster, not bitwise)
   bool cuda_graph = false;  // GPU: each micro-batch's forward + backward as one CUDA graph launch

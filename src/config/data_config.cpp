@@ -1,0 +1,23 @@
+#include "config/data_config.h"
+
+namespace hwt {
+
+std::string_view format_name(DataFormat f) {
+  switch (f) {
+    case DataFormat::Spam:
+      return "spam";
+    case DataFormat::JointBert:
+      return "jointbert";
+    case DataFormat::Tsv:
+      return "tsv";
+    case DataFormat::Csv:
+      return "csv";
+    case DataFormat::Jsonl:
+      return "jsonl";
+    case DataFormat::Text:
+      return "text";
+  }
+  return "?";
+}
+
+}  // namespace hwt
