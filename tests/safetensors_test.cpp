@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/files.h"
 
 namespace hwt {
 namespace {

@@ -11,8 +11,8 @@
 #include <fstream>
 
 #include "accel/design_space.h"
-#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/paths.h"
 
 namespace hwt::accel {

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "accel/toml_reader.h"
 #include "core/error.h"
+#include "core/toml_reader.h"
 
 namespace hwt::accel {
 namespace {
@@ -85,8 +85,7 @@ void validate(const AccelConfig& c, const HardwareLibrary& lib, const std::strin
 }
 
 AccelConfig load_accel_config(const std::string& path, const HardwareLibrary& lib) {
-  const toml::table t = parse_toml_file(path, kWhat);
-  const TomlReader r(t, path, kWhat);
+  const TomlReader r = TomlReader::from_file(path, kWhat);
   AccelConfig c;
   c.name = r.string("name", c.name);
   c.clock_mhz = positive_num(r, "clock_mhz", c.clock_mhz);

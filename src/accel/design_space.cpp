@@ -6,8 +6,8 @@
 #include <numeric>
 #include <unordered_set>
 
-#include "accel/toml_reader.h"
 #include "core/error.h"
+#include "core/toml_reader.h"
 
 namespace hwt::accel {
 namespace {
@@ -68,8 +68,7 @@ AccelConfig DesignSpace::design(uint64_t index, int64_t* batch_out) const {
 }
 
 DesignSpace load_design_space(const std::string& path, const HardwareLibrary& lib) {
-  const toml::table t = parse_toml_file(path, kWhat);
-  const TomlReader r(t, path, kWhat);
+  const TomlReader r = TomlReader::from_file(path, kWhat);
   DesignSpace s;
   AccelConfig& b = s.base;
   s.name = r.string("name");

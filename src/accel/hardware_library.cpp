@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "accel/toml_reader.h"
 #include "core/error.h"
 #include "core/paths.h"
+#include "core/toml_reader.h"
 
 namespace hwt::accel {
 namespace {
@@ -51,8 +51,7 @@ BufferSpec read_buffer(const TomlReader& r) {
 }
 
 void read_modules(HardwareLibrary& lib, const std::string& path) {
-  const toml::table t = parse_toml_file(path, kModules);
-  const TomlReader r(t, path, kModules);
+  const TomlReader r = TomlReader::from_file(path, kModules);
   lib.technology_nm = static_cast<int>(r.integer("technology_nm"));
   lib.clock_mhz = positive(r, "clock_mhz");
   r.string("source");
@@ -81,8 +80,7 @@ void read_modules(HardwareLibrary& lib, const std::string& path) {
 }
 
 void read_memories(HardwareLibrary& lib, const std::string& path) {
-  const toml::table t = parse_toml_file(path, kMemories);
-  const TomlReader r(t, path, kMemories);
+  const TomlReader r = TomlReader::from_file(path, kMemories);
   const double access_bytes = positive(r, "access_bytes");
   const bool bytes_estimate = r.boolean("access_bytes_estimate", false);
   for (const std::string& name : r.keys()) {

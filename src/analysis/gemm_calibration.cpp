@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/stats.h"
-#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/paths.h"
 
 namespace hwt {
@@ -105,8 +105,8 @@ FitQuality fit_quality(const GemmModel& model, const std::vector<GemmSample>& sa
   return q;
 }
 
-GemmConstants fit_constants(const GpuSpec& gpu, Precision p,
-                            const std::vector<GemmSample>& samples, GemmConstants start) {
+GemmConstants fit_constants(const GpuSpec& gpu, Precision p, const std::vector<GemmSample>& samples,
+                            GemmConstants start) {
   if (samples.empty()) fail_input("no GEMM measurements to fit the model to");
   GemmConstants best = start;
   double best_loss = loss(gpu, p, best, samples);

@@ -38,11 +38,6 @@ double tile_speed(const Tile& t, double c) {
 
 }  // namespace
 
-std::string shape_label(const GemmShape& s) {
-  const std::string mnk = fmt::format("{}x{}x{}", s.m, s.n, s.k);
-  return s.batch > 1 ? fmt::format("{}x({})", s.batch, mnk) : mnk;
-}
-
 int alignment_bytes(int64_t elements, int element_bytes) {
   const int64_t bytes = elements * element_bytes;
   int a = 1;

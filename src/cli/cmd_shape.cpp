@@ -16,8 +16,8 @@
 #include "analysis/sweep_fit.h"
 #include "cli/commands.h"
 #include "config/run_config.h"
-#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "hw/gpu_catalog.h"
 #include "workload/trace_step.h"
 #ifdef HWT_WITH_CUDA
@@ -97,9 +97,9 @@ void list_gpus(const GpuCatalog& cat) {
       return v > 0 ? fmt::format("{:.1f}", v) : std::string("-");
     };
     fmt::print("{:<10} {:<7} {:>4} {:>9} {:>9} {:>9} {:>8} {:>6.0f} {:>5.0f} {:>7.2f}  {}\n",
-               g.name, arch_name(g.arch), g.sms, rate(Precision::Fp32),
-               rate(Precision::Tf32), rate(Precision::Bf16), rate(Precision::Fp8),
-               g.memory_bandwidth_gbs, g.tdp_w, g.price_per_hour, g.origin);
+               g.name, arch_name(g.arch), g.sms, rate(Precision::Fp32), rate(Precision::Tf32),
+               rate(Precision::Bf16), rate(Precision::Fp8), g.memory_bandwidth_gbs, g.tdp_w,
+               g.price_per_hour, g.origin);
   }
 }
 

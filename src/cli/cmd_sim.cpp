@@ -12,8 +12,8 @@
 #include "accel/sweep.h"
 #include "cli/commands.h"
 #include "config/run_config.h"
-#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/paths.h"
 #include "workload/trace_step.h"
 

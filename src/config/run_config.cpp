@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <toml++/toml.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
+#include <variant>
+
+#include "core/toml_reader.h"
 
 namespace hwt {
 namespace {
@@ -307,24 +309,15 @@ void set_key(RunConfig& c, std::string_view name, const nlohmann::json& v) {
   k->set(c, v);
 }
 
-nlohmann::json toml_value(const toml::node& n, const std::string& key) {
-  if (auto v = n.as_integer()) return v->get();
-  if (auto v = n.as_floating_point()) return v->get();
-  if (auto v = n.as_boolean()) return v->get();
-  if (auto v = n.as_string()) return v->get();
-  fail_input("config {}: unsupported value type (use a number, true/false or a string)", key);
-}
-
-void apply_table(RunConfig& c, const toml::table& t, const std::string& prefix) {
-  for (const auto& [name, node] : t) {
-    const std::string key =
-        prefix.empty() ? std::string(name.str()) : prefix + "." + std::string(name.str());
-    if (const toml::table* sub = node.as_table()) {
-      apply_table(c, *sub, key);
+void apply_table(RunConfig& c, const TomlReader& t) {
+  for (const std::string& name : t.keys()) {
+    if (t.is_table(name)) {
+      apply_table(c, t.table(name));
       continue;
     }
+    const std::string key = t.path(name);
     if (!find_key(key)) unknown_key(key);
-    set_key(c, key, toml_value(node, key));
+    set_key(c, key, std::visit([](const auto& v) { return nlohmann::json(v); }, t.scalar(name)));
   }
 }
 
@@ -385,19 +378,7 @@ void apply_override(RunConfig& c, const std::string& kv) {
 
 RunConfig load_run_config(const std::string& toml_path, const std::vector<std::string>& overrides) {
   RunConfig c;
-  if (!toml_path.empty()) {
-    toml::table t;
-    try {
-      t = toml::parse_file(toml_path);
-    } catch (const toml::parse_error& e) {
-      const auto& src = e.source();
-      if (!src.begin)
-        fail_input("config {}: cannot read the file ({})", toml_path, e.description());
-      fail_input("config {}:{}:{}: {}", toml_path, src.begin.line, src.begin.column,
-                 e.description());
-    }
-    apply_table(c, t, "");
-  }
+  if (!toml_path.empty()) apply_table(c, TomlReader::from_file(toml_path, "config"));
   for (const std::string& kv : overrides) apply_override(c, kv);
   validate(c);
   return c;

@@ -11,8 +11,8 @@
 #include <set>
 #include <tuple>
 
-#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/files.h"
 
 namespace hwt {
 namespace {

@@ -1,27 +1,15 @@
 #include "data/text_io.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
-#include <memory>
 
 #include "core/error.h"
+#include "core/files.h"
 
 namespace hwt {
 
 std::string read_text_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) fail_input("data file not found: {}", path);
-  if (std::filesystem::is_directory(path, ec))
-    fail_input("data path {} is a folder, expected a file", path);
-  // stdio is noticeably faster than iostreams for the thousands of small spam files.
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) fail_input("cannot open data file {}", path);
-  std::string text;
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, n);
-  if (std::ferror(f.get())) fail_input("cannot read data file {}", path);
+  std::string text = read_file(path, "data file");
   if (text.starts_with("\xEF\xBB\xBF")) text.erase(0, 3);
   return text;
 }

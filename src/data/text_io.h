@@ -7,8 +7,8 @@
 
 namespace hwt {
 
-// The whole file; InputError if it is missing, a folder or unreadable. A UTF-8 byte order mark
-// is dropped.
+// The whole file (core's read_file, errors naming the data file) without a UTF-8 byte order
+// mark.
 std::string read_text_file(const std::string& path);
 
 // Lines without their "\n" / "\r\n"; a final newline does not start an empty last line.

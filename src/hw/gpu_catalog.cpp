@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <toml++/toml.h>
 
 #include <algorithm>
 #include <array>
@@ -10,9 +9,12 @@
 
 #include "core/error.h"
 #include "core/paths.h"
+#include "core/toml_reader.h"
 
 namespace hwt {
 namespace {
+
+constexpr const char* kWhat = "GPU catalog";
 
 constexpr std::array<std::pair<std::string_view, GpuArch>, 5> kArchs = {{
     {"volta", GpuArch::Volta},
@@ -37,21 +39,10 @@ constexpr std::array<NumberKey, 6> kNumbers = {{
     {"price_per_hour", &GpuSpec::price_per_hour, true},
 }};
 
-constexpr std::array<std::string_view, 15> kKnownKeys = {"name",
-                                                         "aliases",
-                                                         "arch",
-                                                         "sms",
-                                                         "boost_clock_mhz",
-                                                         "memory_gb",
-                                                         "memory_bandwidth_gbs",
-                                                         "l2_mb",
-                                                         "tdp_w",
-                                                         "price_per_hour",
-                                                         "tensor_tflops",
-                                                         "cuda_core_tflops",
-                                                         "source",
-                                                         "price_source",
-                                                         "sources"};
+// Keys `sources` may name: the entry's numbers.
+constexpr std::array<std::string_view, 10> kSourcedKeys = {
+    "arch",  "sms",   "boost_clock_mhz", "memory_gb",     "memory_bandwidth_gbs",
+    "l2_mb", "tdp_w", "price_per_hour",  "tensor_tflops", "cuda_core_tflops"};
 
 std::string normalise(std::string_view s) {
   std::string o;
@@ -61,118 +52,76 @@ std::string normalise(std::string_view s) {
   return o;
 }
 
-// Error context for one entry: "<file>: gpu entry 3 ('H200'): ".
-struct Where {
-  std::string origin;
-  size_t index;
-  std::string name;
-  std::string operator()(std::string_view key) const {
-    const std::string who = name.empty() ? fmt::format("gpu entry {}", index + 1)
-                                         : fmt::format("gpu entry {} ('{}')", index + 1, name);
-    return fmt::format("{}: {}: key '{}'", origin, who, key);
-  }
-};
-
-double number_value(const toml::node* n, std::string_view key, const Where& at, bool allow_zero) {
-  if (!n) fail_input("{} is missing", at(key));
-  std::optional<double> v;
-  if (auto i = n->as_integer()) v = static_cast<double>(i->get());
-  if (auto f = n->as_floating_point()) v = f->get();
-  if (!v) fail_input("{} must be a number", at(key));
-  if (*v < 0 || (!allow_zero && *v == 0))
-    fail_input("{} must be {}, got {}", at(key), allow_zero ? "zero or more" : "positive", *v);
-  return *v;
+double number_value(const TomlReader& t, const std::string& key, bool allow_zero) {
+  const double v = t.number(key);
+  if (v < 0 || (!allow_zero && v == 0))
+    t.fail(key, fmt::format("must be {}, got {}", allow_zero ? "zero or more" : "positive", v));
+  return v;
 }
 
-std::string required_string(const toml::table& t, std::string_view key, const Where& at) {
-  const toml::node* n = t.get(key);
-  if (!n) fail_input("{} is missing", at(key));
-  auto s = n->as_string();
-  if (!s || s->get().empty()) fail_input("{} must be a non-empty string", at(key));
-  return s->get();
+std::string required_string(const TomlReader& t, const std::string& key) {
+  std::string s = t.string(key);
+  if (s.empty()) t.fail(key, "must be a non-empty string");
+  return s;
 }
 
-std::map<Precision, double> rate_table(const toml::table& t, std::string_view key,
-                                           const Where& at) {
+std::map<Precision, double> rate_table(const TomlReader& entry, const std::string& key) {
   std::map<Precision, double> rates;
-  const toml::node* n = t.get(key);
-  if (!n) return rates;
-  const toml::table* sub = n->as_table();
-  if (!sub) fail_input("{} must be a table like {{ bf16 = 989.4 }}", at(key));
-  for (const auto& [name, value] : *sub) {
-    const std::string full = fmt::format("{}.{}", key, name.str());
-    const auto p = parse_precision(name.str());
-    if (!p) fail_input("{}: unknown precision (use fp32, tf32, bf16, fp16 or fp8)", at(full));
-    rates[*p] = number_value(&value, full, at, false);
+  if (!entry.has(key)) return rates;
+  const TomlReader t = entry.table(key);
+  for (const std::string& name : t.keys()) {
+    const auto p = parse_precision(name);
+    if (!p) t.fail(name, "is not a precision (use fp32, tf32, bf16, fp16 or fp8)");
+    rates[*p] = number_value(t, name, false);
   }
   return rates;
 }
 
-GpuSpec parse_entry(const toml::table& t, const std::string& origin, size_t index) {
-  Where at{origin, index, ""};
-  for (const auto& [key, _] : t)
-    if (std::find(kKnownKeys.begin(), kKnownKeys.end(), key.str()) == kKnownKeys.end())
-      fail_input("{} is not a catalog key (known: {})", at(key.str()), fmt::join(kKnownKeys, ", "));
+GpuSpec parse_entry(const TomlReader& raw, size_t index) {
   GpuSpec g;
-  g.name = required_string(t, "name", at);
-  at.name = g.name;
-  g.origin = origin;
-  if (const toml::node* n = t.get("aliases")) {
-    const toml::array* a = n->as_array();
-    if (!a) fail_input("{} must be an array of strings", at("aliases"));
-    for (const toml::node& e : *a) {
-      if (!e.as_string()) fail_input("{} must be an array of strings", at("aliases"));
-      g.aliases.push_back(e.as_string()->get());
-    }
-  }
-  const std::string arch = required_string(t, "arch", at);
+  g.name = required_string(raw, "name");
+  const TomlReader t = raw.labelled(fmt::format("gpu entry {} ('{}')", index + 1, g.name));
+  if (t.has("aliases")) g.aliases = t.strings("aliases");
+  const std::string arch = required_string(t, "arch");
   auto ai = std::find_if(kArchs.begin(), kArchs.end(), [&](auto& p) { return p.first == arch; });
   if (ai == kArchs.end())
-    fail_input("{}: unknown architecture '{}' (known: volta, turing, ampere, ada, hopper)",
-               at("arch"), arch);
+    t.fail("arch", fmt::format("'{}' is not an architecture (known: volta, turing, ampere, ada, "
+                               "hopper)",
+                               arch));
   g.arch = ai->second;
-  const toml::node* sms = t.get("sms");
-  if (!sms) fail_input("{} is missing", at("sms"));
-  if (!sms->as_integer() || sms->as_integer()->get() <= 0)
-    fail_input("{} must be a positive integer", at("sms"));
-  g.sms = static_cast<int>(sms->as_integer()->get());
+  const int64_t sms = t.integer("sms");
+  if (sms <= 0) t.fail("sms", "must be a positive integer");
+  g.sms = static_cast<int>(sms);
   for (const NumberKey& k : kNumbers)
-    g.*k.field = number_value(t.get(k.key), k.key, at, k.allow_zero);
-  g.tensor_tflops = rate_table(t, "tensor_tflops", at);
-  g.cuda_core_tflops = rate_table(t, "cuda_core_tflops", at);
+    g.*k.field = number_value(t, std::string(k.key), k.allow_zero);
+  g.tensor_tflops = rate_table(t, "tensor_tflops");
+  g.cuda_core_tflops = rate_table(t, "cuda_core_tflops");
   if (!g.cuda_core_tflops.count(Precision::Fp32))
-    fail_input("{} is missing (every GPU has an fp32 CUDA-core rate)", at("cuda_core_tflops.fp32"));
-  g.source = required_string(t, "source", at);
-  g.price_source = required_string(t, "price_source", at);
-  if (const toml::node* n = t.get("sources")) {
-    const toml::table* s = n->as_table();
-    if (!s) fail_input("{} must be a table of key = \"document\"", at("sources"));
-    for (const auto& [key, value] : *s) {
-      const std::string k(key.str());
-      if (k == "name" || k == "aliases" || k == "sources" || k == "source" ||
-          std::find(kKnownKeys.begin(), kKnownKeys.end(), k) == kKnownKeys.end())
-        fail_input("{} names no number of the entry", at("sources." + k));
-      if (!value.as_string() || value.as_string()->get().empty())
-        fail_input("{} must be a non-empty string", at("sources." + k));
-      g.sources[k] = value.as_string()->get();
+    t.fail("cuda_core_tflops.fp32", "is missing (every GPU has an fp32 CUDA-core rate)");
+  g.source = required_string(t, "source");
+  g.price_source = required_string(t, "price_source");
+  if (t.has("sources")) {
+    const TomlReader s = t.table("sources");
+    for (const std::string& k : s.keys()) {
+      if (std::find(kSourcedKeys.begin(), kSourcedKeys.end(), k) == kSourcedKeys.end())
+        s.fail(k, "names no number of the entry");
+      g.sources[k] = required_string(s, k);
     }
   }
+  t.reject_unknown();
   return g;
 }
 
-std::vector<GpuSpec> parse_catalog(const toml::table& t, const std::string& origin) {
-  for (const auto& [key, _] : t)
-    if (key.str() != "gpu")
-      fail_input("{}: top-level key '{}' is not allowed (entries are [[gpu]] tables)", origin,
-                 key.str());
-  const toml::array* entries = t.get_as<toml::array>("gpu");
-  if (!entries || entries->empty()) fail_input("{}: no [[gpu]] entries", origin);
-  std::vector<GpuSpec> out;
-  for (size_t i = 0; i < entries->size(); ++i) {
-    const toml::table* e = entries->get(i)->as_table();
-    if (!e) fail_input("{}: gpu entry {} is not a table", origin, i + 1);
-    out.push_back(parse_entry(*e, origin, i));
+std::vector<GpuSpec> parse_catalog(const TomlReader& file) {
+  if (!file.has("gpu")) {
+    for (const std::string& key : file.keys())
+      file.fail(key, "is not a known key (the entries are [[gpu]] tables)");
+    file.fail("gpu", "is missing: the entries are [[gpu]] tables");
   }
+  std::vector<GpuSpec> out;
+  const std::vector<TomlReader> entries = file.tables("gpu");
+  for (size_t i = 0; i < entries.size(); ++i) out.push_back(parse_entry(entries[i], i));
+  file.reject_unknown();
   return out;
 }
 
@@ -199,22 +148,16 @@ const std::string& GpuSpec::source_of(const std::string& key) const {
 }
 
 void GpuCatalog::load_file(const std::string& path) {
-  try {
-    for (GpuSpec& g : parse_catalog(toml::parse_file(path), path)) add(std::move(g));
-  } catch (const toml::parse_error& e) {
-    if (!e.source().begin)
-      fail_input("GPU catalog {}: cannot read the file ({})", path, e.description());
-    fail_input("GPU catalog {}:{}:{}: {}", path, e.source().begin.line, e.source().begin.column,
-               e.description());
+  for (GpuSpec& g : parse_catalog(TomlReader::from_file(path, kWhat))) {
+    g.origin = path;
+    add(std::move(g));
   }
 }
 
 void GpuCatalog::load_string(std::string_view text, const std::string& origin) {
-  try {
-    for (GpuSpec& g : parse_catalog(toml::parse(text, origin), origin)) add(std::move(g));
-  } catch (const toml::parse_error& e) {
-    fail_input("GPU catalog {}:{}:{}: {}", origin, e.source().begin.line, e.source().begin.column,
-               e.description());
+  for (GpuSpec& g : parse_catalog(TomlReader::from_string(text, origin, kWhat))) {
+    g.origin = origin;
+    add(std::move(g));
   }
 }
 

@@ -3,8 +3,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "report/svg_plot.h"
 
 namespace hwt {

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "backend/backend_factory.h"
-#include "core/atomic_file.h"
+#include "core/files.h"
 #include "core/philox.h"
 #include "data/dataset.h"
 #include "measure/host_info.h"

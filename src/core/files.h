@@ -1,5 +1,7 @@
-// Atomic file output: data goes to a temporary file beside the target, which is fsynced and
-// renamed over the target only on commit(), so a crash never leaves a half-written file.
+// Whole files in and out. Output is atomic: data goes to a temporary file beside the target,
+// which is fsynced and renamed over the target only on commit(), so a crash never leaves a
+// half-written file. Reading and the output folders of commands raise InputError naming the
+// path, since both come from the user.
 #pragma once
 
 #include <cstddef>
@@ -34,7 +36,15 @@ class AtomicFileWriter {
 
 void write_file_atomic(const std::string& path, std::string_view contents);
 
-// The whole file; throws hwt::InputError "cannot read <path>: <reason>".
-std::string read_file(const std::string& path);
+// The whole file; throws hwt::InputError "cannot read <what> <path>: <reason>" (`what` names
+// the kind of file, e.g. "config", "data file"; empty: just the path).
+std::string read_file(const std::string& path, std::string_view what = {});
+
+// Creates the folder `dir` (and its parents) that a command writes into; InputError "cannot
+// create output folder <dir>: <reason>".
+void make_output_folder(const std::string& dir);
+
+// Writes dir/name atomically, creating `dir` first.
+void write_output_file(const std::string& dir, const std::string& name, std::string_view text);
 
 }  // namespace hwt

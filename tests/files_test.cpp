@@ -1,4 +1,4 @@
-#include "core/atomic_file.h"
+#include "core/files.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

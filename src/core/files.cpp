@@ -1,4 +1,4 @@
-#include "core/atomic_file.h"
+#include "core/files.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -91,9 +91,10 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
   w.commit();
 }
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, std::string_view what) {
+  const std::string named = what.empty() ? path : fmt::format("{} {}", what, path);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail_input("cannot read {}: {}", path, errno_text());
+  if (fd < 0) fail_input("cannot read {}: {}", named, errno_text());
   struct stat st {};
   // One spare byte so a regular file is read in one call and EOF is seen without regrowing.
   size_t cap = (::fstat(fd, &st) == 0 && st.st_size > 0) ? static_cast<size_t>(st.st_size) : 0;
@@ -106,7 +107,7 @@ std::string read_file(const std::string& path) {
       if (errno == EINTR) continue;
       int err = errno;
       ::close(fd);
-      fail_input("cannot read {}: {}", path, std::generic_category().message(err));
+      fail_input("cannot read {}: {}", named, std::generic_category().message(err));
     }
     if (n == 0) break;
     len += static_cast<size_t>(n);
@@ -114,6 +115,17 @@ std::string read_file(const std::string& path) {
   ::close(fd);
   out.resize(len);
   return out;
+}
+
+void make_output_folder(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail_input("cannot create output folder {}: {}", dir, ec.message());
+}
+
+void write_output_file(const std::string& dir, const std::string& name, std::string_view text) {
+  make_output_folder(dir);
+  write_file_atomic((std::filesystem::path(dir) / name).string(), text);
 }
 
 }  // namespace hwt

@@ -1,34 +1,73 @@
-#include "accel/toml_reader.h"
+#include "core/toml_reader.h"
 
 #include <cmath>
 
 #include "core/error.h"
+#include "core/files.h"
 
-namespace hwt::accel {
+namespace hwt {
 
-toml::table parse_toml_file(const std::string& path, const std::string& what) {
+namespace {
+
+toml::table parse(std::string_view text, const std::string& origin, const std::string& what) {
   try {
-    return toml::parse_file(path);
+    return toml::parse(text, origin);
   } catch (const toml::parse_error& e) {
     const auto& src = e.source();
-    if (!src.begin) fail_input("{} {}: cannot read the file ({})", what, path, e.description());
-    fail_input("{} {}:{}:{}: {}", what, path, src.begin.line, src.begin.column, e.description());
+    fail_input("{} {}:{}:{}: {}", what, origin, src.begin.line, src.begin.column, e.description());
   }
 }
 
-TomlReader::TomlReader(const toml::table& t, std::string file, std::string what, std::string prefix)
-    : table_(&t),
+}  // namespace
+
+TomlReader TomlReader::from_file(const std::string& path, const std::string& what) {
+  return from_string(read_file(path, what), path, what);
+}
+
+TomlReader TomlReader::from_string(std::string_view text, const std::string& origin,
+                                   const std::string& what) {
+  auto root = std::make_shared<const toml::table>(parse(text, origin, what));
+  const toml::table* t = root.get();
+  return TomlReader(std::move(root), t, origin, what, "");
+}
+
+TomlReader::TomlReader(std::shared_ptr<const toml::table> root, const toml::table* table,
+                       std::string file, std::string what, std::string prefix)
+    : root_(std::move(root)),
+      table_(table),
       file_(std::move(file)),
       what_(std::move(what)),
       prefix_(std::move(prefix)),
       used_(std::make_shared<std::set<std::string>>()) {}
+
+TomlReader TomlReader::labelled(std::string label) const {
+  TomlReader r(root_, table_, file_, what_, "");
+  r.label_ = std::move(label);
+  r.used_ = used_;
+  return r;
+}
+
+bool TomlReader::is_table(const std::string& key) const {
+  const toml::node* n = table_->get(key);
+  return n && n->is_table();
+}
+
+TomlReader::Scalar TomlReader::scalar(const std::string& key) const {
+  const toml::node& n = require(key);
+  if (auto v = n.as_integer()) return v->get();
+  if (auto v = n.as_floating_point()) return v->get();
+  if (auto v = n.as_boolean()) return v->get();
+  if (auto v = n.as_string()) return v->get();
+  fail(key, "must be a number, true/false or a string");
+}
 
 std::string TomlReader::path(const std::string& key) const {
   return prefix_.empty() ? key : prefix_ + "." + key;
 }
 
 void TomlReader::fail(const std::string& key, const std::string& message) const {
-  fail_input("{} {}: {} {}", what_, file_, path(key), message);
+  fail_input("{} {}: {}{} {}", what_, file_, label_.empty() ? "" : label_ + ": ", path(key),
+             message);
 }
 
 const toml::node* TomlReader::node(const std::string& key) const {
@@ -119,7 +158,9 @@ TomlReader TomlReader::table(const std::string& key) const {
   const toml::node& n = require(key);
   const toml::table* t = n.as_table();
   if (!t) fail(key, "must be a table");
-  return TomlReader(*t, file_, what_, path(key));
+  TomlReader r(root_, t, file_, what_, path(key));
+  r.label_ = label_;
+  return r;
 }
 
 std::vector<TomlReader> TomlReader::tables(const std::string& key) const {
@@ -128,7 +169,8 @@ std::vector<TomlReader> TomlReader::tables(const std::string& key) const {
   if (!a || !a->is_array_of_tables()) fail(key, "must be an array of tables ([[" + key + "]])");
   std::vector<TomlReader> out;
   for (size_t i = 0; i < a->size(); ++i)
-    out.emplace_back(*(*a)[i].as_table(), file_, what_, path(key) + "[" + std::to_string(i) + "]");
+    out.push_back(TomlReader(root_, (*a)[i].as_table(), file_, what_,
+                             path(key) + "[" + std::to_string(i) + "]"));
   return out;
 }
 
@@ -143,4 +185,4 @@ void TomlReader::reject_unknown() const {
     if (!used_->count(std::string(k.str()))) fail(std::string(k.str()), "is not a known key");
 }
 
-}  // namespace hwt::accel
+}  // namespace hwt
