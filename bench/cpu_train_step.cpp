@@ -5,10 +5,10 @@
 // Prints one JSON line: median and mean milliseconds per step (forward, backward, AdamW);
 // --profile adds one line per op with its milliseconds per step.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -19,40 +19,36 @@
 #include "op_profile.h"
 #include "train/optimizer.h"
 
-namespace {
-
-int64_t arg(int argc, char** argv, const char* name, int64_t def) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], name) == 0) return std::stoll(argv[i + 1]);
-  return def;
-}
-
-bool has_flag(int argc, char** argv, const char* name) {
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], name) == 0) return true;
-  return false;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   using namespace hwt;
   restart_with_passive_openmp_wait(argv);
-  const int threads = static_cast<int>(arg(argc, argv, "--threads", 2));
-  const int64_t B = arg(argc, argv, "--batch", 32), S = arg(argc, argv, "--seq", 32);
-  const int64_t steps = arg(argc, argv, "--steps", 20);
+  CLI::App app{"hwt CPU training-step time (compare: bench/cpu_train_step.py)",
+               "bench_cpu_train_step"};
+  int threads = 2;
+  int64_t B = 32, S = 32, steps = 20;
   ModelConfig m;
-  m.vocab_size = arg(argc, argv, "--vocab", 8000);
+  m.vocab_size = 8000;
+  m.hidden = 256;
+  m.heads = 4;
+  m.ffn = 1024;
+  m.layers = 4;
+  bool profile = false;
+  app.add_option("--threads", threads)->capture_default_str();
+  app.add_option("--batch", B)->capture_default_str();
+  app.add_option("--seq", S)->capture_default_str();
+  app.add_option("--steps", steps)->capture_default_str();
+  app.add_option("--vocab", m.vocab_size)->capture_default_str();
+  app.add_option("--hidden", m.hidden)->capture_default_str();
+  app.add_option("--heads", m.heads)->capture_default_str();
+  app.add_option("--ffn", m.ffn)->capture_default_str();
+  app.add_option("--layers", m.layers)->capture_default_str();
+  app.add_flag("--profile", profile, "Milliseconds per step by op");
+  CLI11_PARSE(app, argc, argv);
   m.max_seq = S;
-  m.hidden = arg(argc, argv, "--hidden", 256);
-  m.heads = arg(argc, argv, "--heads", 4);
-  m.ffn = arg(argc, argv, "--ffn", 1024);
-  m.layers = arg(argc, argv, "--layers", 4);
   m.num_labels = 2;
   m.dropout = m.attn_dropout = 0.1;
   CpuBackend cpu(threads);
   bench::ProfilingBackend prof(cpu);
-  const bool profile = has_flag(argc, argv, "--profile");
   Backend& be = profile ? static_cast<Backend&>(prof) : cpu;
   Model model(m, be);
   model.plan(B, S);

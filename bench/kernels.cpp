@@ -1,28 +1,43 @@
-// Each fused CUDA op at GPT-2 124M training shapes (B16 T1024, bf16): median time, achieved
-// bandwidth and FLOP rate against the rooflines measured in the same run (device copy
-// bandwidth; an 8192³ bf16 GEMM). Bytes and FLOPs are the TraceBackend's minimum counts for
-// the op. bench/kernels.py times the PyTorch counterparts.
+// Each fused CUDA op at the training shapes of configs/gpt2_124m.toml (B16 T1024, bf16):
+// median time, achieved bandwidth and FLOP rate against the rooflines measured in the same run
+// (device copy bandwidth; an 8192³ bf16 GEMM). Bytes and FLOPs are the TraceBackend's minimum
+// counts for the op. bench/kernels.py times the PyTorch counterparts.
+//   bench_kernels [SUBSTRING]   (only the ops whose name contains it)
+#include <CLI/CLI.hpp>
+
+#include <cmath>
 #include <cstdio>
 #include <functional>
 
-#include "cuda_bench_util.h"
-#ifdef HWT_WITH_CUDA
-#include "backend/cuda/cuda_backend.h"
 #include "backend/trace/trace_backend.h"
+#include "config/run_config.h"
 #include "core/philox.h"
-#endif
+#include "cuda_bench_util.h"
+#include "measure/device_time.h"
+#include "train/run_setup.h"
 
-#ifdef HWT_WITH_CUDA
 namespace hwt::bench {
 namespace {
 
+std::unique_ptr<Backend> cuda_backend(bool deterministic_attention) {
+  TrainConfig t;
+  t.device = DeviceChoice::Cuda;
+  t.deterministic_attention = deterministic_attention;
+  return make_backend(t);
+}
+
+double time_ms(Backend& be, const std::function<void()>& fn, int warm, int reps) {
+  DeviceTiming t;
+  t.warm = warm;
+  t.batches = reps;
+  t.max_calls_per_batch = 200;
+  return 1e3 * median_seconds(be, fn, t);
+}
+
 class Bench {
  public:
-  explicit Bench(std::string only) : be_(make_cuda_backend(0)), only_(std::move(only)) {
-    CudaOptions atomic;
-    atomic.deterministic_attention = false;
-    atomic_attention_ = make_cuda_backend(0, atomic);
-  }
+  explicit Bench(std::string only)
+      : be_(cuda_backend(true)), atomic_attention_(cuda_backend(false)), only_(std::move(only)) {}
   Backend& be() { return *be_; }
   // The same device with CudaOptions::deterministic_attention false (its own stream).
   Backend& atomic_attention() { return *atomic_attention_; }
@@ -46,7 +61,7 @@ class Bench {
     if (t.dtype == DType::I32) return;
     for (int64_t off = 0; off < t.numel(); off += kBlock) {
       const int64_t n = std::min(kBlock, t.numel() - off);
-      be_->convert(t.flat_slice(off, n), block_.tensor(DType::F32, Shape{n}));
+      be_->convert({t.flat_slice(off, n), block_.tensor(DType::F32, Shape{n})});
     }
   }
   // Times `run` on `on` (default: be()); the trace backend's record of the same op gives its
@@ -77,9 +92,13 @@ class Bench {
   void rooflines() {
     const int64_t n = int64_t{1} << 28;  // 1 GiB of f32
     Tensor a = make(DType::F32, Shape{n}, false), b = make(DType::F32, Shape{n}, false);
-    be_->fill(a, 1.0f);
+    be_->fill({a, 1.0f});
     const double ms = time_ms(
-        *be_, [&] { be_->copy(b, a); }, 3, 20);
+        *be_,
+        [&] {
+          be_->copy({b, a});
+        },
+        3, 20);
     copy_gbps_ = 2.0 * static_cast<double>(n) * 4 / ms / 1e6;
     const int64_t m = 8192;
     Tensor x = make(DType::BF16, Shape{m, m}), y = make(DType::BF16, Shape{m, m});
@@ -109,7 +128,10 @@ class Bench {
 void run_all(const std::string& only) {
   Bench k(only);
   k.rooflines();
-  const int64_t B = 16, S = 1024, H = 12, D = 64, h = 768, rows = B * S, V = 50304, ffn = 3072;
+  const RunConfig gpt2 = load_run_config("gpt2_124m", {});
+  const ModelConfig& mc = gpt2.model;
+  const int64_t B = gpt2.train.batch_size, S = gpt2.data.max_len, H = mc.heads, D = mc.head_dim();
+  const int64_t h = mc.hidden, rows = B * S, V = mc.vocab_size, ffn = mc.ffn;
   const DType bf = DType::BF16, f32 = DType::F32;
   const Tensor x = k.make(bf, {rows, h}), res = k.make(bf, {rows, h}), y = k.make(bf, {rows, h});
   const Tensor sum = k.make(bf, {rows, h}), dy = k.make(bf, {rows, h}), dx = k.make(bf, {rows, h});
@@ -155,7 +177,7 @@ void run_all(const std::string& only) {
     b.linear_backward({x, w1, df, fpre, Activation::GeluTanh, dx, dw1, db1, false});
   });
 
-  AttentionDims dims{B, S, H, D, true, {}, 0.125f, {}};
+  AttentionDims dims{B, S, H, D, true, {}, 1.0f / std::sqrt(static_cast<float>(D)), {}};
   const Tensor out = k.make(bf, {rows, h}), lse = k.make(f32, {B, H, S}),
                dout = k.make(bf, {rows, h});
   const Tensor dqkv = k.make(bf, {rows, 3 * h});
@@ -179,10 +201,20 @@ void run_all(const std::string& only) {
         b.attention_backward({dims, qkv, out, dout, lse, dqkv});
       },
       0.5, &k.atomic_attention());
-  AttentionDims bert{32, 128, H, D, false, {}, 0.125f, Dropout{0.1f, 3}};
+  const RunConfig bert_cfg = load_run_config("bert_base", {});
+  const int64_t Bb = bert_cfg.train.batch_size, Sb = bert_cfg.data.max_len;
+  const int64_t Hb = bert_cfg.model.heads, Db = bert_cfg.model.head_dim();
+  AttentionDims bert{Bb,
+                     Sb,
+                     Hb,
+                     Db,
+                     false,
+                     {},
+                     1.0f / std::sqrt(static_cast<float>(Db)),
+                     Dropout{static_cast<float>(bert_cfg.model.attn_dropout), 3}};
   k.op("attention_forward bert dropout", [&](Backend& b) {
-    b.attention_forward({bert, qkv.row_slice(0, 32 * 128), out.row_slice(0, 32 * 128),
-                         lse.flat_slice(0, 32 * 12 * 128).view(Shape{32, H, 128})});
+    b.attention_forward({bert, qkv.row_slice(0, Bb * Sb), out.row_slice(0, Bb * Sb),
+                         lse.flat_slice(0, Bb * Hb * Sb).view(Shape{Bb, Hb, Sb})});
   });
 
   const Tensor logits = k.make(bf, {rows, V}), losses = k.make(f32, {rows});
@@ -205,10 +237,10 @@ void run_all(const std::string& only) {
                v = k.make(f32, {P});
   const Tensor n = k.make(f32, {P}), prev = k.make(f32, {P}), comp = k.make(bf, {P}, false);
   const Tensor nsq = k.make(f32, {1});
-  k.be().fill(m, 0.0f);
-  k.be().fill(v, 0.0f);
-  k.be().fill(n, 0.0f);
-  k.op("sum_squares 124M", [&](Backend& b) { b.sum_squares(gr, nsq); });
+  k.be().fill({m, 0.0f});
+  k.be().fill({v, 0.0f});
+  k.be().fill({n, 0.0f});
+  k.op("sum_squares 124M", [&](Backend& b) { b.sum_squares({gr, nsq}); });
   k.op("adamw_step 124M (+bf16 copy, clip)", [&](Backend& b) {
     b.adamw_step({{p, gr, comp, P / 2}, m, v, {nsq, 1.0f}, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 2});
   });
@@ -251,20 +283,16 @@ void run_all(const std::string& only) {
 
 }  // namespace
 }  // namespace hwt::bench
-#endif
 
-// bench_kernels [substring]: only the ops whose name contains it.
 int main(int argc, char** argv) {
-#ifndef HWT_WITH_CUDA
-  (void)argc;
-  (void)argv;
-  std::puts("{\"skipped\": \"built without CUDA\"}");
-#else
-  if (hwt::cuda_device_count() == 0) {
+  CLI::App app{"Each fused CUDA op at GPT-2 124M training shapes", "bench_kernels"};
+  std::string only;
+  app.add_option("only", only, "Time only the ops whose name contains this");
+  CLI11_PARSE(app, argc, argv);
+  if (!hwt::cuda_available()) {
     std::puts("{\"skipped\": \"no GPU\"}");
     return 0;
   }
-  hwt::bench::run_all(argc > 1 ? argv[1] : "");
-#endif
+  hwt::bench::run_all(only);
   return 0;
 }

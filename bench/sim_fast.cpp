@@ -12,7 +12,7 @@ namespace {
 
 void evaluate(benchmark::State& state, TraceMode mode) {
   const DesignSpace space = acceltran_space();
-  const auto w = workloads(space, mode, &bert_base);
+  const auto w = workloads(space, mode, "bert_base");
   const std::vector<uint64_t> indices = sample_indices(space, 4096, 1);
   const HardwareLibrary& lib = default_hardware_library();
   size_t i = 0;

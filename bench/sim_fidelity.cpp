@@ -15,15 +15,6 @@
 namespace hwt::accel::bench {
 namespace {
 
-TraceRequest bert_tiny(int64_t batch, TraceMode mode) {
-  TraceRequest r = bert_base(batch, mode);
-  r.model.hidden = 128;
-  r.model.heads = 2;
-  r.model.ffn = 512;
-  r.model.layers = 2;
-  return r;
-}
-
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
@@ -32,10 +23,8 @@ double quantile(std::vector<double> v, double q) {
 void BM_FastVsDetailed(benchmark::State& state) {
   const DesignSpace space = acceltran_space();
   const bool dense = state.range(1) == 1;
-  std::map<int64_t, SimWorkload> w;
-  for (int64_t b : space.batch)
-    w.emplace(b, build_sim_workload(trace_step(bert_tiny(b, TraceMode::Train)), TraceMode::Train,
-                                    dense ? Sparsity::dense() : Sparsity{}));
+  const std::map<int64_t, SimWorkload> w =
+      workloads(space, TraceMode::Train, "bert_tiny", dense ? Sparsity::dense() : Sparsity{});
   const HardwareLibrary& lib = default_hardware_library();
   const auto indices = sample_indices(space, static_cast<uint64_t>(state.range(0)), 11);
   std::vector<double> lat, energy;

@@ -1,89 +1,83 @@
-// Training-step throughput of GPT-2 124M (B16 T1024) or BERT-base classification (B32 T128)
-// on the CUDA backend: median step time, tokens or sequences per second, model FLOP
-// utilisation and device memory; --profile adds a per-op breakdown of one step.
-// bench/train_step.py measures PyTorch on the same shapes; scripts/gpu_bench.sh runs both.
-//   bench_train_step --model gpt2|bert [--dtype bf16|f16|f32] [--optim adamw|adan]
-//                    [--batch N] [--seq N] [--vocab N] [--steps N] [--profile]
-//                    [--gemm-autotune] [--atomic-attention] [--cuda-graph]
-// (--atomic-attention: train.deterministic_attention = false, dQ summed with atomics.)
-// (--cuda-graph: train.cuda_graph; every step after the first has its forward and backward
-// captured and launched as one CUDA graph, zero_grads, set_batch and the optimizer outside it.
-// Not with --profile, which synchronises around every op.)
-// (--vocab 50257 against the default 50304 measures the shape advisor's vocab padding.)
+// Training-step throughput of a config on the GPU (default GPT-2 124M, B16 T1024, bf16; BERT-base
+// classification with --config bert_base): median step time, tokens or sequences per second,
+// model FLOP utilisation and device memory; --profile adds a per-op breakdown of one step. The
+// model, optimizer and backend are built as `hwt train` builds them from the same config.
+// bench/train_step.py measures PyTorch on the same shapes; scripts/gpu_check.sh runs both.
+//   bench_train_step [--config gpt2_124m|bert_base|FILE] [--set key=value ...] [--batch N]
+//                    [--seq N] [--steps N] [--profile]
+// Useful keys: train.precision (bf16, fp16, fp32 = tf32 GEMMs here), optim.name (adamw, adan),
+// train.gemm_autotune, train.deterministic_attention=false (dQ summed with atomics),
+// train.cuda_graph (every step after the first captured as one CUDA graph; not with --profile,
+// which synchronises around every op), model.vocab_size=50257 (the shape advisor's padding).
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "cuda_bench_util.h"
+#include "measure/device_time.h"
 #include "op_profile.h"
-#ifdef HWT_WITH_CUDA
-#include "backend/cuda/cuda_backend.h"
-#include "model/model.h"
-#include "train/optimizer.h"
+#include "train/run_setup.h"
 #include "workload/trace_step.h"
-#endif
 
 int main(int argc, char** argv) {
   using namespace hwt;
   using namespace hwt::bench;
-#ifndef HWT_WITH_CUDA
-  (void)argc;
-  (void)argv;
-  std::puts("{\"skipped\": \"built without CUDA\"}");
-  return 0;
-#else
-  if (cuda_device_count() == 0) {
+  CLI::App app{"Training-step throughput of a config on the GPU", "bench_train_step"};
+  std::string config = "gpt2_124m";
+  std::vector<std::string> sets;
+  int64_t batch = 0, seq = 0;
+  int steps = 20;
+  bool profile = false;
+  app.add_option("--config", config, "Config TOML or name in configs/")->capture_default_str();
+  app.add_option("--set", sets, "Override a config key (repeatable)");
+  app.add_option("--batch", batch, "Micro-batch (default: train.batch_size)");
+  app.add_option("--seq", seq, "Sequence length (default: data.max_len)");
+  app.add_option("--steps", steps, "Timed steps")->capture_default_str();
+  app.add_flag("--profile", profile, "Time each op of one step (synchronising around each)");
+  CLI11_PARSE(app, argc, argv);
+  if (!cuda_available()) {
     std::puts("{\"skipped\": \"no GPU\"}");
     return 0;
   }
-  const std::string model_name = arg(argc, argv, "--model", "gpt2");
-  const bool gpt = model_name == "gpt2";
-  ModelConfig cfg = gpt ? gpt2_124m() : bert_base();
-  cfg.vocab_size = std::stoll(arg(argc, argv, "--vocab", std::to_string(cfg.vocab_size).c_str()));
-  const int64_t batch = std::stoll(arg(argc, argv, "--batch", gpt ? "16" : "32"));
-  const int64_t seq = std::stoll(arg(argc, argv, "--seq", gpt ? "1024" : "128"));
-  const int steps = std::stoi(arg(argc, argv, "--steps", "20"));
-  const std::string dts = arg(argc, argv, "--dtype", "bf16");
-  const DType dt = dts == "f32" ? DType::F32 : dts == "f16" ? DType::F16 : DType::BF16;
-  const std::string optim = arg(argc, argv, "--optim", "adamw");
-
-  const double used0 = device_used_bytes();
-  const bool autotune = flag(argc, argv, "--gemm-autotune");
-  const bool atomic_attention = flag(argc, argv, "--atomic-attention");
-  const bool graph = flag(argc, argv, "--cuda-graph");
-  const bool profile = flag(argc, argv, "--profile");
+  RunConfig cfg = load_run_config(config, sets);
+  cfg.train.device = DeviceChoice::Cuda;
+  const StepSpec spec = step_spec(cfg, batch, seq);
+  cfg.model = spec.config.model;  // vocabulary and labels as the trace has them
+  const bool graph = cfg.train.cuda_graph;
   if (graph && profile) {
-    std::fputs("bench_train_step: --cuda-graph and --profile cannot be combined\n", stderr);
+    std::fputs("bench_train_step: train.cuda_graph and --profile cannot be combined\n", stderr);
     return 2;
   }
-  CudaOptions options;
-  options.tf32 = dts == "f32";
-  options.gemm_autotune = autotune;
-  options.deterministic_attention = !atomic_attention;
-  auto cuda = make_cuda_backend(0, options);
+  const bool lm = cfg.model.head == Task::Lm;
+
+  const double used0 = device_used_bytes();
+  auto cuda = make_backend(cfg.train);
   ProfilingBackend prof(*cuda);
   Backend& be = profile ? static_cast<Backend&>(prof) : *cuda;
-  Model model(cfg, be, dt);
-  model.plan(batch, seq);
+  TrainingModel training(cfg, be, spec.batch, spec.seq);
+  Model& model = training.model();
   model.init_parameters(1);
-  OptimConfig oc;
-  oc.name = optim == "adan" ? OptimizerKind::Adan : OptimizerKind::AdamW;
-  oc.weight_decay = 0.1;
-  Optimizer opt(oc, model.params(), 1.0);
 
   Batch b;
-  b.batch = batch;
-  b.seq = seq;
+  b.batch = spec.batch;
+  b.seq = spec.seq;
   uint64_t x = 88172645463325252ull;  // xorshift: random tokens and labels
   auto next = [&](int64_t n) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     return static_cast<int32_t>(x % static_cast<uint64_t>(n));
   };
-  for (int64_t i = 0; i < batch * seq; ++i) b.ids.push_back(next(gpt ? cfg.vocab_size : 30000));
-  b.lengths.assign(static_cast<size_t>(batch), static_cast<int32_t>(seq));
-  if (gpt) {
-    for (int64_t i = 0; i < batch * seq; ++i) b.token_labels.push_back(next(cfg.vocab_size));
+  const int64_t rows = spec.batch * spec.seq;
+  for (int64_t i = 0; i < rows; ++i)
+    b.ids.push_back(
+        next(lm ? cfg.model.vocab_size : std::min<int64_t>(cfg.model.vocab_size, 30000)));
+  b.lengths.assign(static_cast<size_t>(spec.batch), static_cast<int32_t>(spec.seq));
+  if (lm) {
+    for (int64_t i = 0; i < rows; ++i) b.token_labels.push_back(next(cfg.model.vocab_size));
   } else {
-    for (int64_t i = 0; i < batch; ++i) b.seq_labels.push_back(next(2));
+    for (int64_t i = 0; i < spec.batch; ++i) b.seq_labels.push_back(next(cfg.model.num_labels));
   }
   int64_t k = 0;
   auto step = [&] {
@@ -94,60 +88,58 @@ int main(int argc, char** argv) {
     model.forward(true, static_cast<uint64_t>(k));
     model.backward();
     capture.launch();
-    opt.step(k, 1e-4);
+    training.update(k, 1e-4);
   };
   step();
   model.set_batch(b);
   model.forward(false, 0);
   const double loss0 = model.losses().mean();
   if (profile) prof.clear();
-  const double ms = time_ms(be, step, profile ? 0 : 3, profile ? 1 : steps);
+  DeviceTiming timing;
+  timing.warm = profile ? 0 : 3;
+  timing.batches = profile ? 1 : steps;
+  timing.max_calls_per_batch = 200;
+  const double ms = 1e3 * median_seconds(be, step, timing);
   const auto step_ops = prof.totals();  // the one profiled step, before the evaluation below
   model.forward(false, 0);
   const double loss = model.losses().mean();
   const double used = device_used_bytes() - used0;
 
-  TraceRequest tr;
-  tr.model = cfg;
-  tr.batch = batch;
-  tr.seq = seq;
-  tr.dtype = dt;
-  tr.optim = oc;
-  const Workload w = trace_step(tr);
+  const Workload w = trace_step(spec);
   double gemm_flops = 0;
   for (Phase p : {Phase::Forward, Phase::Backward}) gemm_flops += w.gemm_flops(p);
-  if (cfg.causal) {  // the trace counts full S×S attention products; causal does half
+  if (cfg.model.causal) {  // the trace counts full S×S attention products; causal does half
     double attn = 0;
     for (const OpRecord& op : w.ops)
       if (op.kind == OpKind::Attention) attn += op.gemm_flops();
     gemm_flops -= attn / 2;
   }
   const double per_s = 1000.0 / ms;
+  const auto flag = [](bool v) { return v ? "true" : "false"; };
   emit(fmt::format(
-      "{{\"bench\": \"train_step\", \"impl\": \"hwt\", \"model\": \"{}\", \"dtype\": \"{}\", "
+      "{{\"bench\": \"train_step\", \"impl\": \"hwt\", \"config\": \"{}\", \"dtype\": \"{}\", "
       "\"optim\": \"{}\", \"batch\": {}, \"seq\": {}, \"vocab\": {}, \"ms\": {:.3f}, "
-      "\"tokens_per_s\": {:.0f}, "
-      "\"seq_per_s\": {:.1f}, \"tflops\": {:.1f}, \"mfu_vs_989\": {:.3f}, \"peak_mem_GB\": {:.3f}, "
-      "\"params\": {}, \"loss_before\": {:.4f}, \"loss_after\": {:.4f}, \"profiled\": {}, "
-      "\"gemm_autotune\": {}, \"atomic_attention\": {}, \"cuda_graph\": {}}}",
-      model_name, dts, optim, batch, seq, cfg.vocab_size, ms,
-      per_s * static_cast<double>(batch * seq), per_s * static_cast<double>(batch),
-      gemm_flops * per_s / 1e12, gemm_flops * per_s / 989e12, used / 1e9, model.params().count(),
-      loss0, loss, profile ? "true" : "false", autotune ? "true" : "false",
-      atomic_attention ? "true" : "false", graph ? "true" : "false"));
+      "\"tokens_per_s\": {:.0f}, \"seq_per_s\": {:.1f}, \"tflops\": {:.1f}, "
+      "\"mfu_vs_989\": {:.3f}, \"peak_mem_GB\": {:.3f}, \"params\": {}, \"loss_before\": {:.4f}, "
+      "\"loss_after\": {:.4f}, \"profiled\": {}, \"gemm_autotune\": {}, "
+      "\"atomic_attention\": {}, \"cuda_graph\": {}}}",
+      config, precision_name(cfg.train.precision), to_json(cfg)["optim.name"].get<std::string>(),
+      spec.batch, spec.seq, cfg.model.vocab_size, ms, per_s * static_cast<double>(rows),
+      per_s * static_cast<double>(spec.batch), gemm_flops * per_s / 1e12,
+      gemm_flops * per_s / 989e12, used / 1e9, model.params().count(), loss0, loss, flag(profile),
+      flag(cfg.train.gemm_autotune), flag(!cfg.train.deterministic_attention), flag(graph)));
   if (!std::isfinite(loss)) return 1;
   if (profile) {
     double total = 0;
     for (const auto& [key, v] : step_ops) total += v.first;
-    std::vector<std::pair<double, std::string> > rows;
-    for (const auto& [key, v] : step_ops) rows.emplace_back(v.first, key);
-    std::sort(rows.rbegin(), rows.rend());
-    for (const auto& [t, key] : rows)
+    std::vector<std::pair<double, std::string>> ops;
+    for (const auto& [key, v] : step_ops) ops.emplace_back(v.first, key);
+    std::sort(ops.rbegin(), ops.rend());
+    for (const auto& [t, key] : ops)
       emit(
           fmt::format("{{\"profile\": \"{}\", \"op\": \"{}\", \"ms\": {:.3f}, \"share\": {:.3f}, "
                       "\"calls\": {}}}",
-                      model_name, key, t, t / total, step_ops.at(key).second));
+                      config, key, t, t / total, step_ops.at(key).second));
   }
   return 0;
-#endif
 }

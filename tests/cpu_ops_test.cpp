@@ -113,6 +113,39 @@ TEST_F(CpuOps, MatmulAllTransposesAndBatches) {
     }
 }
 
+// The epilogues a GEMM can carry: y = act(x·wᵀ + b) with the pre-activation kept, batched, and
+// a bias added to an accumulating output.
+TEST_F(CpuOps, MatmulBiasActivationAndAccumulation) {
+  const int64_t B = 2, M = 5, K = 7, N = 6;
+  const auto x = randn(B * M * K, 41), w = randn(B * N * K, 42), bias = randn(N, 43);
+  for (Activation act : {Activation::Gelu, Activation::GeluTanh, Activation::Relu}) {
+    const Tensor y = pool.poisoned({B, M, N}), pre = pool.poisoned({B, M, N});
+    be.matmul({pool.f32({B, M, K}, x), pool.f32({B, N, K}, w), y, false, true, 1.0f, 0.0f,
+               pool.f32({N}, bias), act, pre});
+    Vec expect_y, expect_pre;
+    for (int64_t p = 0; p < B; ++p) {
+      const std::vector<float> xp(x.begin() + p * M * K, x.begin() + (p + 1) * M * K);
+      const std::vector<float> wp(w.begin() + p * N * K, w.begin() + (p + 1) * N * K);
+      for (double v : ref::linear(to_double(xp), to_double(wp), to_double(bias), M, K, N, act))
+        expect_y.push_back(v);
+      for (double v :
+           ref::linear(to_double(xp), to_double(wp), to_double(bias), M, K, N, Activation::None))
+        expect_pre.push_back(v);
+    }
+    EXPECT_LT(rel_err(pool.read(y), expect_y), kFwdTol) << static_cast<int>(act);
+    EXPECT_LT(rel_err(pool.read(pre), expect_pre), kFwdTol) << static_cast<int>(act);
+  }
+  const auto c0 = randn(M * N, 44);
+  const Tensor c = pool.f32({M, N}, c0);
+  const std::vector<float> x0(x.begin(), x.begin() + M * K), w0(w.begin(), w.begin() + N * K);
+  be.matmul({pool.f32({M, K}, x0), pool.f32({N, K}, w0), c, false, true, 1.0f, 1.0f,
+             pool.f32({N}, bias)});
+  Vec expect =
+      ref::linear(to_double(x0), to_double(w0), to_double(bias), M, K, N, Activation::None);
+  for (size_t i = 0; i < expect.size(); ++i) expect[i] += c0[i];
+  EXPECT_LT(rel_err(pool.read(c), expect), kFwdTol);
+}
+
 TEST_F(CpuOps, LayerNormForwardBackward) {
   const int64_t R = 70, N = 9;  // more rows than one reduction chunk
   const float eps = 1e-5f;
@@ -368,14 +401,14 @@ TEST_F(CpuOps, ReductionsAndArgmax) {
   const Tensor tx = pool.f32({n}, x), out = pool.poisoned({1});
   double s = 0, s2 = 0;
   for (float v : x) s += v, s2 += static_cast<double>(v) * v;
-  be.sum(tx, out);
+  be.sum({tx, out});
   EXPECT_NEAR(pool.read(out)[0], s, 1e-6 * s2);
-  be.sum_squares(tx, out);
+  be.sum_squares({tx, out});
   EXPECT_NEAR(pool.read(out)[0], s2, 1e-6 * s2);
   const auto logits = randn(40, 112);
   const Tensor idx = pool.f32({8, 5}, logits);
   Tensor am = pool.i32({8}, std::vector<int32_t>(8, -7));
-  be.argmax_rows(idx, am);
+  be.argmax_rows({idx, am});
   const auto got = pool.read_i32(am);
   for (int r = 0; r < 8; ++r)
     EXPECT_EQ(got[static_cast<size_t>(r)],

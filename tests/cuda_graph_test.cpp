@@ -106,9 +106,9 @@ TEST(CudaGraph, CallsThatCannotBeCapturedFailAndLeaveTheBackendUsable) {
   };
   for (const auto& [name, call] : calls) {
     SCOPED_TRACE(name);
-    be->fill(t, 1.0f);
+    be->fill({t, 1.0f});
     be->begin_capture();
-    be->fill(t, 2.0f);  // recorded, then dropped with the aborted capture
+    be->fill({t, 2.0f});  // recorded, then dropped with the aborted capture
     expect_contains(error_of(call), name + " is not allowed inside a CUDA graph capture");
     be->download(got.data(), t);
     EXPECT_EQ(got, Vec(256, 1.0f));
@@ -117,8 +117,8 @@ TEST(CudaGraph, CallsThatCannotBeCapturedFailAndLeaveTheBackendUsable) {
   DeviceBuffer small(*be, 16 * sizeof(float));
   EXPECT_NE(error_of([&] {
               CaptureScope capture(*be, true);
-              be->fill(t, 2.0f);
-              be->copy(t, small.tensor(DType::F32, Shape{16}));  // size mismatch: throws
+              be->fill({t, 2.0f});
+              be->copy({t, small.tensor(DType::F32, Shape{16})});  // size mismatch: throws
               capture.launch();
             }),
             "");
@@ -126,7 +126,7 @@ TEST(CudaGraph, CallsThatCannotBeCapturedFailAndLeaveTheBackendUsable) {
   EXPECT_EQ(got, Vec(256, 1.0f));
   // And the next capture runs.
   CaptureScope capture(*be, true);
-  be->fill(t, 4.0f);
+  be->fill({t, 4.0f});
   capture.launch();
   be->download(got.data(), t);
   EXPECT_EQ(got, Vec(256, 4.0f));
@@ -140,7 +140,7 @@ void expect_refused_then_captured(Backend& be, test::DevPool& p, Tensor out,
   expect_contains(error_of(op), message);
   op();
   const Vec want = p.read(out);
-  be.fill(out, NAN);
+  be.fill({out, NAN});
   CaptureScope capture(be, true);
   op();
   capture.launch();
@@ -173,7 +173,7 @@ TEST(CudaGraph, ScratchGrowsOnlyOutsideCaptures) {
 
 TEST(CudaGraph, AutotuningANewGemmShapeOnlyOutsideCaptures) {
   HWT_REQUIRE_GPU();
-  CudaOptions o;
+  TrainConfig o;
   o.gemm_autotune = true;
   const std::unique_ptr<Backend> be = test::fresh_gpu(o);
   test::DevPool p(*be, DType::F32);

@@ -54,7 +54,7 @@ TEST_P(CudaOps, ConvertAndFill) {
                 bf16_to_float(float_to_bf16(x[static_cast<size_t>(i)])));
   }
   EXPECT_LT(rel_err(back, x), tol(1e-7, 5e-3));
-  be().fill(t, 1.5f);
+  be().fill({t, 1.5f});
   for (float v : gp.read(t)) ASSERT_EQ(v, 1.5f);
 }
 
@@ -150,10 +150,60 @@ TEST_P(CudaOps, MatmulTransposesBatchesAndScales) {
       }
 }
 
+// The GEMM path every linear op and the GEMM timer share: bias and activation epilogues (fused
+// by cuBLASLt where it can, else applied by a kernel), batched, and f32 outputs accumulated from
+// low-precision operands as weight gradients are.
+TEST_P(CudaOps, MatmulEpiloguesAndF32Accumulation) {
+  for (int rank : {2, 3})
+    for (Activation act : {Activation::None, Activation::Gelu, Activation::GeluTanh}) {
+      SCOPED_TRACE(::testing::Message() << "rank " << rank << " act " << static_cast<int>(act));
+      const int64_t B = rank == 3 ? 2 : 1, M = 48, K = 64, N = 40;
+      auto shape = [&](int64_t r0, int64_t c0) {
+        return rank == 3 ? Shape{B, r0, c0} : Shape{r0, c0};
+      };
+      const Vec a = r(randn(B * M * K, 31)), b = r(randn(B * N * K, 32)), bias = r(randn(N, 33));
+      const bool with_act = act != Activation::None;
+      Matmul cm{cp.f32(shape(M, K), a),
+                cp.f32(shape(N, K), b),
+                cp.poisoned(shape(M, N)),
+                false,
+                true,
+                1.0f,
+                0.0f,
+                cp.f32({N}, bias),
+                act,
+                with_act ? cp.poisoned(shape(M, N)) : Tensor{}};
+      cpu.matmul(cm);
+      Matmul gm{gp.act(shape(M, K), a),
+                gp.act(shape(N, K), b),
+                gp.poisoned_act(shape(M, N)),
+                false,
+                true,
+                1.0f,
+                0.0f,
+                gp.act({N}, bias),
+                act,
+                with_act ? gp.poisoned_act(shape(M, N)) : Tensor{}};
+      be().matmul(gm);
+      EXPECT_LT(rel_err(gp.read(gm.c), cp.read(cm.c)), tol()) << "c";
+      if (with_act) {
+        EXPECT_LT(rel_err(gp.read(gm.pre_act), cp.read(cm.pre_act)), tol()) << "pre";
+      }
+    }
+  // dW += dyᵀ·x: operands in the dtype under test, the f32 output accumulated.
+  const int64_t M = 64, N = 24, K = 40;
+  const Vec dy = r(randn(M * N, 34)), x = r(randn(M * K, 35)), dw0 = randn(N * K, 36);
+  Matmul cm{cp.f32({M, N}, dy), cp.f32({M, K}, x), cp.f32({N, K}, dw0), true, false, 1.0f, 1.0f};
+  cpu.matmul(cm);
+  Matmul gm{gp.act({M, N}, dy), gp.act({M, K}, x), gp.f32({N, K}, dw0), true, false, 1.0f, 1.0f};
+  be().matmul(gm);
+  EXPECT_LT(rel_err(gp.read(gm.c), cp.read(cm.c)), tol(1e-5, 2e-3)) << "f32 accumulation";
+}
+
 // An autotuning backend times candidate algorithms on a GEMM's first call: an accumulating
 // output (beta != 0) must still come out as if only the real call ran, then and from the cache.
 TEST_P(CudaOps, AutotunedMatmulAccumulatesOnce) {
-  CudaOptions options;
+  TrainConfig options;
   options.gemm_autotune = true;
   Backend& tuned = test::gpu_ref_with(options);
   const int64_t M = 96, K = 64, N = 80;
@@ -374,8 +424,8 @@ TEST_P(CudaOps, AttentionForwardBackward) {
     be().attention_backward(gb);
     const Vec cdqkv = cp.read(cb.d_qkv);
     EXPECT_LT(rel_err(gp.read(gb.d_qkv), cdqkv), tol()) << "d_qkv";
-    // The same backward with dQ added by atomics (CudaOptions::deterministic_attention false).
-    CudaOptions options;
+    // The same backward with dQ added by atomics (train.deterministic_attention false).
+    TrainConfig options;
     options.deterministic_attention = false;
     Backend& atomic = test::gpu_ref_with(options);
     AttentionBwd ab = gb;
@@ -498,15 +548,15 @@ TEST_P(CudaOps, ReductionsAndArgmax) {
   double s = 0, s2 = 0;
   for (float v : x) s += v, s2 += static_cast<double>(v) * v;
   const Tensor tx = gp.act({n}, x), out = gp.poisoned(DType::F32, {1});
-  be().sum(tx, out);
+  be().sum({tx, out});
   EXPECT_NEAR(gp.read(out)[0], s, 1e-6 * s2);
-  be().sum_squares(tx, out);
+  be().sum_squares({tx, out});
   EXPECT_NEAR(gp.read(out)[0], s2, 1e-6 * s2);
   for (int64_t C : {5, 3000}) {
     const int64_t R = 8;
     const Vec logits = r(randn(R * C, 112 + C));
     Tensor am = gp.i32({R}, std::vector<int32_t>(static_cast<size_t>(R), -7));
-    be().argmax_rows(gp.act({R, C}, logits), am);
+    be().argmax_rows({gp.act({R, C}, logits), am});
     const auto got = gp.read_i32(am);
     for (int64_t i = 0; i < R; ++i) {
       const auto row = logits.begin() + i * C;
@@ -546,7 +596,7 @@ class CudaOptimizer : public ::testing::TestWithParam<DType> {
     for (int s = 0; s < kSteps; ++s) {
       const Vec grads = randn(kN, 1000 + static_cast<uint64_t>(s), 0.5f);
       be.upload(g, grads.data());
-      be.sum_squares(g, norm);
+      be.sum_squares({g, norm});
       step(be, OptimizerTensors{p, g, compute, kDecay}, GradClip{norm, 3.0f, {}}, s + 1);
     }
     Vec out(static_cast<size_t>(kN));

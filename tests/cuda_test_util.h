@@ -12,18 +12,20 @@
 #include <vector>
 
 #include "backend/backend.h"
-#include "backend/cuda/cuda_backend.h"  // declarations only: defined in CUDA builds
+#include "train/run_setup.h"
 
 namespace hwt::test {
 
+// A CUDA backend made as a run makes it (train.device = cuda; the GPU options of `t`).
+inline std::unique_ptr<Backend> make_gpu(TrainConfig t = {}) {
+  t.device = DeviceChoice::Cuda;
+  return make_backend(t);
+}
+
 // The process-wide CUDA backend, or nullptr when there is no GPU (or no CUDA build).
 inline Backend* gpu() {
-#ifdef HWT_WITH_CUDA
-  static std::unique_ptr<Backend> be = cuda_device_count() > 0 ? make_cuda_backend(0) : nullptr;
+  static std::unique_ptr<Backend> be = cuda_available() ? make_gpu() : nullptr;
   return be.get();
-#else
-  return nullptr;
-#endif
 }
 
 // The CUDA backend of a test that already skipped without one.
@@ -33,30 +35,21 @@ inline Backend& gpu_ref() {
   return *be;
 }
 
-// A second CUDA backend on the same device with other options, for a test that already skipped
-// without a GPU; one per option set. It runs on its own stream: synchronise the shared backend
-// before handing it tensors, and it before reading them back.
-inline Backend& gpu_ref_with(const CudaOptions& o) {
-#ifdef HWT_WITH_CUDA
-  static std::map<std::tuple<bool, bool, bool>, std::unique_ptr<Backend>> backends;
-  auto& be = backends[{o.tf32, o.gemm_autotune, o.deterministic_attention}];
-  if (!be) be = make_cuda_backend(0, o);
+// A second CUDA backend on the same device with other GPU options (train.precision tf32,
+// train.gemm_autotune, train.deterministic_attention), for a test that already skipped without a
+// GPU; one per option set. It runs on its own stream: synchronise the shared backend before
+// handing it tensors, and it before reading them back.
+inline Backend& gpu_ref_with(const TrainConfig& t) {
+  static std::map<std::tuple<Precision, bool, bool>, std::unique_ptr<Backend>> backends;
+  auto& be = backends[{t.precision, t.gemm_autotune, t.deterministic_attention}];
+  if (!be) be = make_gpu(t);
   return *be;
-#else
-  (void)o;
-  throw std::logic_error("test needs a GPU but did not skip");
-#endif
 }
 
 // A CUDA backend of the test's own (nothing grown, planned or captured yet), for a test that
 // already skipped without a GPU.
-inline std::unique_ptr<Backend> fresh_gpu(const CudaOptions& o = {}) {
-#ifdef HWT_WITH_CUDA
-  return make_cuda_backend(0, o);
-#else
-  (void)o;
-  throw std::logic_error("test needs a GPU but did not skip");
-#endif
+inline std::unique_ptr<Backend> fresh_gpu(const TrainConfig& t = {}) {
+  return make_gpu(t);
 }
 
 #define HWT_REQUIRE_GPU()                \
@@ -86,7 +79,7 @@ class DevPool {
   Tensor act(Shape s, const std::vector<float>& host) {
     if (act_ == DType::F32) return f32(s, host);
     Tensor t = make(act_, s);
-    be_.convert(t, f32(s, host));
+    be_.convert({t, f32(s, host)});
     return t;
   }
   Tensor i32(Shape s, const std::vector<int32_t>& host) {
@@ -96,19 +89,19 @@ class DevPool {
   }
   Tensor poisoned(DType dt, Shape s) {
     Tensor t = make(dt, s);
-    be_.fill(t, NAN);
+    be_.fill({t, NAN});
     return t;
   }
   Tensor poisoned_act(Shape s) { return poisoned(act_, s); }
   Tensor zeros(Shape s) {
     Tensor t = make(DType::F32, s);
-    be_.fill(t, 0.0f);
+    be_.fill({t, 0.0f});
     return t;
   }
   std::vector<float> read(Tensor t) {
     if (t.dtype != DType::F32) {
       Tensor f = make(DType::F32, t.shape);
-      be_.convert(f, t);
+      be_.convert({f, t});
       t = f;
     }
     std::vector<float> v(static_cast<size_t>(t.numel()));

@@ -132,6 +132,11 @@ void expect_same_answer(const std::string& want, const std::string& got, const s
                 << "\n  now:      " << (line < gl.size() ? gl[line] : "<end>");
 }
 
+// Test names show the case, not its bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name;
+}
+
 class Golden : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Golden, AnswersAsRecorded) {

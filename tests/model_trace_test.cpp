@@ -62,16 +62,16 @@ class TraceFlops : public ::testing::TestWithParam<NormPlacement> {};
 
 TEST_P(TraceFlops, GemmFlopsMatchPublishedFormula) {
   const int64_t b = 2, s = 64, h = 128, L = 3, V = 1000;
-  TraceRequest r;
-  r.model.vocab_size = V;
-  r.model.max_seq = s;
-  r.model.hidden = h;
-  r.model.heads = 4;
-  r.model.ffn = 4 * h;
-  r.model.layers = L;
-  r.model.norm = GetParam();
-  r.model.causal = true;
-  r.model.head = Task::Lm;
+  StepSpec r;
+  r.config.model.vocab_size = V;
+  r.config.model.max_seq = s;
+  r.config.model.hidden = h;
+  r.config.model.heads = 4;
+  r.config.model.ffn = 4 * h;
+  r.config.model.layers = L;
+  r.config.model.norm = GetParam();
+  r.config.model.causal = true;
+  r.config.model.head = Task::Lm;
   r.batch = b;
   r.seq = s;
   const Workload w = trace_step(r);
@@ -94,31 +94,31 @@ INSTANTIATE_TEST_SUITE_P(Norms, TraceFlops,
                          ::testing::Values(NormPlacement::Pre, NormPlacement::Post));
 
 TEST(Trace, RecordsEveryPhaseScopeAndTheOptimizer) {
-  TraceRequest r;
-  r.model.vocab_size = 500;
-  r.model.max_seq = 32;
-  r.model.hidden = 64;
-  r.model.heads = 4;
-  r.model.ffn = 128;
-  r.model.layers = 2;
-  r.model.head = Task::Joint;
-  r.model.norm = NormPlacement::Post;
-  r.model.num_labels = 5;
-  r.model.num_token_labels = 9;
+  StepSpec r;
+  r.config.model.vocab_size = 500;
+  r.config.model.max_seq = 32;
+  r.config.model.hidden = 64;
+  r.config.model.heads = 4;
+  r.config.model.ffn = 128;
+  r.config.model.layers = 2;
+  r.config.model.head = Task::Joint;
+  r.config.model.norm = NormPlacement::Post;
+  r.config.model.num_labels = 5;
+  r.config.model.num_token_labels = 9;
   r.batch = 4;
   r.seq = 32;
-  r.optim.name = OptimizerKind::Adan;
+  r.config.optim.name = OptimizerKind::Adan;
   const Workload w = trace_step(r);
   std::set<std::string> scopes;
   int optimizer_ops = 0;
   for (const OpRecord& op : w.ops) {
     scopes.insert(op.scope);
     EXPECT_GE(op.flops, 0);
-    EXPECT_GT(op.bytes_read + op.bytes_written, 0) << op.op << " " << op.scope;
+    EXPECT_GT(op.bytes_read + op.bytes_written, 0) << op_name(op.op) << " " << op.scope;
     if (op.kind == OpKind::Optimizer) {
       ++optimizer_ops;
       EXPECT_EQ(op.params, w.parameters);
-      EXPECT_EQ(op.op, "adan_step");
+      EXPECT_EQ(op.op, Op::adan_step);
     }
   }
   EXPECT_EQ(optimizer_ops, 1);
@@ -129,7 +129,7 @@ TEST(Trace, RecordsEveryPhaseScopeAndTheOptimizer) {
 
   r.mode = TraceMode::Infer;
   const Workload inf = trace_step(r);
-  for (const OpRecord& op : inf.ops) EXPECT_EQ(op.phase, Phase::Forward) << op.op;
+  for (const OpRecord& op : inf.ops) EXPECT_EQ(op.phase, Phase::Forward) << op_name(op.op);
 }
 
 }  // namespace

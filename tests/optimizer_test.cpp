@@ -47,7 +47,7 @@ class OptimizerOps : public ::testing::Test {
     const Tensor p = pool.f32({kN}, p0), g = pool.zeros({kN}), norm = pool.zeros({1});
     for (int s = 0; s < kSteps; ++s) {
       be.upload(g, grads.g[static_cast<size_t>(s)].data());
-      be.sum_squares(g, norm);
+      be.sum_squares({g, norm});
       step(OptimizerTensors{p, g, {}, kDecay}, GradClip{norm, static_cast<float>(kMaxNorm)}, s + 1);
     }
     return pool.read(p);

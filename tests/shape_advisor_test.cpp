@@ -12,10 +12,9 @@ namespace {
 
 using test::causal_lm;
 
-std::vector<std::string> rules(const ShapeCase& c, Precision p = Precision::Bf16,
-                               int tp = 1) {
+std::vector<std::string> rules(const StepSpec& c, Precision p = Precision::Bf16, int tp = 1) {
   std::vector<std::string> r;
-  for (const RuleViolation& v : check_shape_rules(c.model, c.batch, c.seq, p, tp))
+  for (const RuleViolation& v : check_shape_rules(c.config.model, c.batch, c.seq, p, tp))
     r.push_back(v.rule);
   return r;
 }
@@ -24,8 +23,8 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-RuleSeverity severity(const ShapeCase& c, const std::string& rule) {
-  for (const RuleViolation& v : check_shape_rules(c.model, c.batch, c.seq, Precision::Bf16))
+RuleSeverity severity(const StepSpec& c, const std::string& rule) {
+  for (const RuleViolation& v : check_shape_rules(c.config.model, c.batch, c.seq, Precision::Bf16))
     if (v.rule == rule) return v.severity;
   ADD_FAILURE() << rule << " not flagged";
   return RuleSeverity::Warn;
@@ -51,9 +50,9 @@ TEST(ShapeRules, HeadSizeOfGpt3_2_7B) {
 }
 
 TEST(ShapeRules, MisalignedWidthsAreSlow) {
-  const ShapeCase h4090 = causal_lm(4090, 10, 16360, 2, 50304, 4, 1024);
+  const StepSpec h4090 = causal_lm(4090, 10, 16360, 2, 50304, 4, 1024);
   EXPECT_EQ(severity(h4090, "hidden"), RuleSeverity::Slow);
-  const ShapeCase swiglu = causal_lm(4096, 32, 10922, 2, 50304, 4, 1024);
+  const StepSpec swiglu = causal_lm(4096, 32, 10922, 2, 50304, 4, 1024);
   EXPECT_EQ(rules(swiglu), std::vector<std::string>{"ffn"});
   EXPECT_EQ(severity(swiglu, "ffn"), RuleSeverity::Slow);
   // 16-byte aligned but not 128: a warning.
@@ -63,31 +62,30 @@ TEST(ShapeRules, MisalignedWidthsAreSlow) {
 TEST(ShapeRules, TokensSequenceAndTensorParallel) {
   EXPECT_TRUE(has(rules(causal_lm(768, 12, 3072, 2, 50304, 7, 100)), "tokens"));
   EXPECT_EQ(severity(causal_lm(768, 12, 3072, 2, 50304, 8, 77), "seq"), RuleSeverity::Slow);
-  const ShapeCase c = causal_lm(768, 12, 3072, 2, 50304, 1, 1024);
+  const StepSpec c = causal_lm(768, 12, 3072, 2, 50304, 1, 1024);
   EXPECT_TRUE(rules(c, Precision::Bf16, 1).empty());
   EXPECT_TRUE(has(rules(c, Precision::Bf16, 8), "tensor_parallel"));  // 12 heads over 8 ranks
   EXPECT_TRUE(rules(c, Precision::Bf16, 4).empty());
 }
 
 TEST(ShapeRules, ClassifierVocabIsNoGemm) {
-  ShapeCase bert = causal_lm(768, 12, 3072, 12, 30522, 32, 128);
-  bert.model.head = Task::Classify;
-  bert.model.causal = false;
-  bert.model.num_labels = 2;
+  StepSpec bert = causal_lm(768, 12, 3072, 12, 30522, 32, 128);
+  bert.config.model.head = Task::Classify;
+  bert.config.model.causal = false;
+  bert.config.model.num_labels = 2;
   EXPECT_TRUE(rules(bert).empty());
 }
 
 TEST(ShapeRules, Fp32WantsFewerElements) {
   // 128 bytes are 32 fp32 elements: h = 800 is fine in fp32 terms of 16 B, not of 128 B.
-  const ShapeCase c = causal_lm(800, 25, 3200, 2, 50304, 4, 1024);
+  const StepSpec c = causal_lm(800, 25, 3200, 2, 50304, 4, 1024);
   EXPECT_TRUE(has(rules(c, Precision::Fp32), "hidden"));
-  EXPECT_FALSE(
-      has(rules(causal_lm(1024, 16, 4096, 2, 50304, 4, 1024), Precision::Fp32), "hidden"));
+  EXPECT_FALSE(has(rules(causal_lm(1024, 16, 4096, 2, 50304, 4, 1024), Precision::Fp32), "hidden"));
 }
 
 TEST(ShapeAdvisor, StepPredictionAddsUp) {
-  const ShapeCase c = causal_lm(768, 12, 3072, 2, 50304, 8, 512);
-  const StepPrediction p = predict_step(trace_case(c, Precision::Bf16), h200_bf16());
+  const StepSpec c = causal_lm(768, 12, 3072, 2, 50304, 8, 512);
+  const StepPrediction p = predict_step(trace_at(c, Precision::Bf16), h200_bf16());
   double share = 0, seconds = 0;
   for (const GemmGroupPrediction& g : p.gemms) {
     share += g.share;
@@ -100,7 +98,7 @@ TEST(ShapeAdvisor, StepPredictionAddsUp) {
 }
 
 TEST(ShapeAdvisor, SuggestionsStayWithinToleranceAndArePredictedFaster) {
-  const std::vector<ShapeCase> cases = {
+  const std::vector<StepSpec> cases = {
       causal_lm(768, 12, 3072, 2, 50257, 16, 512),    // GPT-2 vocabulary
       causal_lm(2560, 32, 10240, 2, 50304, 4, 1024),  // GPT-3 2.7B heads
       causal_lm(2600, 20, 10400, 2, 50257, 4, 1024),  // width off 128 bytes
@@ -108,15 +106,14 @@ TEST(ShapeAdvisor, SuggestionsStayWithinToleranceAndArePredictedFaster) {
       causal_lm(1000, 10, 4000, 2, 32001, 8, 256),    // everything a bit off
   };
   for (double tol : {0.02, 0.05, 0.10})
-    for (const ShapeCase& c : cases) {
+    for (const StepSpec& c : cases) {
       const AdvisorReport r = advise(c, h200_bf16(), {tol, 6, 1});
       const double base = static_cast<double>(r.current.parameters);
       double last_gain = 1e9;
       for (const Suggestion& s : r.suggestions) {
         // Re-count the suggestion's parameters with an independent trace.
-        const double params =
-            static_cast<double>(trace_case(s.shape, Precision::Bf16).parameters);
-        EXPECT_LE(std::abs(params / base - 1), tol) << c.model.hidden << " tol " << tol;
+        const double params = static_cast<double>(trace_at(s.shape, Precision::Bf16).parameters);
+        EXPECT_LE(std::abs(params / base - 1), tol) << c.config.model.hidden << " tol " << tol;
         EXPECT_NEAR(s.param_change, params / base - 1, 1e-12);
         EXPECT_GT(s.gain, 0);
         EXPECT_FALSE(s.changes.empty());
@@ -129,16 +126,16 @@ TEST(ShapeAdvisor, SuggestionsStayWithinToleranceAndArePredictedFaster) {
 TEST(ShapeAdvisor, FixesKnownBadShapes) {
   const AdvisorReport vocab = advise(causal_lm(768, 12, 3072, 2, 50257, 16, 512), h200_bf16(), {});
   ASSERT_FALSE(vocab.suggestions.empty());
-  EXPECT_EQ(vocab.suggestions.front().shape.model.vocab_size % 64, 0);
+  EXPECT_EQ(vocab.suggestions.front().shape.config.model.vocab_size % 64, 0);
 
   const AdvisorReport heads =
       advise(causal_lm(2560, 32, 10240, 2, 50304, 4, 2048), h200_bf16(), {});
   ASSERT_FALSE(heads.suggestions.empty());
-  EXPECT_EQ(heads.suggestions.front().shape.model.head_dim() % 64, 0);
+  EXPECT_EQ(heads.suggestions.front().shape.config.model.head_dim() % 64, 0);
 
   const AdvisorReport ffn = advise(causal_lm(4096, 32, 10922, 1, 50304, 2, 1024), h200_bf16(), {});
   ASSERT_FALSE(ffn.suggestions.empty());
-  EXPECT_EQ(ffn.suggestions.front().shape.model.ffn % 8, 0);
+  EXPECT_EQ(ffn.suggestions.front().shape.config.model.ffn % 8, 0);
   EXPECT_GT(ffn.suggestions.front().gain, 0.10);
 
   ASSERT_EQ(vocab.microbatch.size(), 2u);

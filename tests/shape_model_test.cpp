@@ -133,8 +133,8 @@ TEST(GemmFit, SweepPipelineOnSyntheticTimings) {
   truth.wave_tail = 0.8;
   const GemmModel real(h200(), Precision::Bf16, truth);
   const GemmShape failing = sweep_grid().front().shape;
-  const SweepResult r = run_sweep(h200(), Precision::Bf16, [&](const GemmShape& s) {
-    return s == failing ? std::nan("") : real.predict(s).seconds;
+  const SweepResult r = run_sweep(h200(), Precision::Bf16, [&](const GemmCall& g) {
+    return g.shape == failing ? std::nan("") : real.predict(g.shape).seconds;
   });
   EXPECT_EQ(r.seconds.size(), r.shapes.size());
   EXPECT_EQ(r.all.count, r.shapes.size() - 1);

@@ -6,17 +6,17 @@
 namespace hwt::test {
 
 // A causal LM of the given shape, traced at batch b and sequence s.
-inline ShapeCase causal_lm(int64_t h, int64_t heads, int64_t ffn, int64_t layers, int64_t vocab,
-                           int64_t b, int64_t s) {
-  ShapeCase c;
-  c.model.vocab_size = vocab;
-  c.model.max_seq = s;
-  c.model.hidden = h;
-  c.model.heads = heads;
-  c.model.ffn = ffn;
-  c.model.layers = layers;
-  c.model.causal = true;
-  c.model.head = Task::Lm;
+inline StepSpec causal_lm(int64_t h, int64_t heads, int64_t ffn, int64_t layers, int64_t vocab,
+                          int64_t b, int64_t s) {
+  StepSpec c;
+  c.config.model.vocab_size = vocab;
+  c.config.model.max_seq = s;
+  c.config.model.hidden = h;
+  c.config.model.heads = heads;
+  c.config.model.ffn = ffn;
+  c.config.model.layers = layers;
+  c.config.model.causal = true;
+  c.config.model.head = Task::Lm;
   c.batch = b;
   c.seq = s;
   return c;

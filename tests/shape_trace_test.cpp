@@ -27,8 +27,8 @@ Flops sum(const std::vector<StepGemm>& gemms) {
 
 TEST(ShapeTrace, GemmFlopsMatchThePublishedFormula) {
   const int64_t b = 4, s = 256, h = 384, L = 3, V = 1000;
-  const ShapeCase c = causal_lm(h, 6, 4 * h, L, V, b, s);
-  const Flops f = sum(step_gemms(trace_case(c, Precision::Bf16)));
+  const StepSpec c = causal_lm(h, 6, 4 * h, L, V, b, s);
+  const Flops f = sum(step_gemms(trace_at(c, Precision::Bf16)));
   const double bd = b, sd = s, hd = h;
   const double per_layer = 24 * bd * sd * hd * hd + 4 * bd * sd * sd * hd;
   EXPECT_DOUBLE_EQ(f.layer_fwd, L * per_layer);
@@ -40,8 +40,7 @@ TEST(ShapeTrace, GemmFlopsMatchThePublishedFormula) {
 TEST(ShapeTrace, AnyFfnWidthMatchesTheGeneralFormula) {
   // Per layer: QKV 6bsh², output 2bsh², MLP 4bsh·ffn, attention 4bs²h.
   const int64_t b = 2, s = 128, h = 320, ffn = 1000, L = 2;
-  const Flops f =
-      sum(step_gemms(trace_case(causal_lm(h, 5, ffn, L, 500, b, s), Precision::Fp32)));
+  const Flops f = sum(step_gemms(trace_at(causal_lm(h, 5, ffn, L, 500, b, s), Precision::Fp32)));
   const double bs = static_cast<double>(b * s);
   const double per_layer = bs * (8.0 * h * h + 4.0 * h * ffn) + 4 * bs * s * h;
   EXPECT_DOUBLE_EQ(f.layer_fwd, L * per_layer);
@@ -49,7 +48,7 @@ TEST(ShapeTrace, AnyFfnWidthMatchesTheGeneralFormula) {
 }
 
 TEST(ShapeTrace, Gpt2SmallParameterCount) {
-  const Workload w = trace_case(causal_lm(768, 12, 3072, 12, 50257, 1, 1024), Precision::Bf16);
+  const Workload w = trace_at(causal_lm(768, 12, 3072, 12, 50257, 1, 1024), Precision::Bf16);
   // V·h + S·h + L·(12h² + 13h) + 2h (tied LM head).
   EXPECT_EQ(w.parameters, 124439808);
 }
@@ -57,10 +56,10 @@ TEST(ShapeTrace, Gpt2SmallParameterCount) {
 TEST(ShapeTrace, GroupsCarryCountsAndStorageLayouts) {
   const int64_t b = 2, s = 128, h = 256, L = 4, V = 777;
   const std::vector<StepGemm> g =
-      step_gemms(trace_case(causal_lm(h, 4, 4 * h, L, V, b, s), Precision::Bf16));
+      step_gemms(trace_at(causal_lm(h, 4, 4 * h, L, V, b, s), Precision::Bf16));
   auto find = [&](const std::string& scope, const std::string& role, int64_t n) -> const StepGemm* {
     for (const StepGemm& x : g)
-      if (x.scope == scope && x.role == role && x.shape.n == n) return &x;
+      if (x.scope == scope && role_label(x.role) == role && x.shape.n == n) return &x;
     return nullptr;
   };
   const StepGemm* qkv = find("layers.*.attn", "x.W^T", 3 * h);
@@ -81,7 +80,7 @@ TEST(ShapeTrace, GroupsCarryCountsAndStorageLayouts) {
   for (const StepGemm& x : g)
     if (x.scope == "head.lm") {
       ++logits;
-      EXPECT_EQ(worst_alignment_bytes(x.shape, 2), 2) << x.role;
+      EXPECT_EQ(worst_alignment_bytes(x.shape, 2), 2) << role_label(x.role);
     }
   EXPECT_EQ(logits, 3);
 }

@@ -44,7 +44,7 @@ class TempToml {
 
 // The edge design's text with one line replaced (or appended when `from` is empty).
 std::string edge_with(const std::string& from, const std::string& to) {
-  std::string s = read_file(shipped("edge.toml"));
+  std::string s = read_file(shipped("designs/edge.toml"));
   if (from.empty()) return s + to + "\n";
   const size_t at = s.find(from);
   EXPECT_NE(at, std::string::npos) << from;
@@ -66,16 +66,16 @@ std::string load_error(const std::string& text) {
 }
 
 TEST(SimConfig, ShippedDesignsLoad) {
-  const AccelConfig edge = load_accel_config(shipped("edge.toml"), lib());
+  const AccelConfig edge = load_accel_config(shipped("designs/edge.toml"), lib());
   EXPECT_EQ(edge.pes, 64);
   EXPECT_EQ(edge.memory.type, "lpddr3");
-  const AccelConfig server = load_accel_config(shipped("server.toml"), lib());
+  const AccelConfig server = load_accel_config(shipped("designs/server.toml"), lib());
   EXPECT_EQ(server.pes, 512);
   EXPECT_EQ(server.memory.type, "hbm");
 }
 
 TEST(SimConfig, ShippedSpaceHasTheElectorSize) {
-  const DesignSpace s = load_design_space(shipped("space_acceltran.toml"), lib());
+  const DesignSpace s = load_design_space(shipped("spaces/acceltran.toml"), lib());
   EXPECT_EQ(s.size() / s.dataflows.size(), 7'425'000u);  // "about 7.4M" without loop orders
   EXPECT_EQ(s.dataflows.size(), 24u);
   int64_t batch = 0;

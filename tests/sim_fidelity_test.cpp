@@ -18,7 +18,7 @@ namespace {
 TEST(SimFidelity, FastTracksDetailedOnSampledDesigns) {
   const HardwareLibrary& lib = default_hardware_library();
   const DesignSpace space =
-      load_design_space(require_shipped_file("hardware/accel/space_acceltran.toml"), lib);
+      load_design_space(require_shipped_file("hardware/accel/spaces/acceltran.toml"), lib);
   std::map<int64_t, SimWorkload> workloads;
   for (int64_t b : space.batch)
     workloads.emplace(b, build_sim_workload(trace_step(testing::small_model(TraceMode::Train, b)),

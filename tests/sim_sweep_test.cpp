@@ -42,7 +42,7 @@ TEST(SimSweep, ParetoComparesPerSequence) {
 
 TEST(SimSweep, SamplesAreDistinctAndInRange) {
   const DesignSpace s = load_design_space(
-      require_shipped_file("hardware/accel/space_acceltran.toml"), default_hardware_library());
+      require_shipped_file("hardware/accel/spaces/acceltran.toml"), default_hardware_library());
   const std::vector<uint64_t> idx = sample_indices(s, 1000, 3);
   EXPECT_EQ(std::set<uint64_t>(idx.begin(), idx.end()).size(), 1000u);
   EXPECT_LT(*std::max_element(idx.begin(), idx.end()), s.size());
@@ -52,7 +52,7 @@ TEST(SimSweep, SamplesAreDistinctAndInRange) {
 TEST(SimSweep, SweepWritesOneCsvRowPerDesignAndPlots) {
   const HardwareLibrary& lib = default_hardware_library();
   const DesignSpace s =
-      load_design_space(require_shipped_file("hardware/accel/space_acceltran.toml"), lib);
+      load_design_space(require_shipped_file("hardware/accel/spaces/acceltran.toml"), lib);
   std::map<int64_t, SimWorkload> w;
   for (int64_t b : s.batch)
     w.emplace(b, build_sim_workload(trace_step(testing::small_model(TraceMode::Infer, b)),

@@ -36,17 +36,17 @@ inline DesignParams params(const AccelConfig& c) {
 }
 
 // A small encoder: 2 layers, hidden 64, 4 heads, FFN 128, sequence classification.
-inline TraceRequest small_model(TraceMode mode = TraceMode::Train, int64_t batch = 4,
-                                int64_t seq = 32) {
-  TraceRequest r;
-  r.model.vocab_size = 1000;
-  r.model.max_seq = 128;
-  r.model.hidden = 64;
-  r.model.heads = 4;
-  r.model.ffn = 128;
-  r.model.layers = 2;
-  r.model.norm = NormPlacement::Post;
-  r.model.num_labels = 2;
+inline StepSpec small_model(TraceMode mode = TraceMode::Train, int64_t batch = 4,
+                            int64_t seq = 32) {
+  StepSpec r;
+  r.config.model.vocab_size = 1000;
+  r.config.model.max_seq = 128;
+  r.config.model.hidden = 64;
+  r.config.model.heads = 4;
+  r.config.model.ffn = 128;
+  r.config.model.layers = 2;
+  r.config.model.norm = NormPlacement::Post;
+  r.config.model.num_labels = 2;
   r.batch = batch;
   r.seq = seq;
   r.mode = mode;
@@ -55,7 +55,7 @@ inline TraceRequest small_model(TraceMode mode = TraceMode::Train, int64_t batch
 
 inline SimWorkload small_workload(TraceMode mode = TraceMode::Train,
                                   const Sparsity& s = Sparsity{}) {
-  const TraceRequest r = small_model(mode);
+  const StepSpec r = small_model(mode);
   return build_sim_workload(trace_step(r), mode, s);
 }
 

@@ -107,12 +107,12 @@ class TensorPool {
   }
   Tensor poisoned(Shape s) {
     Tensor t = alloc(DType::F32, s);
-    be_.fill(t, NAN);
+    be_.fill({t, NAN});
     return t;
   }
   Tensor zeros(Shape s) {
     Tensor t = alloc(DType::F32, s);
-    be_.fill(t, 0.0f);
+    be_.fill({t, 0.0f});
     return t;
   }
   std::vector<float> read(Tensor t) {

@@ -37,10 +37,6 @@ struct DesignParams {
   // Area, mm^2.
   double area_lanes = 0, area_sparsity = 0, area_softmax = 0, area_layernorm = 0;
   double area_control = 0, area_act_buffer = 0, area_weight_buffer = 0, area_mask_buffer = 0;
-  double area_total() const {
-    return area_lanes + area_sparsity + area_softmax + area_layernorm + area_control +
-           area_act_buffer + area_weight_buffer + area_mask_buffer;
-  }
 };
 
 DesignParams make_design_params(const AccelConfig& c, const HardwareLibrary& lib);

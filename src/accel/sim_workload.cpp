@@ -38,21 +38,21 @@ void check_sparsity(const Sparsity& s) {
     if (!(v >= 0 && v < 1)) fail_input("sparsity {} must be within [0, 1)", v);
 }
 
-Stage gemm_stage(const GemmDims& g, const Sparsity& s) {
+Stage gemm_stage(const GemmCall& g, const Sparsity& s) {
   Stage st;
   st.kind = StageKind::Gemm;
-  st.batch = g.batch;
-  st.m = g.m;
-  st.n = g.n;
-  st.k = g.k;
-  st.a = g.a;
-  st.b = g.b;
+  st.batch = g.shape.batch;
+  st.m = g.shape.m;
+  st.n = g.shape.n;
+  st.k = g.shape.k;
+  st.a = operand_a(g.role);
+  st.b = operand_b(g.role);
   // A product involving a gradient is a gradient (dX, dW); results live in the activation
   // buffer either way.
-  st.c = (g.a == Operand::Gradient || g.b == Operand::Gradient) ? Operand::Gradient
-                                                                : Operand::Activation;
-  st.dens_a = density(g.a, s);
-  st.dens_b = density(g.b, s);
+  st.c = (st.a == Operand::Gradient || st.b == Operand::Gradient) ? Operand::Gradient
+                                                                  : Operand::Activation;
+  st.dens_a = density(st.a, s);
+  st.dens_b = density(st.b, s);
   st.dens_c = density(st.c, s);
   return st;
 }
@@ -76,17 +76,19 @@ void add_stages(const OpRecord& r, const Sparsity& s, std::vector<Stage>& out) {
   switch (r.kind) {
     case OpKind::Gemm:
       // Bias and activation epilogues run in the lane's nonlinearity unit as results leave.
-      for (const GemmDims& g : r.gemms) out.push_back(gemm_stage(g, s));
+      for (const GemmCall& g : r.gemms) out.push_back(gemm_stage(g, s));
       return;
     case OpKind::Attention: {
-      // Scores, then softmax (or its backward), then the remaining products. Each is its own
-      // stage: intermediates round-trip through main memory (no fusion across stages).
-      const size_t before = std::min(r.gemms.size(), size_t{r.phase == Phase::Backward ? 2u : 1u});
-      for (size_t i = 0; i < before; ++i) out.push_back(gemm_stage(r.gemms[i], s));
+      // Scores (or, backward, the products before the softmax's backward), then the softmax,
+      // then the remaining products. Each is its own stage: intermediates round-trip through
+      // main memory (no fusion across stages).
+      for (const GemmCall& g : r.gemms)
+        if (before_softmax(g.role)) out.push_back(gemm_stage(g, s));
       const double cells = static_cast<double>(r.rows * r.cols);
       const double reads = r.phase == Phase::Backward ? 2 * cells : cells;
       out.push_back(row_stage(StageKind::Softmax, r.rows, r.cols, reads, cells, dens));
-      for (size_t i = before; i < r.gemms.size(); ++i) out.push_back(gemm_stage(r.gemms[i], s));
+      for (const GemmCall& g : r.gemms)
+        if (!before_softmax(g.role)) out.push_back(gemm_stage(g, s));
       return;
     }
     case OpKind::Norm:
@@ -146,7 +148,8 @@ SimWorkload build_sim_workload(const Workload& w, TraceMode mode, const Sparsity
   sw.sparsity = s;
   for (const OpRecord& r : w.ops) {
     SimOp op;
-    op.label = r.scope.empty() ? r.op : r.scope + " " + r.op;
+    const std::string op_label(op_name(r.op));
+    op.label = r.scope.empty() ? op_label : r.scope + " " + op_label;
     op.phase = r.phase;
     op.first_stage = sw.stages.size();
     add_stages(r, s, sw.stages);

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/trace/workload.h"
 #include "workload/trace_step.h"
-#include "workload/workload.h"
 
 namespace hwt::accel {
 

@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 
+#include "backend/gemm.h"
 #include "core/gemm_shape.h"
 #include "core/precision.h"
 #include "hw/gpu_catalog.h"
@@ -64,8 +65,8 @@ class GemmModel {
   GemmConstants c_;
 };
 
-// Seconds one GEMM takes on a real GPU (the cuBLASLt timer in CUDA builds).
-using GemmMeasure = std::function<double(const GemmShape&)>;
+// Seconds one GEMM takes on a real GPU, as training runs it (measure/gemm_timer.h).
+using GemmMeasure = std::function<double(const GemmCall&)>;
 
 // Largest power of two (up to 128) dividing the byte length of `elements` elements.
 int alignment_bytes(int64_t elements, int element_bytes);

@@ -1,7 +1,8 @@
 // Shapes the fitted GEMM model is checked on: every distinct GEMM of the training steps of
-// published model configs (GPT-2, BERT, GPT-3, Pythia, LLaMA-like, CLIP text) and of poorly
-// shaped variants, leaving out shapes the sweep fits on. These are the GEMMs the advisor
-// predicts in practice, so their rank correlation and error are the model's accuracy.
+// published model shapes (the configs/ presets: GPT-2, BERT, GPT-3, Pythia, LLaMA-like, CLIP
+// text) and of poorly shaped variants of them, leaving out shapes the sweep fits on. These are the
+// GEMMs the advisor predicts in practice, so their rank correlation and error are the model's
+// accuracy.
 #pragma once
 
 #include <string>
@@ -14,14 +15,14 @@ namespace hwt {
 
 struct NamedCase {
   std::string name;
-  ShapeCase shape;
+  StepSpec shape;
 };
 
 std::vector<NamedCase> validation_cases();
 
 struct ValidationShape {
   std::string source;  // first config it comes from
-  GemmShape shape;
+  GemmCall gemm;       // as the step runs it
 };
 
 std::vector<ValidationShape> validation_shapes();

@@ -6,8 +6,6 @@
 #include <cmath>
 #include <set>
 
-#include "workload/trace_step.h"
-
 namespace hwt {
 namespace {
 
@@ -78,11 +76,11 @@ std::vector<std::string> describe(const ModelConfig& a, const ModelConfig& b) {
   return c;
 }
 
-Suggestion evaluate(const ShapeCase& base, const StepPrediction& base_pred, ShapeCase cand,
+Suggestion evaluate(const StepSpec& base, const StepPrediction& base_pred, StepSpec cand,
                     const GemmModel& model) {
   Suggestion s;
-  s.prediction = predict_step(trace_case(cand, model.precision()), model);
-  s.changes = describe(base.model, cand.model);
+  s.prediction = predict_step(trace_at(cand, model.precision()), model);
+  s.changes = describe(base.config.model, cand.config.model);
   s.param_change =
       static_cast<double>(s.prediction.parameters) / static_cast<double>(base_pred.parameters) - 1;
   s.gain = s.prediction.tflops() / base_pred.tflops() - 1;
@@ -93,13 +91,9 @@ Suggestion evaluate(const ShapeCase& base, const StepPrediction& base_pred, Shap
 
 }  // namespace
 
-Workload trace_case(const ShapeCase& c, Precision p) {
-  TraceRequest r;
-  r.model = c.model;
-  r.batch = c.batch;
-  r.seq = c.seq;
-  r.dtype = activation_dtype(p);
-  return trace_step(r);
+Workload trace_at(StepSpec c, Precision p) {
+  c.config.train.precision = p;
+  return trace_step(c);
 }
 
 StepPrediction predict_step(const Workload& w, const GemmModel& model) {
@@ -121,23 +115,23 @@ StepPrediction predict_step(const Workload& w, const GemmModel& model) {
   return p;
 }
 
-AdvisorReport advise(const ShapeCase& c, const GemmModel& model, const AdvisorOptions& o) {
+AdvisorReport advise(const StepSpec& c, const GemmModel& model, const AdvisorOptions& o) {
   AdvisorReport r;
   r.shape = c;
-  r.current = predict_step(trace_case(c, model.precision()), model);
-  r.rules = check_shape_rules(c.model, c.batch, c.seq, model.precision(), o.tp);
+  r.current = predict_step(trace_at(c, model.precision()), model);
+  r.rules = check_shape_rules(c.config.model, c.batch, c.seq, model.precision(), o.tp);
 
-  const ModelConfig& m = c.model;
+  const ModelConfig& m = c.config.model;
   for (int64_t h : hidden_options(m.hidden, o.tolerance))
     for (int64_t a : head_options(h, m.heads))
       for (int64_t f : ffn_options(m.ffn, m.hidden, h))
         for (int64_t v : vocab_options(m)) {
-          ShapeCase cand = c;
-          cand.model.hidden = h;
-          cand.model.heads = a;
-          cand.model.ffn = f;
-          cand.model.vocab_size = v;
-          if (describe(m, cand.model).empty()) continue;
+          StepSpec cand = c;
+          cand.config.model.hidden = h;
+          cand.config.model.heads = a;
+          cand.config.model.ffn = f;
+          cand.config.model.vocab_size = v;
+          if (describe(m, cand.config.model).empty()) continue;
           Suggestion s = evaluate(c, r.current, std::move(cand), model);
           if (std::abs(s.param_change) <= o.tolerance && s.gain > 0)
             r.suggestions.push_back(std::move(s));
@@ -152,7 +146,7 @@ AdvisorReport advise(const ShapeCase& c, const GemmModel& model, const AdvisorOp
     r.suggestions.resize(static_cast<size_t>(o.max_suggestions));
 
   for (int64_t factor : {2, 4}) {
-    ShapeCase cand = c;
+    StepSpec cand = c;
     cand.batch = c.batch * factor;
     Suggestion s = evaluate(c, r.current, cand, model);
     s.changes = {fmt::format("micro-batch {} -> {}", c.batch, cand.batch)};

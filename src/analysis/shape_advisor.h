@@ -10,17 +10,13 @@
 #include "analysis/gemm_model.h"
 #include "analysis/shape_rules.h"
 #include "analysis/step_gemms.h"
-#include "config/model_config.h"
+#include "workload/trace_step.h"
 
 namespace hwt {
 
-// A model shape and the micro-batch it runs at.
-struct ShapeCase {
-  ModelConfig model;  // vocab and label counts set (with_analysis_defaults)
-  int64_t batch = 1, seq = 1;
-};
-
-Workload trace_case(const ShapeCase& c, Precision p);
+// The step of `c` with its GEMMs in precision p (train.precision set to p), as trace_step
+// records it.
+Workload trace_at(StepSpec c, Precision p);
 
 struct GemmGroupPrediction {
   StepGemm gemm;
@@ -43,7 +39,7 @@ struct StepPrediction {
 StepPrediction predict_step(const Workload& w, const GemmModel& model);
 
 struct Suggestion {
-  ShapeCase shape;
+  StepSpec shape;
   std::vector<std::string> changes;  // "heads 32 -> 20 (h/a 80 -> 128)"
   double param_change = 0;           // relative to the original count
   StepPrediction prediction;
@@ -58,13 +54,13 @@ struct AdvisorOptions {
 };
 
 struct AdvisorReport {
-  ShapeCase shape;
+  StepSpec shape;
   StepPrediction current;
   std::vector<RuleViolation> rules;
   std::vector<Suggestion> suggestions;  // shape changes, best first
   std::vector<Suggestion> microbatch;   // same shape, larger micro-batch (needs memory)
 };
 
-AdvisorReport advise(const ShapeCase& c, const GemmModel& model, const AdvisorOptions& o);
+AdvisorReport advise(const StepSpec& c, const GemmModel& model, const AdvisorOptions& o);
 
 }  // namespace hwt

@@ -13,14 +13,15 @@ bool in_block(const StepGemm& g) {
   return g.scope.rfind("layers.", 0) == 0;
 }
 bool is_linear(const StepGemm& g) {
-  return g.role == "x.W^T" || g.role == "dy.W" || g.role == "dy^T.x";
+  return g.role == GemmRole::LinearForward || g.role == GemmRole::LinearInputGrad ||
+         g.role == GemmRole::LinearWeightGrad;
 }
 
 // One block's GEMMs (forward and backward) of the kind asked for.
-std::vector<StepGemm> block_gemms(ShapeCase c, Precision p, bool linear) {
-  c.model.layers = 1;
+std::vector<StepGemm> block_gemms(StepSpec c, Precision p, bool linear) {
+  c.config.model.layers = 1;
   std::vector<StepGemm> out;
-  for (StepGemm& g : step_gemms(trace_case(c, p)))
+  for (StepGemm& g : step_gemms(trace_at(c, p)))
     if (in_block(g) && is_linear(g) == linear) out.push_back(std::move(g));
   return out;
 }
@@ -32,16 +33,16 @@ CurvePoint point(double x, const std::vector<StepGemm>& gemms, const GemmModel& 
     const double n = static_cast<double>(g.count);
     flops += g.flops();
     predicted += model.predict(g.shape).seconds * n;
-    if (measure) measured += (*measure)(g.shape) * n;
+    if (measure) measured += (*measure)(g)*n;
   }
   return {x, flops / predicted / 1e12, measure ? flops / measured / 1e12 : 0};
 }
 
 }  // namespace
 
-std::vector<CurvePoint> hidden_curve(const ShapeCase& c, const GemmModel& model,
+std::vector<CurvePoint> hidden_curve(const StepSpec& c, const GemmModel& model,
                                      const GemmMeasure* measure) {
-  const int64_t h = c.model.hidden;
+  const int64_t h = c.config.model.hidden;
   const int64_t lo = std::max<int64_t>(64, (3 * h / 4) / 2 * 2), hi = (5 * h / 4) / 2 * 2;
   std::set<int64_t> timed;
   const int64_t step = std::max<int64_t>(64, (hi - lo) / 6 / 64 * 64);
@@ -49,11 +50,11 @@ std::vector<CurvePoint> hidden_curve(const ShapeCase& c, const GemmModel& model,
     timed.insert({base, base + 8, base + 2});
   std::vector<CurvePoint> out;
   for (int64_t h2 = lo; h2 <= hi; h2 += 2) {
-    ShapeCase s = c;
-    s.model.hidden = h2;
-    s.model.heads = 1;
-    s.model.ffn =
-        std::max<int64_t>(1, std::llround(static_cast<double>(c.model.ffn) *
+    StepSpec s = c;
+    s.config.model.hidden = h2;
+    s.config.model.heads = 1;
+    s.config.model.ffn =
+        std::max<int64_t>(1, std::llround(static_cast<double>(c.config.model.ffn) *
                                           static_cast<double>(h2) / static_cast<double>(h)));
     const bool time_it = measure && timed.count(h2);
     out.push_back(point(static_cast<double>(h2), block_gemms(s, model.precision(), true), model,
@@ -62,16 +63,16 @@ std::vector<CurvePoint> hidden_curve(const ShapeCase& c, const GemmModel& model,
   return out;
 }
 
-std::vector<CurvePoint> head_dim_curve(const ShapeCase& c, const GemmModel& model,
+std::vector<CurvePoint> head_dim_curve(const StepSpec& c, const GemmModel& model,
                                        const GemmMeasure* measure) {
-  const int64_t h = c.model.hidden;
+  const int64_t h = c.config.model.hidden;
   std::vector<CurvePoint> out;
   for (int64_t heads = h; heads >= 1; --heads) {
     if (h % heads) continue;
     const int64_t hd = h / heads;
     if (hd < 16 || hd > 512) continue;
-    ShapeCase s = c;
-    s.model.heads = heads;
+    StepSpec s = c;
+    s.config.model.heads = heads;
     out.push_back(
         point(static_cast<double>(hd), block_gemms(s, model.precision(), false), model, measure));
   }

@@ -18,11 +18,11 @@ struct CurvePoint {
 
 // Hidden sizes 0.75h .. 1.25h in steps of 2, FFN width scaled with h (heads do not matter to
 // the linear GEMMs). Measured at six multiples of 64 and at +8 and +2 from each.
-std::vector<CurvePoint> hidden_curve(const ShapeCase& c, const GemmModel& model,
+std::vector<CurvePoint> hidden_curve(const StepSpec& c, const GemmModel& model,
                                      const GemmMeasure* measure);
 
 // Every head count dividing h with 16 <= h/a <= 512; all points measured when possible.
-std::vector<CurvePoint> head_dim_curve(const ShapeCase& c, const GemmModel& model,
+std::vector<CurvePoint> head_dim_curve(const StepSpec& c, const GemmModel& model,
                                        const GemmMeasure* measure);
 
 std::string curve_svg(const std::vector<CurvePoint>& points, const std::string& title,

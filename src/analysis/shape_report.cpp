@@ -19,20 +19,20 @@ std::string pct(double v) {
   return fmt::format("{:+.1f}%", 100 * v);
 }
 
-std::string describe_shape(const ShapeCase& c) {
-  const ModelConfig& m = c.model;
+std::string describe_shape(const StepSpec& c) {
+  const ModelConfig& m = c.config.model;
   return fmt::format("hidden {}, heads {} (h/a {}), ffn {}, layers {}, vocab {}, batch {} x seq {}",
                      m.hidden, m.heads, m.head_dim(), m.ffn, m.layers, m.vocab_size, c.batch,
                      c.seq);
 }
 
-const double* find_time(const MeasuredTimes& m, const GemmShape& s) {
-  auto it = m.find(s);
+const double* find_time(const MeasuredTimes& m, const GemmCall& g) {
+  auto it = m.find(g);
   return it == m.end() ? nullptr : &it->second;
 }
 
-nlohmann::json config_json(const ShapeCase& c) {
-  const ModelConfig& m = c.model;
+nlohmann::json config_json(const StepSpec& c) {
+  const ModelConfig& m = c.config.model;
   return {{"hidden", m.hidden}, {"heads", m.heads},   {"head_dim", m.head_dim()},
           {"ffn", m.ffn},       {"layers", m.layers}, {"vocab_size", m.vocab_size},
           {"batch", c.batch},   {"seq", c.seq}};
@@ -96,7 +96,7 @@ GemmTotals gemm_totals(const StepPrediction& p, const MeasuredTimes& m, bool blo
     const double n = static_cast<double>(g.gemm.count);
     t.flops += g.gemm.flops();
     t.predicted_seconds += g.pred.seconds * n;
-    if (const double* s = find_time(m, g.gemm.shape))
+    if (const double* s = find_time(m, g.gemm))
       t.measured_seconds += *s * n;
     else
       t.measured = false;
@@ -123,13 +123,13 @@ std::string shape_text(const AdvisorReport& r, const ReportContext& ctx) {
     const GemmShape& sh = g.gemm.shape;
     std::string meas;
     if (measured) {
-      const double* t = find_time(ctx.measured, sh);
+      const double* t = find_time(ctx.measured, g.gemm);
       meas = t ? fmt::format(" {:>9.0f}", sh.flops() / *t / 1e12) : fmt::format(" {:>9}", "-");
     }
     s += fmt::format(
         "{:<16} {:<7} {:<8} {:>7} {:>7} {:>7} {:>5} {:>5} {:>8} {:>4.0f}% {:>4}B {:>6} {:>9.0f}{} "
         "{:>5.1f}%\n",
-        g.gemm.scope, g.gemm.role, phase_name(g.gemm.phase), sh.m, sh.n, sh.k, sh.batch,
+        g.gemm.scope, role_label(g.gemm.role), phase_name(g.gemm.phase), sh.m, sh.n, sh.k, sh.batch,
         g.gemm.count, fmt::format("{}x{}", g.pred.tile_m, g.pred.tile_n),
         100 * g.pred.wave_efficiency, g.pred.align_bytes, g.pred.split_k, g.pred.tflops, meas,
         100 * g.share);
@@ -174,7 +174,7 @@ nlohmann::json shape_json(const AdvisorReport& r, const ReportContext& ctx) {
   for (const GemmGroupPrediction& g : r.current.gemms) {
     const GemmShape& sh = g.gemm.shape;
     nlohmann::json j = {{"scope", g.gemm.scope},
-                        {"gemm", g.gemm.role},
+                        {"gemm", role_label(g.gemm.role)},
                         {"phase", phase_name(g.gemm.phase)},
                         {"m", sh.m},
                         {"n", sh.n},
@@ -192,7 +192,7 @@ nlohmann::json shape_json(const AdvisorReport& r, const ReportContext& ctx) {
                         {"predicted_seconds", g.pred.seconds},
                         {"predicted_tflops", g.pred.tflops},
                         {"share", g.share}};
-    if (const double* t = find_time(ctx.measured, sh)) {
+    if (const double* t = find_time(ctx.measured, g.gemm)) {
       j["measured_seconds"] = *t;
       j["measured_tflops"] = sh.flops() / *t / 1e12;
     }

@@ -2,15 +2,13 @@
 // text for the terminal or JSON; with measured GEMM times beside the predictions when present.
 #pragma once
 
-#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "analysis/shape_advisor.h"
+#include "measure/gemm_timer.h"
 
 namespace hwt {
-
-using MeasuredTimes = std::map<GemmShape, double>;  // seconds per GEMM, by shape
 
 // GEMM FLOPs and time of a step, or of its transformer blocks only (the "layer GEMMs").
 struct GemmTotals {

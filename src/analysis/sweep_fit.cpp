@@ -23,7 +23,8 @@ std::vector<GemmSample> samples(const SweepResult& r, bool held_out) {
 SweepResult run_sweep(const GpuSpec& gpu, Precision p, const GemmMeasure& measure) {
   SweepResult r;
   r.shapes = sweep_grid();
-  for (const SweepShape& s : r.shapes) r.seconds.push_back(measure(s.shape));
+  for (const SweepShape& s : r.shapes)
+    r.seconds.push_back(measure(plain_gemm(s.shape, activation_dtype(p))));
   r.start = default_constants(gpu.arch);
   const std::vector<GemmSample> fit_set = samples(r, false), held = samples(r, true);
   r.held_out_before = fit_quality(GemmModel(gpu, p, r.start), held);

@@ -4,6 +4,17 @@
 
 namespace hwt {
 
+std::string_view op_name(Op op) {
+  switch (op) {
+#define HWT_OP_NAME(name, Args) \
+  case Op::name:                \
+    return #name;
+    HWT_BACKEND_OPS(HWT_OP_NAME)
+#undef HWT_OP_NAME
+  }
+  return "?";
+}
+
 std::string_view phase_name(Phase p) {
   switch (p) {
     case Phase::Forward:

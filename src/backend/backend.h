@@ -28,9 +28,6 @@ class Backend {
   virtual void deallocate(void* p) = 0;
   virtual void upload(Tensor dst, const void* host) = 0;
   virtual void download(void* host, Tensor src) = 0;
-  virtual void copy(Tensor dst, Tensor src) = 0;  // same dtype and element count
-  virtual void fill(Tensor t, float value) = 0;
-  virtual void convert(Tensor dst, Tensor src) = 0;  // dtype cast, same element count
   virtual void synchronize() {}
 
   // ---- labels for traces and profilers: which layer and phase the next ops belong to
@@ -46,40 +43,10 @@ class Backend {
   virtual void end_capture() {}
   virtual void abort_capture() {}
 
-  // ---- dense algebra
-  virtual void linear_forward(const LinearFwd& a) = 0;
-  virtual void linear_backward(const LinearBwd& a) = 0;
-  virtual void matmul(const Matmul& a) = 0;
-
-  // ---- normalisation, residual, dropout
-  virtual void layernorm_forward(const LayerNormFwd& a) = 0;
-  virtual void layernorm_backward(const LayerNormBwd& a) = 0;
-  virtual void residual_forward(const ResidualFwd& a) = 0;
-  virtual void residual_backward(const ResidualBwd& a) = 0;
-  virtual void dropout_forward(const DropoutFwd& a) = 0;
-  virtual void dropout_backward(const DropoutBwd& a) = 0;
-
-  // ---- attention
-  virtual void attention_forward(const AttentionFwd& a) = 0;
-  virtual void attention_backward(const AttentionBwd& a) = 0;
-
-  // ---- embeddings, pooling, losses
-  virtual void embedding_forward(const EmbeddingFwd& a) = 0;
-  virtual void embedding_backward(const EmbeddingBwd& a) = 0;
-  virtual void pool_forward(const PoolFwd& a) = 0;
-  virtual void pool_backward(const PoolBwd& a) = 0;
-  virtual void cross_entropy(const CrossEntropy& a) = 0;
-  virtual void argmax_rows(Tensor logits, Tensor out) = 0;  // out: i32 [rows]
-
-  // ---- reductions (out: f32 [1])
-  virtual void sum(Tensor x, Tensor out) = 0;
-  virtual void sum_squares(Tensor x, Tensor out) = 0;
-
-  // ---- optimizers over flat buffers
-  virtual void adamw_step(const AdamWStep& a) = 0;
-  virtual void adan_step(const AdanStep& a) = 0;
-  virtual void sgd_step(const SgdStep& a) = 0;
-  virtual void loss_scale_update(const LossScaleUpdate& a) = 0;
+  // ---- the ops (ops.h: their arguments and the list)
+#define HWT_BACKEND_OP_PURE(name, Args) virtual void name(const Args& a) = 0;
+  HWT_BACKEND_OPS(HWT_BACKEND_OP_PURE)
+#undef HWT_BACKEND_OP_PURE
 };
 
 // Owns `bytes` of backend memory for its lifetime.
@@ -119,7 +86,5 @@ class CaptureScope {
   Backend& backend_;
   bool open_;
 };
-
-std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
 
 }  // namespace hwt

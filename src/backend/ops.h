@@ -1,5 +1,6 @@
-// Arguments of the backend op set. Every op has a CPU reference, a CUDA implementation and a
-// trace record; layers describe their work only through these structs.
+// The backend op set: each op's arguments, then the list of ops (HWT_BACKEND_OPS), declared once.
+// Every op has a CPU reference, a CUDA implementation and a trace record; layers describe their
+// work only through these structs.
 //
 // Conventions: activations are row-major [rows, cols] with rows = batch * seq; linear weights
 // use PyTorch's nn.Linear layout [out, in]; parameter gradients are accumulated (+=), activation
@@ -7,11 +8,28 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "config/model_config.h"
 #include "core/tensor.h"
 
 namespace hwt {
+
+// dst = src: same dtype and element count.
+struct Copy {
+  Tensor dst, src;
+};
+
+// Every element of t = value.
+struct Fill {
+  Tensor t;
+  float value = 0.0f;
+};
+
+// dst = src cast to dst's dtype; same element count.
+struct Convert {
+  Tensor dst, src;
+};
 
 // Inverted dropout: keep element i with probability 1 - p (Philox draw of (seed, i)), scale
 // 1/(1-p).
@@ -37,11 +55,17 @@ struct LinearBwd {
   bool accumulate_dx = false;
 };
 
-// c = alpha · op(a) · op(b) + beta · c, rank 2 ([M,K]) or batched rank 3 ([batch, M, K]).
+// c = act(alpha · op(a) · op(b) + beta · c + bias), rank 2 ([M,K]) or batched rank 3
+// ([batch, M, K]). c has a's dtype, or f32 (weight
+// gradients). bias (optional, [N], a's dtype) and act work as in LinearFwd, which is this with
+// trans_b; an activation needs beta = 0 and pre_act. Every GEMM of the linear ops runs as one.
 struct Matmul {
   Tensor a, b, c;
   bool trans_a = false, trans_b = false;
   float alpha = 1.0f, beta = 0.0f;
+  Tensor bias{};
+  Activation act = Activation::None;
+  Tensor pre_act{};
 };
 
 struct LayerNormFwd {
@@ -143,6 +167,16 @@ struct CrossEntropy {
   Tensor loss_scale{};
 };
 
+// out[r] = the index of the largest logits[r, :]. out: i32 [rows].
+struct ArgmaxRows {
+  Tensor logits, out;
+};
+
+// out[0] = the sum (sum) or sum of squares (sum_squares) of every element of x. out: f32 [1].
+struct Reduce {
+  Tensor x, out;
+};
+
 // Gradient preprocessing fused into optimizer steps: each gradient is multiplied by
 // clip = min(1, max_norm / (sqrt(grad_norm_sq) + 1e-6)) when max_norm > 0.
 // grad_norm_sq is f32 [1] in device memory, so no host synchronisation is needed.
@@ -202,5 +236,49 @@ struct LossScaleUpdate {
   float growth = 2.0f, backoff = 0.5f;
   int64_t interval = 2000;
 };
+
+// The ops: X(name, Args) is an op `name` taking `const Args&`. From this list come the pure
+// virtuals of Backend, the overrides every backend declares (HWT_BACKEND_OP_OVERRIDE), the Op
+// enum the trace records and op_name(). A new op: its Args struct above, a line here, its CPU,
+// CUDA and trace implementations, and a test of CUDA against the CPU (docs/architecture.md).
+#define HWT_BACKEND_OPS(X)            \
+  X(copy, Copy)                       \
+  X(fill, Fill)                       \
+  X(convert, Convert)                 \
+  X(linear_forward, LinearFwd)        \
+  X(linear_backward, LinearBwd)       \
+  X(matmul, Matmul)                   \
+  X(layernorm_forward, LayerNormFwd)  \
+  X(layernorm_backward, LayerNormBwd) \
+  X(residual_forward, ResidualFwd)    \
+  X(residual_backward, ResidualBwd)   \
+  X(dropout_forward, DropoutFwd)      \
+  X(dropout_backward, DropoutBwd)     \
+  X(attention_forward, AttentionFwd)  \
+  X(attention_backward, AttentionBwd) \
+  X(embedding_forward, EmbeddingFwd)  \
+  X(embedding_backward, EmbeddingBwd) \
+  X(pool_forward, PoolFwd)            \
+  X(pool_backward, PoolBwd)           \
+  X(cross_entropy, CrossEntropy)      \
+  X(argmax_rows, ArgmaxRows)          \
+  X(sum, Reduce)                      \
+  X(sum_squares, Reduce)              \
+  X(adamw_step, AdamWStep)            \
+  X(adan_step, AdanStep)              \
+  X(sgd_step, SgdStep)                \
+  X(loss_scale_update, LossScaleUpdate)
+
+// In a backend class: `HWT_BACKEND_OPS(HWT_BACKEND_OP_OVERRIDE)` declares every op.
+#define HWT_BACKEND_OP_OVERRIDE(name, Args) void name(const Args& a) override;
+
+enum class Op : uint8_t {
+#define HWT_OP_ENUMERATOR(name, Args) name,
+  HWT_BACKEND_OPS(HWT_OP_ENUMERATOR)
+#undef HWT_OP_ENUMERATOR
+};
+
+// The op's name as it appears in traces and profiles: "linear_forward".
+std::string_view op_name(Op op);
 
 }  // namespace hwt

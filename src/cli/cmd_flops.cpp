@@ -5,8 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "config/run_config.h"
-#include "workload/trace_step.h"
+#include "cli/config_options.h"
 
 namespace hwt {
 namespace {
@@ -22,8 +21,9 @@ void print_table(const Workload& w) {
   fmt::print("{:<28} {:<20} {:<10} {:>10} {:>10}  {}\n", "scope", "op", "phase", "FLOPs", "bytes",
              "shapes");
   for (const OpRecord& r : w.ops)
-    fmt::print("{:<28} {:<20} {:<10} {:>10} {:>10}  {}\n", r.scope, r.op, phase_name(r.phase),
-               human(r.flops), human(r.bytes_read + r.bytes_written), r.detail);
+    fmt::print("{:<28} {:<20} {:<10} {:>10} {:>10}  {}\n", r.scope, op_name(r.op),
+               phase_name(r.phase), human(r.flops), human(r.bytes_read + r.bytes_written),
+               r.detail);
   fmt::print("\n{:<12} {:>12} {:>12} {:>12}\n", "phase", "FLOPs", "GEMM FLOPs", "bytes");
   for (Phase p : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
     double bytes = 0;
@@ -44,35 +44,24 @@ void print_table(const Workload& w) {
 void add_flops_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("flops", "Per-op FLOPs and bytes of one traced training step");
   struct Opts {
-    std::string config;
-    std::vector<std::string> sets;
-    int64_t batch = 0, seq = 0;
+    ConfigOptions config;
     bool json = false, infer = false;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--config", o->config, "TOML config file");
-  cmd->add_option("--set", o->sets, "Override a key (repeatable)");
-  cmd->add_option("--batch", o->batch, "Micro-batch size (default: train.batch_size)");
-  cmd->add_option("--seq", o->seq, "Sequence length (default: data.max_len)");
+  add_step_options(cmd, o->config);
   cmd->add_flag("--infer", o->infer, "Trace an inference forward instead of a training step");
   cmd->add_flag("--json", o->json, "Print the workload as JSON");
   cmd->callback([o] {
-    const RunConfig c = load_run_config(o->config, o->sets);
-    TraceRequest r;
-    r.model = with_analysis_defaults(c.model);
-    r.batch = o->batch > 0 ? o->batch : c.train.batch_size;
-    r.seq = o->seq > 0 ? o->seq : c.data.max_len;
-    r.mode = o->infer ? TraceMode::Infer : TraceMode::Train;
-    r.optim = c.optim;
-    r.max_grad_norm = c.train.max_grad_norm;
-    const Workload w = trace_step(r);
+    const RunConfig c = o->config.load();
+    const StepSpec s = o->config.step(c, o->infer ? TraceMode::Infer : TraceMode::Train);
+    const Workload w = trace_step(s);
     if (o->json) {
       fmt::print("{}\n", nlohmann::json(w).dump(1));
       return;
     }
     if (c.model.vocab_size == 0)
       fmt::print("note: model.vocab_size is 0 (set by the tokenizer); using {} here\n",
-                 r.model.vocab_size);
+                 s.config.model.vocab_size);
     print_table(w);
   });
 }

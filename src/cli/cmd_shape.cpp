@@ -1,6 +1,6 @@
 // `hwt shape`: the GEMMs of a config's training step on a GPU, the sizing rules it breaks and
-// nearby faster shapes (--measure times them with cuBLASLt); `--sweep` fits the GEMM model's
-// constants to the GPU present. docs/shape.md describes the model and every option.
+// nearby faster shapes (--measure times them as training runs them); `--sweep` fits the GEMM
+// model's constants to the GPU present. docs/shape.md describes the model and every option.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -15,78 +15,60 @@
 #include "analysis/shape_report.h"
 #include "analysis/sweep_fit.h"
 #include "cli/commands.h"
-#include "config/run_config.h"
+#include "cli/config_options.h"
 #include "core/error.h"
 #include "core/files.h"
 #include "hw/gpu_catalog.h"
-#include "workload/trace_step.h"
-#ifdef HWT_WITH_CUDA
 #include "measure/gemm_timer.h"
-#endif
+#include "train/run_setup.h"
 
 namespace hwt {
 namespace {
 
 struct Opts {
-  std::string config, gpu, dtype = "bf16", out, calibration;
-  std::vector<std::string> sets, catalogs;
-  int64_t batch = 0, seq = 0;
+  ConfigOptions config;
+  std::string gpu, dtype, out, calibration;
+  std::vector<std::string> catalogs;
   double tolerance = 0.05;
   int top = 8, tp = 1;
   bool json = false, measure = false, sweep = false, validate = false, list = false;
 };
 
-// The cuBLASLt timer behind a cache, or nothing in builds without CUDA.
+// GEMM times on the GPU present, as `hwt train` with this config runs them (measure/
+// gemm_timer.h); a GEMM cuBLASLt cannot run is left out with a warning (NaN), not fatal.
 class Measurer {
  public:
-  explicit Measurer(Precision p) : precision_(p) {
-#ifdef HWT_WITH_CUDA
-    timer_ = std::make_unique<GemmTimer>();
-#else
-    fail_input("--measure, --sweep and --validate need hwt built with CUDA (this build has none)");
-#endif
+  explicit Measurer(TrainConfig train) {
+    if (!cuda_available())
+      fail_input(
+          "--measure, --sweep and --validate need a CUDA GPU (none is visible, or this hwt "
+          "was built without CUDA)");
+    if (train.precision == Precision::Fp8)
+      fail_input(
+          "--dtype fp8 cannot be measured: GEMMs are timed as training runs them, in "
+          "fp32, tf32, bf16 or fp16");
+    train.device = DeviceChoice::Cuda;
+    backend_ = make_backend(train);
+    timer_ = std::make_unique<GemmTimer>(*backend_);
   }
-  std::string device() const {
-#ifdef HWT_WITH_CUDA
-    return timer_->device_name();
-#else
-    return {};
-#endif
-  }
-  // NaN (and a warning) when cuBLASLt cannot run the shape: it is left out, not fatal.
-  double operator()(const GemmShape& s) {
-    auto it = times_.find(s);
-    if (it != times_.end()) return it->second;
-#ifdef HWT_WITH_CUDA
+  std::string device() const { return backend_->name(); }
+  double operator()(const GemmCall& g) {
     try {
-      return times_[s] = timer_->seconds(s, precision_);
+      return timer_->seconds(g);
     } catch (const InputError&) {
       throw;
     } catch (const Error& e) {
-      fmt::print(stderr, "hwt: warning: GEMM {} not measured: {}\n", shape_label(s), e.what());
+      fmt::print(stderr, "hwt: warning: GEMM {} not measured: {}\n", shape_label(g.shape),
+                 e.what());
     }
-#endif
-    (void)precision_;
     return std::numeric_limits<double>::quiet_NaN();
   }
-  const MeasuredTimes& times() const {
-    return times_;
-  }
+  const MeasuredTimes& times() const { return timer_->times(); }
 
  private:
-  Precision precision_;
-  MeasuredTimes times_;
-#ifdef HWT_WITH_CUDA
+  std::unique_ptr<Backend> backend_;
   std::unique_ptr<GemmTimer> timer_;
-#endif
 };
-
-void write_out(const std::string& dir, const std::string& name, const std::string& text) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) fail_input("--out {}: cannot create the folder ({})", dir, ec.message());
-  write_file_atomic((std::filesystem::path(dir) / name).string(), text);
-}
 
 void list_gpus(const GpuCatalog& cat) {
   fmt::print("{:<10} {:<7} {:>4} {:>9} {:>9} {:>9} {:>8} {:>6} {:>5} {:>7}  {}\n", "gpu", "arch",
@@ -117,9 +99,9 @@ const GpuSpec& pick_gpu(const GpuCatalog& cat, const Opts& o, const Measurer* m)
 void sweep(const GpuSpec& gpu, Precision p, Measurer& m, const Opts& o) {
   size_t done = 0;
   const size_t total = sweep_grid().size();
-  const SweepResult r = run_sweep(gpu, p, [&](const GemmShape& s) {
+  const SweepResult r = run_sweep(gpu, p, [&](const GemmCall& g) {
     if (++done % 50 == 0) fmt::print(stderr, "measured {}/{} shapes\n", done, total);
-    return m(s);
+    return m(g);
   });
   Calibration c{gpu.name, p, m.device(), r.all.count - r.held_out.count, r.fitted, r.held_out};
   const std::string name = calibration_file_name(gpu.name, p);
@@ -127,8 +109,8 @@ void sweep(const GpuSpec& gpu, Precision p, Measurer& m, const Opts& o) {
   save_calibration(cached, c);
   if (!o.out.empty()) {
     save_calibration((std::filesystem::path(o.out) / name).string(), c);
-    write_out(o.out, "sweep.csv", sweep_csv(r, gpu, p));
-    write_out(o.out, "sweep_pred_vs_meas.svg", sweep_svg(r, gpu, p));
+    write_output_file(o.out, "sweep.csv", sweep_csv(r, gpu, p));
+    write_output_file(o.out, "sweep_pred_vs_meas.svg", sweep_svg(r, gpu, p));
   }
   auto line = [](const char* what, const FitQuality& q) {
     fmt::print("{:<36} {:>6} {:>9.3f} {:>11.1f}% {:>9.1f}%\n", what, q.count, q.spearman,
@@ -151,10 +133,10 @@ void sweep(const GpuSpec& gpu, Precision p, Measurer& m, const Opts& o) {
 }
 
 void validate(const GemmModel& model, const std::string& origin, Measurer& m, const Opts& o) {
-  const ValidationResult r = run_validation(model, [&](const GemmShape& s) { return m(s); });
+  const ValidationResult r = run_validation(model, [&](const GemmCall& g) { return m(g); });
   std::vector<GemmSample> samples;
   for (size_t i = 0; i < r.shapes.size(); ++i)
-    if (std::isfinite(r.seconds[i])) samples.push_back({r.shapes[i].shape, r.seconds[i]});
+    if (std::isfinite(r.seconds[i])) samples.push_back({r.shapes[i].gemm.shape, r.seconds[i]});
   const FitQuality before = fit_quality(
       GemmModel(model.gpu(), model.precision(), default_constants(model.gpu().arch)), samples);
   fmt::print("GEMMs of {} training steps measured on {}: {} shapes not in the sweep grid\n",
@@ -166,62 +148,66 @@ void validate(const GemmModel& model, const std::string& origin, Measurer& m, co
   fmt::print("{:<40} {:>9.3f} {:>10.1f}% {:>8.1f}%\n", origin, r.quality.spearman,
              100 * r.quality.median_abs_error, 100 * r.quality.max_abs_error);
   if (o.out.empty()) return;
-  write_out(o.out, "validate.csv", validation_csv(r, model));
-  write_out(o.out, "validate_pred_vs_meas.svg",
-            pred_vs_meas_svg(fmt::format("GEMMs of {} model configs' training steps on {} ({}): "
-                                         "Spearman {:.3f}, median error {:.1f}%",
-                                         validation_cases().size(), model.gpu().name,
-                                         precision_name(model.precision()), r.quality.spearman,
-                                         100 * r.quality.median_abs_error),
-                             {{"step GEMMs", samples}}, model));
+  write_output_file(o.out, "validate.csv", validation_csv(r, model));
+  write_output_file(
+      o.out, "validate_pred_vs_meas.svg",
+      pred_vs_meas_svg(fmt::format("GEMMs of {} model configs' training steps on {} ({}): "
+                                   "Spearman {:.3f}, median error {:.1f}%",
+                                   validation_cases().size(), model.gpu().name,
+                                   precision_name(model.precision()), r.quality.spearman,
+                                   100 * r.quality.median_abs_error),
+                       {{"step GEMMs", samples}}, model));
 }
 
 void run(const Opts& o) {
   const GpuCatalog cat = load_gpu_catalog(o.catalogs);
   if (o.list) return list_gpus(cat);
-  const auto p = parse_precision(o.dtype);
-  if (!p) fail_input("--dtype {}: use fp32, tf32, bf16, fp16 or fp8", o.dtype);
+  RunConfig rc = o.config.load();
+  if (!o.dtype.empty()) {
+    const auto p = parse_precision(o.dtype);
+    if (!p) fail_input("--dtype {}: use fp32, tf32, bf16, fp16 or fp8", o.dtype);
+    rc.train.precision = *p;
+  }
+  const Precision p = rc.train.precision;
   if (o.tolerance <= 0 || o.tolerance >= 1) fail_input("--tolerance must be in (0, 1)");
   if (o.tp < 1) fail_input("--tp must be at least 1");
   std::unique_ptr<Measurer> m;
-  if (o.measure || o.sweep || o.validate) m = std::make_unique<Measurer>(*p);
+  if (o.measure || o.sweep || o.validate) m = std::make_unique<Measurer>(rc.train);
   const GpuSpec& gpu = pick_gpu(cat, o, m.get());
-  if (o.sweep) return sweep(gpu, *p, *m, o);
-  const ResolvedConstants k = resolve_constants(gpu, *p, o.calibration);
-  const GemmModel model(gpu, *p, k.constants);
+  if (o.sweep) return sweep(gpu, p, *m, o);
+  const ResolvedConstants k = resolve_constants(gpu, p, o.calibration);
+  const GemmModel model(gpu, p, k.constants);
   if (o.validate) return validate(model, k.origin, *m, o);
 
-  const RunConfig rc = load_run_config(o.config, o.sets);
-  ShapeCase c{with_analysis_defaults(rc.model), o.batch > 0 ? o.batch : rc.train.batch_size,
-              o.seq > 0 ? o.seq : rc.data.max_len};
+  const StepSpec c = o.config.step(rc);
   const AdvisorReport r = advise(c, model, {o.tolerance, o.top, o.tp});
 
   GemmMeasure measure;
   if (m) {
-    measure = [&](const GemmShape& s) { return (*m)(s); };
-    for (const GemmGroupPrediction& g : r.current.gemms) measure(g.gemm.shape);
+    measure = [&](const GemmCall& g) { return (*m)(g); };
+    for (const GemmGroupPrediction& g : r.current.gemms) measure(g.gemm);
     if (!r.suggestions.empty())
-      for (const GemmGroupPrediction& g : r.suggestions.front().prediction.gemms)
-        measure(g.gemm.shape);
+      for (const GemmGroupPrediction& g : r.suggestions.front().prediction.gemms) measure(g.gemm);
   }
+  const ModelConfig& mc = c.config.model;
   if (!o.out.empty()) {
     const GemmMeasure* mp = m ? &measure : nullptr;
-    write_out(
+    write_output_file(
         o.out, "shape_hidden.svg",
         curve_svg(hidden_curve(c, model, mp),
                   fmt::format("Block linear GEMMs (fwd+bwd) on {}, {}, b*s = {}", gpu.name,
-                              precision_name(*p), c.batch * c.seq),
-                  "hidden size h (FFN width scaled with h)", static_cast<double>(c.model.hidden)));
-    write_out(o.out, "shape_head_dim.svg",
-              curve_svg(head_dim_curve(c, model, mp),
-                        fmt::format("Block attention GEMMs (fwd+bwd) on {}, {}, h = {}", gpu.name,
-                                    precision_name(*p), c.model.hidden),
-                        "head size h/a", static_cast<double>(c.model.head_dim())));
+                              precision_name(p), c.batch * c.seq),
+                  "hidden size h (FFN width scaled with h)", static_cast<double>(mc.hidden)));
+    write_output_file(o.out, "shape_head_dim.svg",
+                      curve_svg(head_dim_curve(c, model, mp),
+                                fmt::format("Block attention GEMMs (fwd+bwd) on {}, {}, h = {}",
+                                            gpu.name, precision_name(p), mc.hidden),
+                                "head size h/a", static_cast<double>(mc.head_dim())));
   }
   ReportContext ctx{&model, k.origin, m ? m->device() : "", o.tolerance,
                     m ? m->times() : MeasuredTimes{}};
   const nlohmann::json j = shape_json(r, ctx);
-  if (!o.out.empty()) write_out(o.out, "shape.json", j.dump(1) + "\n");
+  if (!o.out.empty()) write_output_file(o.out, "shape.json", j.dump(1) + "\n");
   if (o.json)
     fmt::print("{}\n", j.dump(1));
   else
@@ -234,20 +220,20 @@ void add_shape_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "shape", "GEMM efficiency of a config's training step on a GPU, and faster nearby shapes");
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--config", o->config, "TOML config file (default: built-in defaults)");
-  cmd->add_option("--set", o->sets, "Override a config key (repeatable)");
+  add_step_options(cmd, o->config);
   cmd->add_option("--gpu", o->gpu, "GPU from the catalog (default: the GPU present, else H200)");
   cmd->add_option("--catalog", o->catalogs, "Extra GPU catalog file merged by name (repeatable)");
-  cmd->add_option("--batch", o->batch, "Micro-batch size (default: train.batch_size)");
-  cmd->add_option("--seq", o->seq, "Sequence length (default: data.max_len)");
-  cmd->add_option("--dtype", o->dtype, "fp32, tf32, bf16, fp16 or fp8");
+  cmd->add_option(
+      "--dtype", o->dtype,
+      "Precision of the GEMMs: fp32, tf32, bf16, fp16 or fp8 (default: train.precision)");
   cmd->add_option("--tolerance", o->tolerance, "Largest relative parameter change (default 0.05)");
   cmd->add_option("--top", o->top, "Suggestions to list");
   cmd->add_option("--tp", o->tp, "Tensor-parallel degree the divisibility rules check");
   cmd->add_option("--calibration", o->calibration, "Fitted GEMM constants (JSON from --sweep)");
   cmd->add_option("--out", o->out, "Folder for shape.json and SVG plots (sweep: CSV, SVG, fit)");
   cmd->add_flag("--json", o->json, "Print the report as JSON");
-  cmd->add_flag("--measure", o->measure, "Time every GEMM with cuBLASLt on the GPU present");
+  cmd->add_flag("--measure", o->measure,
+                "Time every GEMM on the GPU present, as hwt train runs it (cuBLASLt)");
   cmd->add_flag("--sweep", o->sweep, "Measure a grid of GEMMs and fit the model to this GPU");
   cmd->add_flag("--validate", o->validate,
                 "Measure the GEMMs of published configs' steps and compare with the model");

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -11,11 +10,10 @@
 #include "accel/simulator.h"
 #include "accel/sweep.h"
 #include "cli/commands.h"
-#include "config/run_config.h"
+#include "cli/config_options.h"
 #include "core/error.h"
 #include "core/files.h"
 #include "core/paths.h"
-#include "workload/trace_step.h"
 
 namespace hwt {
 namespace {
@@ -24,34 +22,12 @@ using namespace hwt::accel;
 using Clock = std::chrono::steady_clock;
 
 struct Opts {
-  std::string model, accel = "edge", sweep, out, mode = "train";
-  std::vector<std::string> sets;
-  int64_t batch = 0, seq = 0;
+  ConfigOptions config;
+  std::string accel = "edge", sweep, out, mode = "train";
   uint64_t samples = 2000, seed = 1;
   double act = 0.5, weight = 0.5, grad = 0.9;
   bool dense = false, detailed = false, json = false, quiet = false;
 };
-
-// A path, or the name of a shipped file: "edge" -> hardware/accel/edge.toml.
-std::string resolve(const std::string& arg, const std::string& prefix, const char* flag) {
-  if (std::filesystem::exists(arg) || arg.find('/') != std::string::npos || arg.ends_with(".toml"))
-    return arg;
-  if (auto found = find_shipped_file("hardware/accel/" + prefix + arg + ".toml")) return *found;
-  // List what is shipped: files of the prefix's folder whose names start with its stem.
-  const size_t slash = prefix.rfind('/');
-  const std::string folder = slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
-  const std::string stem = prefix.substr(folder.size());
-  std::string names;
-  if (auto dir = find_shipped_file("hardware/accel/" + folder))
-    for (const auto& e : std::filesystem::directory_iterator(*dir)) {
-      const std::string f = e.path().filename().string();
-      if (!f.ends_with(".toml") || !f.starts_with(stem) || f.starts_with("modules_") ||
-          f == "memories.toml" || (stem.empty() && f.starts_with("space_")))
-        continue;
-      names += (names.empty() ? "" : ", ") + f.substr(stem.size(), f.size() - 5 - stem.size());
-    }
-  fail_input("{} '{}' is neither a file nor a shipped name ({})", flag, arg, names);
-}
 
 TraceMode parse_mode(const std::string& m) {
   if (m == "train") return TraceMode::Train;
@@ -60,32 +36,21 @@ TraceMode parse_mode(const std::string& m) {
 }
 
 SimWorkload trace(const RunConfig& c, const Opts& o, int64_t batch) {
-  TraceRequest r;
-  r.model = with_analysis_defaults(c.model);
-  r.batch = batch;
-  r.seq = o.seq > 0 ? o.seq : c.data.max_len;
-  r.mode = parse_mode(o.mode);
-  r.optim = c.optim;
-  r.max_grad_norm = c.train.max_grad_norm;
+  const StepSpec spec = step_spec(c, batch, o.config.seq, parse_mode(o.mode));
   const Sparsity s = o.dense ? Sparsity::dense() : Sparsity{o.act, o.weight, o.grad};
   for (auto [flag, v] :
        {std::pair{"--act-sparsity", s.activation}, std::pair{"--weight-sparsity", s.weight},
         std::pair{"--grad-sparsity", s.gradient}})
     if (!(v >= 0 && v < 1)) fail_input("{} {} must be at least 0 and below 1", flag, v);
-  return build_sim_workload(trace_step(r), r.mode, s);
-}
-
-void write_out(const std::string& dir, const std::string& name, const std::string& text) {
-  std::filesystem::create_directories(dir);
-  write_file_atomic((std::filesystem::path(dir) / name).string(), text);
+  return build_sim_workload(trace_step(spec), spec.mode, s);
 }
 
 void run_single(const Opts& o) {
-  const RunConfig c =
-      load_run_config(o.model.empty() ? "" : resolve(o.model, "models/", "--model"), o.sets);
+  const RunConfig c = o.config.load();
   const HardwareLibrary& lib = default_hardware_library();
-  const AccelConfig design = load_accel_config(resolve(o.accel, "", "--accel"), lib);
-  const SimWorkload w = trace(c, o, o.batch > 0 ? o.batch : c.train.batch_size);
+  const AccelConfig design =
+      load_accel_config(resolve_named_file(o.accel, "hardware/accel/designs", "--accel"), lib);
+  const SimWorkload w = trace(c, o, o.config.batch);
   const auto t0 = Clock::now();
   auto last = t0;
   auto progress = [&](size_t done, size_t total) {
@@ -99,8 +64,8 @@ void run_single(const Opts& o) {
       simulate(w, design, lib, o.detailed ? Fidelity::Detailed : Fidelity::Fast, progress);
   const nlohmann::json j = r;
   if (!o.out.empty()) {
-    write_out(o.out, "sim.json", j.dump(1) + "\n");
-    write_out(o.out, "sim.txt", format_result(r, r.ops.size()));
+    write_output_file(o.out, "sim.json", j.dump(1) + "\n");
+    write_output_file(o.out, "sim.txt", format_result(r, r.ops.size()));
   }
   if (o.json)
     fmt::print("{}\n", j.dump(1));
@@ -111,10 +76,10 @@ void run_single(const Opts& o) {
 
 void run_sweep_command(const Opts& o) {
   if (o.out.empty()) fail_input("--sweep needs --out DIR for its CSV and plots");
-  const RunConfig c =
-      load_run_config(o.model.empty() ? "" : resolve(o.model, "models/", "--model"), o.sets);
+  const RunConfig c = o.config.load();
   const HardwareLibrary& lib = default_hardware_library();
-  const DesignSpace space = load_design_space(resolve(o.sweep, "space_", "--sweep"), lib);
+  const DesignSpace space =
+      load_design_space(resolve_named_file(o.sweep, "hardware/accel/spaces", "--sweep"), lib);
   const uint64_t size = space.size();
   constexpr uint64_t kMaxEnumerated = 10'000'000;
   const uint64_t n = o.samples == 0 ? size : std::min(o.samples, size);
@@ -145,14 +110,16 @@ void run_sweep_command(const Opts& o) {
   const auto front =
       std::count_if(points.begin(), points.end(), [](const SweepPoint& p) { return p.pareto; });
 
-  write_out(o.out, "sweep.csv", sweep_csv(space, points));
-  write_out(
+  write_output_file(o.out, "sweep.csv", sweep_csv(space, points));
+  write_output_file(
       o.out, "pareto_latency_energy.svg",
       pareto_svg(points, Metric::Latency, Metric::Energy, space.name + ": latency vs energy"));
-  write_out(o.out, "pareto_latency_area.svg",
-            pareto_svg(points, Metric::Latency, Metric::Area, space.name + ": latency vs area"));
-  write_out(o.out, "pareto_energy_area.svg",
-            pareto_svg(points, Metric::Energy, Metric::Area, space.name + ": energy vs area"));
+  write_output_file(
+      o.out, "pareto_latency_area.svg",
+      pareto_svg(points, Metric::Latency, Metric::Area, space.name + ": latency vs area"));
+  write_output_file(
+      o.out, "pareto_energy_area.svg",
+      pareto_svg(points, Metric::Energy, Metric::Area, space.name + ": energy vs area"));
   const nlohmann::json summary = {{"space", space.name},
                                   {"space_size", size},
                                   {"designs", n},
@@ -161,7 +128,7 @@ void run_sweep_command(const Opts& o) {
                                   {"seconds", seconds},
                                   {"designs_per_second", static_cast<double>(n) / seconds},
                                   {"pareto_designs", front}};
-  write_out(o.out, "sweep.json", summary.dump(1) + "\n");
+  write_output_file(o.out, "sweep.json", summary.dump(1) + "\n");
   fmt::print(
       "{} designs in {:.2f} s ({:.0f}/s); {} on the Pareto front (latency, energy, area "
       "per sequence)\nwrote {}/sweep.csv, sweep.json and pareto_*.svg\n",
@@ -174,16 +141,14 @@ void add_sim_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "sim", "Simulate a model on an accelerator design, or sweep a design space");
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--model", o->model,
-                  "Model config TOML, or a shipped workload name (bert-tiny, bert-base)");
-  cmd->add_option("--set", o->sets, "Override a config key (repeatable)");
-  cmd->add_option("--accel", o->accel, "Accelerator TOML or shipped name (edge, server)")
+  add_step_options(cmd, o->config);
+  cmd->add_option("--accel", o->accel,
+                  "Accelerator TOML, or a design in hardware/accel/designs (edge, server)")
       ->capture_default_str();
-  cmd->add_option("--sweep", o->sweep, "Design-space TOML or shipped name (acceltran)");
+  cmd->add_option("--sweep", o->sweep,
+                  "Design-space TOML, or a space in hardware/accel/spaces (acceltran)");
   cmd->add_option("--mode", o->mode, "train (forward, backward, optimizer) or infer")
       ->capture_default_str();
-  cmd->add_option("--batch", o->batch, "Batch size (default: train.batch_size)");
-  cmd->add_option("--seq", o->seq, "Sequence length (default: data.max_len)");
   cmd->add_option("--act-sparsity", o->act, "Fraction of zero activations")->capture_default_str();
   cmd->add_option("--weight-sparsity", o->weight, "Fraction of zero weights")
       ->capture_default_str();

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <variant>
 
+#include "core/paths.h"
 #include "core/toml_reader.h"
 
 namespace hwt {
@@ -376,9 +377,11 @@ void apply_override(RunConfig& c, const std::string& kv) {
   k->set(c, parse_override_value(*k, kv.substr(eq + 1)));
 }
 
-RunConfig load_run_config(const std::string& toml_path, const std::vector<std::string>& overrides) {
+RunConfig load_run_config(const std::string& config, const std::vector<std::string>& overrides) {
   RunConfig c;
-  if (!toml_path.empty()) apply_table(c, TomlReader::from_file(toml_path, "config"));
+  if (!config.empty())
+    apply_table(c,
+                TomlReader::from_file(resolve_named_file(config, "configs", "--config"), "config"));
   for (const std::string& kv : overrides) apply_override(c, kv);
   validate(c);
   return c;

@@ -23,9 +23,10 @@ struct RunConfig {
 
 const std::vector<ConfigKey<RunConfig>>& run_config_keys();
 
-// Reads a TOML file (empty path: defaults only), then applies "key=value" overrides in order.
+// Reads a TOML file (empty: defaults only), then applies "key=value" overrides in order. A name
+// instead of a path is a shipped config: "gpt2_124m" (or "gpt2-124m") is configs/gpt2_124m.toml.
 // Malformed TOML, unknown keys, wrong types and inconsistent values raise InputError.
-RunConfig load_run_config(const std::string& toml_path, const std::vector<std::string>& overrides);
+RunConfig load_run_config(const std::string& config, const std::vector<std::string>& overrides);
 
 void apply_override(RunConfig& c, const std::string& key_equals_value);
 void validate(const RunConfig& c);

@@ -1,5 +1,6 @@
 #include "core/paths.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
@@ -35,6 +36,25 @@ std::string require_shipped_file(const std::string& relative) {
   std::string where;
   for (const auto& root : roots()) where += (where.empty() ? "" : ", ") + root.string();
   fail_input("{} not found (looked under {}; set HWT_HOME to the hwt folder)", relative, where);
+}
+
+std::string resolve_named_file(const std::string& arg, const std::string& folder,
+                               const std::string& flag) {
+  std::error_code ec;
+  if (std::filesystem::exists(arg, ec) || arg.find('/') != std::string::npos ||
+      arg.ends_with(".toml"))
+    return arg;
+  std::string name = arg;
+  std::replace(name.begin(), name.end(), '-', '_');
+  if (auto found = find_shipped_file(folder + "/" + name + ".toml")) return *found;
+  std::vector<std::string> names;
+  if (auto dir = find_shipped_file(folder))
+    for (const auto& e : std::filesystem::directory_iterator(*dir, ec))
+      if (e.path().extension() == ".toml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+  fail_input("{} '{}' is neither a file nor a shipped name ({})", flag, arg, list);
 }
 
 }  // namespace hwt

@@ -14,4 +14,10 @@ std::optional<std::string> find_shipped_file(const std::string& relative);
 // Like find_shipped_file, but raises InputError naming the file and the places searched.
 std::string require_shipped_file(const std::string& relative);
 
+// `arg` itself when it names a file (it exists, holds a '/' or ends in ".toml"); otherwise the
+// shipped <folder>/<arg>.toml, dashes read as underscores ("bert-base" is bert_base.toml).
+// InputError "<flag> '<arg>' is neither a file nor a shipped name (<the names in folder>)".
+std::string resolve_named_file(const std::string& arg, const std::string& folder,
+                               const std::string& flag);
+
 }  // namespace hwt

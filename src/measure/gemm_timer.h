@@ -1,42 +1,45 @@
-// Times GEMMs with cuBLASLt on the CUDA device present: random operands, a warm-up, then the
-// median of repeated back-to-back runs between CUDA events. Defined only in CUDA builds
-// (HWT_WITH_CUDA); callers guard their use with #ifdef and report an InputError otherwise.
+// Times GEMMs as training runs them. Each GemmCall (a traced op's GEMM with its dtypes,
+// accumulation, bias and activation, or a plain product) is replayed through the backend's
+// matmul op on random operands: on a CUDA backend made from the run config, that is the same
+// cuBLASLt path, epilogues and (with train.gemm_autotune) algorithm choice as `hwt train`.
 #pragma once
 
-#include <memory>
-#include <string>
-#include <vector>
+#include <array>
+#include <map>
 
-#include "analysis/gemm_model.h"
-#include "core/precision.h"
+#include "backend/backend.h"
+#include "backend/gemm.h"
 
 namespace hwt {
 
-// True when the CUDA runtime finds at least one device.
-bool cuda_device_present();
+using MeasuredTimes = std::map<GemmCall, double>;  // seconds per GEMM
 
 class GemmTimer {
  public:
-  GemmTimer();  // InputError when no CUDA device is present
-  ~GemmTimer();
-  GemmTimer(const GemmTimer&) = delete;
-  GemmTimer& operator=(const GemmTimer&) = delete;
+  explicit GemmTimer(Backend& backend);
 
-  std::string device_name() const;
-  int sm_count() const;
-
-  // Median seconds per GEMM of the algorithm cuBLASLt's heuristic picks first, as PyTorch does.
-  // fp32, tf32, bf16 and fp16 (fp32 accumulation); fp8 raises InputError.
-  double seconds(const GemmShape& s, Precision p);
-
-  // C = op(A)·op(B) for the given row-major host operands (stored as GemmShape says), rounded
-  // to precision p on the device: checks the layouts `seconds` uses against a reference.
-  std::vector<float> multiply(const GemmShape& s, Precision p, const std::vector<float>& a,
-                              const std::vector<float>& b);
+  // Median seconds of one call (measure/device_time.h), remembered per GemmCall.
+  double seconds(const GemmCall& g);
+  const MeasuredTimes& times() const { return times_; }
+  Backend& backend() const { return backend_; }
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  // Operand `slot` as a tensor of `dtype` and `shape`; when the GEMM reads it, it holds random
+  // values in [-1, 1) shifted off zero (zeros would time faster).
+  Tensor operand(size_t slot, DType dtype, Shape shape, bool read);
+  // Fills t by tiling one block of random values over it.
+  void randomize(Tensor t);
+
+  struct Buffer {
+    DeviceBuffer memory;
+    bool random = false;  // holds `elements` random values of `dtype`
+    DType dtype = DType::F32;
+    int64_t elements = 0;
+  };
+  Backend& backend_;
+  std::array<Buffer, 5> buffers_;  // a, b, c, bias, pre_act
+  DeviceBuffer block_;             // f32 random values
+  MeasuredTimes times_;
 };
 
 }  // namespace hwt

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "model/linear.h"
 #include "config/model_config.h"
+#include "model/linear.h"
 
 namespace hwt {
 
@@ -26,7 +26,6 @@ class Block {
   void backward(const StepContext& c, Tensor x, Tensor dres, const BlockScratch& s) const;
 
  private:
-  Dropout attn_probs_drop(const StepContext& c) const;
   AttentionDims attention_dims(const StepContext& c) const;
   uint64_t site(int k) const {
     return 1 + 3 * static_cast<uint64_t>(index_) + static_cast<uint64_t>(k);

@@ -69,7 +69,7 @@ void Heads::backward(const StepContext& c, Tensor h, Tensor dh) const {
     be.set_scope(cfg_.head == Task::Lm ? "head.lm" : "head.tokens", Phase::Backward);
     token_.backward(c, h, token_logits(c), dh);
   } else {
-    be.fill(dh, 0.0f);
+    be.fill({dh, 0.0f});
   }
   if (has_sequence_labels(cfg_.head)) {
     be.set_scope("head.classifier", Phase::Backward);

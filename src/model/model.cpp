@@ -14,7 +14,8 @@ Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype)
   validate(cfg_);
   HWT_CHECK(cfg_.vocab_size > 0, "model.vocab_size must be known before building the model");
   HWT_CHECK(!has_sequence_labels(cfg_.head) || cfg_.num_labels > 0, "model.num_labels unknown");
-  HWT_CHECK(!has_token_labels(cfg_.head) || cfg_.num_token_labels > 0, "model.num_token_labels unknown");
+  HWT_CHECK(!has_token_labels(cfg_.head) || cfg_.num_token_labels > 0,
+            "model.num_token_labels unknown");
   embed_ = std::make_unique<Embeddings>(cfg_, params_);
   for (int i = 0; i < cfg_.layers; ++i)
     blocks_.push_back(std::make_unique<Block>(cfg_, params_, i));
@@ -146,8 +147,8 @@ LossSums Model::losses() {
   backend_.set_scope("loss", Phase::Other);
   LossSums s;
   const Tensor sums = arena_.view(loss_sums_, Shape{2});
-  if (has_sequence_labels(cfg_.head)) backend_.sum(heads_->seq_losses(c), sums.flat_slice(0, 1));
-  if (has_token_outputs(cfg_.head)) backend_.sum(heads_->token_losses(c), sums.flat_slice(1, 1));
+  if (has_sequence_labels(cfg_.head)) backend_.sum({heads_->seq_losses(c), sums.flat_slice(0, 1)});
+  if (has_token_outputs(cfg_.head)) backend_.sum({heads_->token_losses(c), sums.flat_slice(1, 1)});
   float host[2] = {0, 0};
   backend_.download(host, sums);
   if (has_sequence_labels(cfg_.head)) s.seq = host[0], s.seq_count = targets_.seq_valid;
@@ -160,13 +161,13 @@ Predictions Model::predictions() {
   Predictions p;
   if (has_sequence_labels(cfg_.head)) {
     const Tensor out = arena_.view(seq_pred_, Shape{batch_});
-    backend_.argmax_rows(heads_->seq_logits(c), out);
+    backend_.argmax_rows({heads_->seq_logits(c), out});
     p.seq.resize(static_cast<size_t>(batch_));
     backend_.download(p.seq.data(), out);
   }
   if (has_token_outputs(cfg_.head)) {
     const Tensor out = arena_.view(token_pred_, Shape{c.rows()});
-    backend_.argmax_rows(heads_->token_logits(c), out);
+    backend_.argmax_rows({heads_->token_logits(c), out});
     p.tokens.resize(static_cast<size_t>(c.rows()));
     backend_.download(p.tokens.data(), out);
   }

@@ -109,11 +109,11 @@ Tensor ParamStore::compute_flat() const {
 }
 
 void ParamStore::zero_grads() {
-  backend_->fill(grads_flat(), 0.0f);
+  backend_->fill({grads_flat(), 0.0f});
 }
 
 void ParamStore::sync_compute() {
-  if (compute_dtype_ != DType::F32) backend_->convert(compute_flat(), params_flat());
+  if (compute_dtype_ != DType::F32) backend_->convert({compute_flat(), params_flat()});
 }
 
 }  // namespace hwt

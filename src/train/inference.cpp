@@ -1,9 +1,31 @@
 #include "train/inference.h"
 
-#include "backend/backend_factory.h"
+#include <algorithm>
+#include <cmath>
+
+#include "core/philox.h"
 #include "train/evaluate.h"
+#include "train/run_setup.h"
 
 namespace hwt {
+namespace {
+
+std::vector<float> download(Backend& be, Tensor t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  be.download(v.data(), t);
+  return v;
+}
+
+// Softmax of one row, in place.
+void softmax(float* x, int64_t n) {
+  const float mx = *std::max_element(x, x + n);
+  double z = 0;
+  for (int64_t i = 0; i < n; ++i) z += std::exp(static_cast<double>(x[i] - mx));
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = static_cast<float>(std::exp(static_cast<double>(x[i] - mx)) / z);
+}
+
+}  // namespace
 
 LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads,
                        int64_t max_batch) {
@@ -19,6 +41,71 @@ LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads,
   m.model->plan(max_batch, m.config.data.max_len);
   ckpt.load_parameters(m.model->params());
   return m;
+}
+
+TextPrediction predict_text(LoadedModel& m, const std::string& text) {
+  const Tokenizer& tok = *m.vocab.tokenizer;
+  const int64_t max_len = m.config.data.max_len;
+  Batch b;
+  b.ids = {Tokenizer::kCls};
+  for (int32_t id : tok.encode_prefix(text, max_len - 1)) b.ids.push_back(id);
+  b.batch = 1;
+  b.seq = std::ssize(b.ids);
+  b.lengths = {static_cast<int32_t>(b.seq)};
+  b.seq_labels = {-1};
+  b.token_labels.assign(b.ids.size(), -1);
+  Model& model = *m.model;
+  model.set_batch(b);
+  model.forward(false, 0);
+  TextPrediction out;
+  if (has_sequence_labels(model.config().head)) {
+    std::vector<float> p = download(model.backend(), model.seq_logits());
+    softmax(p.data(), std::ssize(p));
+    const int64_t best = std::max_element(p.begin(), p.end()) - p.begin();
+    out.label = m.vocab.labels.name(static_cast<int32_t>(best));
+    out.probability = p[static_cast<size_t>(best)];
+  }
+  if (has_token_labels(model.config().head)) {
+    const Predictions pred = model.predictions();
+    out.tags.emplace();
+    for (int64_t t = 1; t < b.seq; ++t)
+      out.tags->emplace_back(tok.decode({b.ids[static_cast<size_t>(t)]}),
+                             m.vocab.token_labels.name(pred.tokens[static_cast<size_t>(t)]));
+  }
+  return out;
+}
+
+std::string generate_text(LoadedModel& m, const std::string& prompt, int64_t count,
+                          double temperature, uint64_t seed) {
+  const int64_t window = m.config.data.max_len;
+  std::vector<int32_t> ids = m.vocab.tokenizer->encode(prompt);
+  if (ids.empty()) fail_input("--prompt must contain at least one known token");
+  const int64_t vocab = m.config.model.vocab_size;
+  for (int64_t n = 0; n < count; ++n) {
+    Batch b;
+    const int64_t start = std::max<int64_t>(0, std::ssize(ids) - window);
+    b.ids.assign(ids.begin() + start, ids.end());
+    b.batch = 1;
+    b.seq = std::ssize(b.ids);
+    b.lengths = {static_cast<int32_t>(b.seq)};
+    b.token_labels.assign(b.ids.size(), -1);
+    m.model->set_batch(b);
+    m.model->forward(false, 0);
+    const Tensor last = m.model->token_logits().row_slice(b.seq - 1, 1);
+    std::vector<float> p = download(m.model->backend(), last);
+    int64_t next = 0;
+    if (temperature <= 0) {
+      next = std::max_element(p.begin(), p.end()) - p.begin();
+    } else {
+      for (float& v : p) v = static_cast<float>(v / temperature);
+      softmax(p.data(), vocab);
+      double u = philox_uniform(seed, static_cast<uint64_t>(n)), acc = 0;
+      for (next = 0; next < vocab - 1; ++next)
+        if ((acc += p[static_cast<size_t>(next)]) > u) break;
+    }
+    ids.push_back(static_cast<int32_t>(next));
+  }
+  return m.vocab.tokenizer->decode(ids);
 }
 
 }  // namespace hwt

@@ -1,9 +1,14 @@
-// A trained model loaded back from a checkpoint, with its tokenizer and labels, for `hwt eval`
-// and `hwt predict`.
+// A trained model loaded back from a checkpoint, with its tokenizer and labels, and what it
+// does with text: classify and tag lines, or (a language model) continue a prompt. Used by
+// `hwt eval` and `hwt predict`.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backend/backend.h"
 #include "config/run_config.h"
@@ -22,5 +27,20 @@ struct LoadedModel {
 
 // Builds the checkpoint's model on the requested device, planned for max_batch examples.
 LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads, int64_t max_batch);
+
+// A classifier's and tagger's reading of one line (each part present when the task has it).
+struct TextPrediction {
+  std::optional<std::string> label;
+  double probability = 0;                                                // of the label
+  std::optional<std::vector<std::pair<std::string, std::string>>> tags;  // (token, tag) after [CLS]
+};
+
+// One line through the model (cut to data.max_len tokens); the model must be planned for batch 1.
+TextPrediction predict_text(LoadedModel& m, const std::string& text);
+
+// An LM's continuation of `prompt` by `count` tokens, prompt included: the most likely token at
+// temperature 0, else one drawn from softmax(logits / temperature) with Philox(seed).
+std::string generate_text(LoadedModel& m, const std::string& prompt, int64_t count,
+                          double temperature, uint64_t seed);
 
 }  // namespace hwt

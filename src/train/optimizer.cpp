@@ -25,7 +25,7 @@ Optimizer::Optimizer(const OptimConfig& cfg, ParamStore& params, double max_grad
 
 void Optimizer::zero_state() {
   for (auto& [name, buf] : state_)
-    params_.backend().fill(buf.tensor(DType::F32, Shape{params_.count()}), 0.0f);
+    params_.backend().fill({buf.tensor(DType::F32, Shape{params_.count()}), 0.0f});
 }
 
 std::vector<std::pair<std::string, Tensor>> Optimizer::state() const {
@@ -47,7 +47,7 @@ void Optimizer::step(int64_t step, double lr) {
     clip.grad_norm_sq = grad_norm_sq();
     clip.max_norm = max_grad_norm_;
     clip.loss_scale = loss_scale_;
-    be.sum_squares(params_.grads_flat(), clip.grad_norm_sq);
+    be.sum_squares({params_.grads_flat(), clip.grad_norm_sq});
   }
   auto buf = [&](size_t i) { return state_[i].second.tensor(DType::F32, Shape{params_.count()}); };
   const float flr = static_cast<float>(lr), wd = static_cast<float>(cfg_.weight_decay);

@@ -4,12 +4,10 @@
 
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <optional>
 #include <set>
 #include <utility>
 
-#include "backend/backend_factory.h"
 #include "core/files.h"
 #include "core/philox.h"
 #include "data/dataset.h"
@@ -17,10 +15,9 @@
 #include "model/model.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
-#include "train/loss_scaler.h"
-#include "train/optimizer.h"
 #include "train/progress.h"
 #include "train/run_files.h"
+#include "train/run_setup.h"
 #include "train/schedule.h"
 
 namespace hwt {
@@ -30,13 +27,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-DType training_dtype(Precision p, Device device) {
-  if (device == Device::Cpu && p != Precision::Fp32)
-    fail_input(
-        "train.precision other than \"fp32\" needs a GPU (the CPU backend computes in fp32)");
-  return activation_dtype(p);
 }
 
 // Wall time per phase. Training steps are timed as a whole; their split into forward,
@@ -69,6 +59,7 @@ class Run {
   nlohmann::json execute();
 
  private:
+  Model& model() { return training_->model(); }
   void setup();
   bool next_batch(Batch& b);
   void train_step(int64_t step);
@@ -83,9 +74,7 @@ class Run {
   Dataset data_;
   std::optional<Checkpoint> resume_;
   std::unique_ptr<Backend> backend_;
-  std::unique_ptr<Model> model_;
-  std::unique_ptr<Optimizer> opt_;
-  std::unique_ptr<LossScaler> scaler_;  // fp16 only
+  std::unique_ptr<TrainingModel> training_;
   std::unique_ptr<BatchIterator> it_;
   std::unique_ptr<MetricsLog> log_;
   std::unique_ptr<Progress> progress_;
@@ -113,22 +102,15 @@ void Run::setup() {
   cfg_.model = resolve_model_config(cfg_.model, data_);
 
   backend_ = make_backend(cfg_.train);
-  model_ = std::make_unique<Model>(cfg_.model, *backend_,
-                                   training_dtype(cfg_.train.precision, backend_->device()));
-  model_->plan(cfg_.train.batch_size, cfg_.data.max_len);
-  model_->init_parameters(static_cast<uint64_t>(cfg_.train.seed));
-  opt_ = std::make_unique<Optimizer>(cfg_.optim, model_->params(), cfg_.train.max_grad_norm);
+  training_ =
+      std::make_unique<TrainingModel>(cfg_, *backend_, cfg_.train.batch_size, cfg_.data.max_len);
+  model().init_parameters(static_cast<uint64_t>(cfg_.train.seed));
   if (resume_) {
-    resume_->load_parameters(model_->params());
+    resume_->load_parameters(model().params());
     if (!resume_->info().has_optimizer)
       fail_input("checkpoint {} has no optimizer state to resume from", req_.resume);
-    resume_->load_optimizer(*opt_);
+    resume_->load_optimizer(training_->optimizer());
     state_ = resume_->info().state;
-  }
-  if (cfg_.train.precision == Precision::Fp16) {
-    scaler_ = std::make_unique<LossScaler>(*backend_);
-    model_->set_loss_scale(scaler_->scale());
-    opt_->set_loss_scale(scaler_->scale());
   }
 
   it_ =
@@ -141,9 +123,7 @@ void Run::setup() {
   total_steps_ =
       cfg_.train.max_steps > 0 ? cfg_.train.max_steps : cfg_.train.epochs * steps_per_epoch_;
   // The output folder appears only once the data, model and checkpoint are known to be good.
-  std::error_code ec;
-  std::filesystem::create_directories(req_.out_dir, ec);
-  if (ec) fail_input("cannot create output folder {}: {}", req_.out_dir, ec.message());
+  make_output_folder(req_.out_dir);
   log_ = std::make_unique<MetricsLog>(req_.out_dir + "/metrics.jsonl", resume_.has_value());
   progress_ = std::make_unique<Progress>(total_steps_, req_.progress);
   times_.load = seconds_since(t0);
@@ -182,7 +162,7 @@ void Run::train_step(int64_t step) {
     phase += seconds_since(t);
     t = Clock::now();
   };
-  model_->params().zero_grads();
+  model().params().zero_grads();
   double loss = 0;
   Batch b;
   std::vector<std::pair<int64_t, int64_t>> shapes;
@@ -192,24 +172,23 @@ void Run::train_step(int64_t step) {
       data_exhausted_ = true;
       break;
     }
-    model_->set_batch(b, 1.0f / static_cast<float>(accum));
+    model().set_batch(b, 1.0f / static_cast<float>(accum));
     tokens_since_log_ += b.tokens();
     lap(t, times_.data);
     const uint64_t seed = mix_seed(static_cast<uint64_t>(cfg_.train.seed) ^
                                    mix_seed(static_cast<uint64_t>(step * accum + micro)));
     CaptureScope graph(*backend_, captures(b, timed));
     shapes.emplace_back(b.batch, b.seq);
-    model_->forward(true, seed);
-    if (log_now) loss += model_->losses().mean() / static_cast<double>(accum);
+    model().forward(true, seed);
+    if (log_now) loss += model().losses().mean() / static_cast<double>(accum);
     lap(t, times_.forward);
-    model_->backward();
+    model().backward();
     graph.launch();
     lap(t, times_.backward);
   }
   if (cfg_.train.cuda_graph) warm_shapes_.insert(shapes.begin(), shapes.end());
   const double lr = learning_rate(cfg_.optim, step, total_steps_);
-  opt_->step(step, lr);
-  if (scaler_) scaler_->update(opt_->grad_norm_sq());
+  training_->update(step, lr);
   lap(t, times_.optimizer);
   times_.timed_steps += timed;
   times_.train += seconds_since(step_start);
@@ -231,7 +210,7 @@ void Run::train_step(int64_t step) {
 void Run::evaluate_and_track(int64_t step) {
   if (data_.valid.size() == 0) return;
   const auto t = Clock::now();
-  const EvalResult r = evaluate(*model_, data_, data_.valid, cfg_.train.batch_size,
+  const EvalResult r = evaluate(model(), data_, data_.valid, cfg_.train.batch_size,
                                 cfg_.data.max_len, cfg_.train.eval_batches);
   nlohmann::json line = r.to_json();
   line["step"] = step;
@@ -243,8 +222,8 @@ void Run::evaluate_and_track(int64_t step) {
   if (improved) {
     state_.best_score = r.score();
     state_.evals_since_best = 0;
-    best_params_.resize(static_cast<size_t>(model_->params().count()));
-    backend_->download(best_params_.data(), model_->params().params_flat());
+    best_params_.resize(static_cast<size_t>(model().params().count()));
+    backend_->download(best_params_.data(), model().params().params_flat());
   } else {
     ++state_.evals_since_best;
   }
@@ -256,8 +235,8 @@ void Run::evaluate_and_track(int64_t step) {
 
 void Run::save(const std::string& name, bool with_optimizer) {
   const auto t = Clock::now();
-  save_checkpoint(req_.out_dir + "/" + name, cfg_, data_.vocab_json(), state_, model_->params(),
-                  with_optimizer ? opt_.get() : nullptr);
+  save_checkpoint(req_.out_dir + "/" + name, cfg_, data_.vocab_json(), state_, model().params(),
+                  with_optimizer ? &training_->optimizer() : nullptr);
   times_.checkpoint += seconds_since(t);
 }
 
@@ -290,15 +269,15 @@ nlohmann::json Run::execute() {
   const auto t = Clock::now();
   const EvalResult valid =
       data_.valid.size() > 0
-          ? evaluate(*model_, data_, data_.valid, cfg_.train.batch_size, cfg_.data.max_len)
+          ? evaluate(model(), data_, data_.valid, cfg_.train.batch_size, cfg_.data.max_len)
           : EvalResult{};
   std::optional<EvalResult> test;
   if (data_.test.size() > 0) {
     if (!best_params_.empty()) {
-      backend_->upload(model_->params().params_flat(), best_params_.data());
-      model_->params().sync_compute();
+      backend_->upload(model().params().params_flat(), best_params_.data());
+      model().params().sync_compute();
     }
-    test = evaluate(*model_, data_, data_.test, cfg_.train.batch_size, cfg_.data.max_len);
+    test = evaluate(model(), data_, data_.test, cfg_.train.batch_size, cfg_.data.max_len);
   }
   times_.eval += seconds_since(t);
   write_loss_plot(req_.out_dir, curve_);
@@ -327,8 +306,8 @@ nlohmann::json Run::report(const std::string& stopped, const EvalResult& valid,
                           {"test_examples", data_.test.size()},
                           {"vocab_size", data_.tokenizer->vocab_size()}}},
                         {"model",
-                         {{"parameters", model_->params().count()},
-                          {"activation_bytes", model_->activation_bytes()}}},
+                         {{"parameters", model().params().count()},
+                          {"activation_bytes", model().activation_bytes()}}},
                         {"results", results},
                         {"timing", timing},
                         {"resumed_from", req_.resume}};

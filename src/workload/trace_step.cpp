@@ -1,47 +1,65 @@
 #include "workload/trace_step.h"
 
 #include "backend/trace/trace_backend.h"
-#include "model/model.h"
-#include "train/optimizer.h"
+#include "train/run_setup.h"
 
 namespace hwt {
 
-ModelConfig with_analysis_defaults(ModelConfig m) {
+StepSpec step_spec(RunConfig config, int64_t batch, int64_t seq, TraceMode mode) {
+  ModelConfig& m = config.model;
   if (m.vocab_size == 0) m.vocab_size = 30522;
   if (m.num_labels == 0) m.num_labels = 2;
   if (m.num_token_labels == 0) m.num_token_labels = 8;
-  return m;
+  StepSpec s;
+  s.batch = batch > 0 ? batch : config.train.batch_size;
+  s.seq = seq > 0 ? seq : config.data.max_len;
+  s.mode = mode;
+  s.config = std::move(config);
+  return s;
 }
 
-Workload trace_step(const TraceRequest& r) {
-  if (r.seq > r.model.max_seq)
-    fail_input("sequence length {} exceeds model.max_seq={}", r.seq, r.model.max_seq);
-  if (r.batch < 1 || r.seq < 1) fail_input("batch and sequence length must be positive");
-  TraceBackend be;
-  Model model(r.model, be, r.dtype);
-  model.plan(r.batch, r.seq);
-  const bool train = r.mode == TraceMode::Train;
-  std::unique_ptr<Optimizer> opt;
-  if (train) opt = std::make_unique<Optimizer>(r.optim, model.params(), r.max_grad_norm);
+namespace {
 
+// A batch of the step's shape: token 0 everywhere, every label class 0.
+Batch placeholder_batch(int64_t batch, int64_t seq) {
   Batch b;
-  b.batch = r.batch;
-  b.seq = r.seq;
-  b.ids.assign(static_cast<size_t>(r.batch * r.seq), 0);
-  b.lengths.assign(static_cast<size_t>(r.batch), static_cast<int32_t>(r.seq));
-  b.seq_labels.assign(static_cast<size_t>(r.batch), 0);
-  b.token_labels.assign(static_cast<size_t>(r.batch * r.seq), 0);
-  model.set_batch(b);
+  b.batch = batch;
+  b.seq = seq;
+  b.ids.assign(static_cast<size_t>(batch * seq), 0);
+  b.lengths.assign(static_cast<size_t>(batch), static_cast<int32_t>(seq));
+  b.seq_labels.assign(static_cast<size_t>(batch), 0);
+  b.token_labels.assign(static_cast<size_t>(batch * seq), 0);
+  return b;
+}
+
+}  // namespace
+
+Workload trace_step(const StepSpec& s) {
+  if (s.seq > s.config.model.max_seq)
+    fail_input("sequence length {} exceeds model.max_seq={}", s.seq, s.config.model.max_seq);
+  if (s.batch < 1 || s.seq < 1) fail_input("batch and sequence length must be positive");
+  TraceBackend be;
+  // Training builds what `hwt train` builds; inference the model alone (no optimizer state).
+  std::unique_ptr<TrainingModel> training;
+  std::unique_ptr<Model> inference;
+  if (s.mode == TraceMode::Train)
+    training = std::make_unique<TrainingModel>(s.config, be, s.batch, s.seq);
+  else
+    inference =
+        std::make_unique<Model>(s.config.model, be, activation_dtype(s.config.train.precision));
+  Model& model = training ? training->model() : *inference;
+  if (inference) model.plan(s.batch, s.seq);
+  model.set_batch(placeholder_batch(s.batch, s.seq));
   be.clear();  // keep only the step's ops, not the setup
 
-  model.forward(train, 0);
-  if (train) {
+  model.forward(training != nullptr, 0);
+  if (training) {
     model.backward();
-    opt->step(1, r.optim.lr);
+    training->update(1, s.config.optim.lr);
   }
   Workload w = be.take_workload();
-  w.batch = r.batch;
-  w.seq = r.seq;
+  w.batch = s.batch;
+  w.seq = s.seq;
   w.parameters = model.params().count();
   return w;
 }

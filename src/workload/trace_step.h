@@ -1,30 +1,32 @@
-// Traces one training step (forward, backward, optimizer) or one inference forward of a model
-// config on the TraceBackend. Every analysis gets its op list from here.
+// The one way from a run config to a workload. trace_step builds the model, optimizer and loss
+// scaler as `hwt train` does (train/training_model.h), on the TraceBackend, and records one
+// training step (forward, backward, optimizer) or one inference forward. `hwt flops`,
+// `hwt shape`, `hwt sim` and every later analysis get their op list from here.
 #pragma once
 
 #include <cstdint>
 
-#include "config/model_config.h"
-#include "config/train_config.h"
-#include "workload/workload.h"
+#include "backend/trace/workload.h"
+#include "config/run_config.h"
 
 namespace hwt {
 
 enum class TraceMode : uint8_t { Train, Infer };
 
-struct TraceRequest {
-  ModelConfig model;  // vocab_size and label counts must be set
+// A run config at one micro-batch shape. The config decides the model, the precision
+// (activation dtype, fp16 loss scaling), the optimizer and gradient clipping.
+struct StepSpec {
+  RunConfig config;
   int64_t batch = 1, seq = 1;
   TraceMode mode = TraceMode::Train;
-  DType dtype = DType::F32;  // activation / compute dtype
-  OptimConfig optim;
-  double max_grad_norm = 1.0;
 };
 
-Workload trace_step(const TraceRequest& r);
+// The step a run config describes: batch = train.batch_size and seq = data.max_len unless given
+// (> 0). Vocabulary and label counts left to the data (0) get stated stand-ins, so analyses run
+// without a dataset: 30522 tokens (BERT's vocabulary), 2 sequence and 8 token classes.
+StepSpec step_spec(RunConfig config, int64_t batch = 0, int64_t seq = 0,
+                   TraceMode mode = TraceMode::Train);
 
-// Fills vocab and label counts a config left to the data (0) with stated stand-ins, so
-// analyses can run without loading a dataset: 30522 tokens (BERT), 2 and 8 classes.
-ModelConfig with_analysis_defaults(ModelConfig m);
+Workload trace_step(const StepSpec& s);
 
 }  // namespace hwt

@@ -1,9 +1,11 @@
 // CpuBackend: linear layers and matmul through OpenBLAS sgemm (row-major).
 #include <cblas.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/gemm.h"
 #include "core/activation_math.h"
 
 namespace hwt {
@@ -20,37 +22,14 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
 }  // namespace
 
 void CpuBackend::linear_forward(const LinearFwd& a) {
-  expect_f32(a.x, "x");
-  expect_f32(a.w, "w");
-  expect_f32(a.y, "y");
-  const int64_t m = a.x.rows(), k = a.x.cols(), n = a.w.dim(0);
-  HWT_CHECK(a.w.cols() == k && a.y.rows() == m && a.y.cols() == n, "linear x{} w{} y{}",
-            a.x.shape.str(), a.w.shape.str(), a.y.shape.str());
-  const bool act = a.act != Activation::None;
-  if (act) expect_f32(a.pre_act, "pre_act");
-  float* z = act ? a.pre_act.as<float>() : a.y.as<float>();
-  float beta = 0.0f;
-  if (a.b.defined()) {
-    expect_f32(a.b, "b");
-    const float* bias = a.b.as<float>();
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < m; ++i) std::copy(bias, bias + n, z + i * n);
-    beta = 1.0f;
-  }
-  sgemm(false, true, m, n, k, 1.0f, a.x.as<float>(), k, a.w.as<float>(), k, beta, z, n);
-  if (act) {
-    float* y = a.y.as<float>();
-    const int64_t total = m * n;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < total; ++i) y[i] = activate(a.act, z[i]);
-  }
+  matmul(linear_forward_product(a));
 }
 
 void CpuBackend::linear_backward(const LinearBwd& a) {
   expect_f32(a.x, "x");
   expect_f32(a.w, "w");
   expect_f32(a.dy, "dy");
-  const int64_t m = a.x.rows(), k = a.x.cols(), n = a.w.dim(0);
+  const int64_t m = a.x.rows(), n = a.w.dim(0);
   float* dy = a.dy.as<float>();
   if (a.act != Activation::None) {
     expect_f32(a.pre_act, "pre_act");
@@ -59,13 +38,8 @@ void CpuBackend::linear_backward(const LinearBwd& a) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < total; ++i) dy[i] *= activate_grad(a.act, z[i]);
   }
-  if (a.dx.defined()) {
-    expect_f32(a.dx, "dx");
-    sgemm(false, false, m, k, n, 1.0f, dy, n, a.w.as<float>(), k, a.accumulate_dx ? 1.0f : 0.0f,
-          a.dx.as<float>(), k);
-  }
-  expect_f32(a.dw, "dw");
-  sgemm(true, false, n, k, m, 1.0f, dy, n, a.x.as<float>(), k, 1.0f, a.dw.as<float>(), k);
+  if (a.dx.defined()) matmul(linear_input_grad_product(a));
+  matmul(linear_weight_grad_product(a));
   if (a.db.defined()) {
     expect_f32(a.db, "db");
     // Column sums over fixed row chunks, combined in order: deterministic for any thread count.
@@ -87,18 +61,40 @@ void CpuBackend::matmul(const Matmul& a) {
   expect_f32(a.a, "a");
   expect_f32(a.b, "b");
   expect_f32(a.c, "c");
-  const int rank = a.a.shape.rank;
-  HWT_CHECK((rank == 2 || rank == 3) && a.b.shape.rank == rank && a.c.shape.rank == rank,
-            "matmul ranks a{} b{} c{}", a.a.shape.str(), a.b.shape.str(), a.c.shape.str());
-  const int64_t batch = rank == 3 ? a.a.dim(0) : 1;
-  const int64_t ar = a.a.dim(-2), ac = a.a.dim(-1), br = a.b.dim(-2), bc = a.b.dim(-1);
-  const int64_t m = a.trans_a ? ac : ar, k = a.trans_a ? ar : ac;
-  const int64_t n = a.trans_b ? br : bc;
-  HWT_CHECK((a.trans_b ? bc : br) == k && a.c.dim(-2) == m && a.c.dim(-1) == n,
-            "matmul shapes a{} b{} c{}", a.a.shape.str(), a.b.shape.str(), a.c.shape.str());
-  for (int64_t i = 0; i < batch; ++i)
-    sgemm(a.trans_a, a.trans_b, m, n, k, a.alpha, a.a.as<float>() + i * ar * ac, ac,
-          a.b.as<float>() + i * br * bc, bc, a.beta, a.c.as<float>() + i * m * n, n);
+  const GemmShape s = matmul_shape(a);
+  const bool act = a.act != Activation::None;
+  // The product lands in z (pre_act with an activation); a bias is laid into z first and the
+  // product added to it.
+  const Tensor z = act ? a.pre_act : a.c;
+  if (act) expect_f32(z, "pre_act");
+  float beta = a.beta;
+  if (a.bias.defined()) {
+    expect_f32(a.bias, "bias");
+    const float* bias = a.bias.as<float>();
+    float* zp = z.as<float>();
+    const int64_t rows = s.batch * s.m;
+    // Without accumulation z is not read: it may hold anything, NaN included.
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < rows; ++i) {
+      float* row = zp + i * s.n;
+      if (beta == 0.0f)
+        std::copy(bias, bias + s.n, row);
+      else
+        for (int64_t j = 0; j < s.n; ++j) row[j] = beta * row[j] + bias[j];
+    }
+    beta = 1.0f;
+  }
+  const int64_t stride_a = s.m * s.k, stride_b = s.k * s.n, stride_c = s.m * s.n;
+  for (int64_t i = 0; i < s.batch; ++i)
+    sgemm(s.trans_a, s.trans_b, s.m, s.n, s.k, a.alpha, a.a.as<float>() + i * stride_a, a.a.cols(),
+          a.b.as<float>() + i * stride_b, a.b.cols(), beta, z.as<float>() + i * stride_c, s.n);
+  if (act) {
+    const float* zp = z.as<float>();
+    float* y = a.c.as<float>();
+    const int64_t total = s.batch * stride_c;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < total; ++i) y[i] = activate(a.act, zp[i]);
+  }
 }
 
 }  // namespace hwt

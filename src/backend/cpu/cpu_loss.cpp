@@ -41,12 +41,12 @@ void CpuBackend::cross_entropy(const CrossEntropy& a) {
   }
 }
 
-void CpuBackend::argmax_rows(Tensor logits, Tensor out) {
-  expect_f32(logits, "logits");
-  expect_i32(out, "out");
-  const int64_t rows = logits.rows(), c = logits.cols();
-  const float* x = logits.as<float>();
-  int32_t* o = out.as<int32_t>();
+void CpuBackend::argmax_rows(const ArgmaxRows& a) {
+  expect_f32(a.logits, "logits");
+  expect_i32(a.out, "out");
+  const int64_t rows = a.logits.rows(), c = a.logits.cols();
+  const float* x = a.logits.as<float>();
+  int32_t* o = a.out.as<int32_t>();
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     int64_t best = 0;

@@ -57,13 +57,15 @@ void CpuBackend::download(void* host, Tensor src) {
   std::memcpy(host, src.data, src.bytes());
 }
 
-void CpuBackend::copy(Tensor dst, Tensor src) {
-  HWT_CHECK(dst.bytes() == src.bytes() && dst.dtype == src.dtype, "copy {} <- {}", dst.str(),
-            src.str());
-  std::memmove(dst.data, src.data, dst.bytes());
+void CpuBackend::copy(const Copy& a) {
+  HWT_CHECK(a.dst.bytes() == a.src.bytes() && a.dst.dtype == a.src.dtype, "copy {} <- {}",
+            a.dst.str(), a.src.str());
+  std::memmove(a.dst.data, a.src.data, a.dst.bytes());
 }
 
-void CpuBackend::fill(Tensor t, float value) {
+void CpuBackend::fill(const Fill& a) {
+  const Tensor& t = a.t;
+  const float value = a.value;
   const int64_t n = t.numel();
   switch (t.dtype) {
     case DType::F32:
@@ -80,10 +82,11 @@ void CpuBackend::fill(Tensor t, float value) {
   }
 }
 
-void CpuBackend::convert(Tensor dst, Tensor src) {
+void CpuBackend::convert(const Convert& a) {
+  const Tensor &dst = a.dst, &src = a.src;
   HWT_CHECK(dst.numel() == src.numel(), "convert {} <- {}", dst.str(), src.str());
   const int64_t n = dst.numel();
-  if (dst.dtype == src.dtype) return copy(dst, src);
+  if (dst.dtype == src.dtype) return copy({dst, src});
   if (dst.dtype == DType::BF16 && src.dtype == DType::F32) {
     const float* s = src.as<float>();
     uint16_t* d = dst.as<uint16_t>();
@@ -127,14 +130,14 @@ float chunked_sum(const Tensor& x, F f) {
 
 }  // namespace
 
-void CpuBackend::sum(Tensor x, Tensor out) {
-  expect_f32(out, "out");
-  out.as<float>()[0] = chunked_sum(x, [](double v) { return v; });
+void CpuBackend::sum(const Reduce& a) {
+  expect_f32(a.out, "out");
+  a.out.as<float>()[0] = chunked_sum(a.x, [](double v) { return v; });
 }
 
-void CpuBackend::sum_squares(Tensor x, Tensor out) {
-  expect_f32(out, "out");
-  out.as<float>()[0] = chunked_sum(x, [](double v) { return v * v; });
+void CpuBackend::sum_squares(const Reduce& a) {
+  expect_f32(a.out, "out");
+  a.out.as<float>()[0] = chunked_sum(a.x, [](double v) { return v * v; });
 }
 
 }  // namespace hwt

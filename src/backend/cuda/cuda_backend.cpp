@@ -1,7 +1,7 @@
 // CudaBackend: construction, memory, transfers, casts, reductions and the device error word.
 #include <fmt/format.h>
 
-#include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 
 namespace hwt {
@@ -16,10 +16,6 @@ int cuda_device_count() {
     return 0;
   }
   return n;
-}
-
-std::unique_ptr<Backend> make_cuda_backend(int device, CudaOptions options) {
-  return std::make_unique<CudaBackend>(device, options);
 }
 
 CudaBackend::CudaBackend(int device, CudaOptions options) : device_(device), options_(options) {
@@ -123,7 +119,8 @@ void CudaBackend::download(void* host, Tensor src) {
   check_device_errors();
 }
 
-void CudaBackend::copy(Tensor dst, Tensor src) {
+void CudaBackend::copy(const Copy& a) {
+  const Tensor &dst = a.dst, &src = a.src;
   cuda::expect_on_device(dst, "copy destination");
   cuda::expect_on_device(src, "copy source");
   HWT_CHECK(dst.bytes() == src.bytes() && dst.dtype == src.dtype, "copy {} <- {}", dst.str(),
@@ -132,13 +129,14 @@ void CudaBackend::copy(Tensor dst, Tensor src) {
         "copy");
 }
 
-void CudaBackend::fill(Tensor t, float value) {
-  cuda::expect_on_device(t, "fill");
-  cuda::fill(launch_, t.data, t.dtype, t.numel(), value);
+void CudaBackend::fill(const Fill& a) {
+  cuda::expect_on_device(a.t, "fill");
+  cuda::fill(launch_, a.t.data, a.t.dtype, a.t.numel(), a.value);
   check_launch("fill");
 }
 
-void CudaBackend::convert(Tensor dst, Tensor src) {
+void CudaBackend::convert(const Convert& a) {
+  const Tensor &dst = a.dst, &src = a.src;
   cuda::expect_float(dst, "convert destination");
   cuda::expect_float(src, "convert source");
   HWT_CHECK(dst.numel() == src.numel(), "convert {} <- {}", dst.str(), src.str());
@@ -153,11 +151,11 @@ void CudaBackend::reduce(Tensor x, Tensor out, bool squares, const char* op) {
   check_launch(op);
 }
 
-void CudaBackend::sum(Tensor x, Tensor out) {
-  reduce(x, out, false, "sum");
+void CudaBackend::sum(const Reduce& a) {
+  reduce(a.x, a.out, false, "sum");
 }
-void CudaBackend::sum_squares(Tensor x, Tensor out) {
-  reduce(x, out, true, "sum_squares");
+void CudaBackend::sum_squares(const Reduce& a) {
+  reduce(a.x, a.out, true, "sum_squares");
 }
 
 namespace cuda {

@@ -1,11 +1,20 @@
 // The CUDA backend: every Backend op on an NVIDIA GPU (one stream, cuBLASLt GEMMs, fused
 // kernels). Activations may be f32, bf16 or f16; statistics, losses, gradients, master
-// parameters and optimizer states are f32. docs/cuda.md describes the design.
+// parameters and optimizer states are f32. Ops validate their tensors on the host, then enqueue
+// kernels on the stream; nothing but download() and synchronize() waits for the device.
+// Kernel-side input errors (token ids, targets out of range) set bits of a device error word that
+// those two calls check. Stream capture records the enqueued ops into a CUDA graph instead
+// (cuda_graph.cpp). docs/cuda.md describes the design; the op implementations are in
+// cuda_ops_*.cpp, their kernels in the .cu files (cuda_kernels.h).
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "backend/backend.h"
+#include "backend/cuda/cuda_gemm.h"
+#include "backend/cuda/cuda_kernels.h"
 
 namespace hwt {
 
@@ -24,6 +33,62 @@ struct CudaOptions {
 // Number of visible CUDA devices; 0 when there is no GPU or no driver (never throws).
 int cuda_device_count();
 
-std::unique_ptr<Backend> make_cuda_backend(int device, CudaOptions options = {});
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(int device, CudaOptions options);  // InputError for a device that is not there
+  ~CudaBackend() override;
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
 
+  Device device() const override { return Device::Cuda; }
+  std::string name() const override;
+
+  void* allocate(size_t bytes) override;
+  void deallocate(void* p) override;
+  void upload(Tensor dst, const void* host) override;
+  void download(void* host, Tensor src) override;
+  void synchronize() override;
+  void begin_capture() override;
+  void end_capture() override;
+  void abort_capture() override;
+
+  HWT_BACKEND_OPS(HWT_BACKEND_OP_OVERRIDE)
+
+ private:
+  // Grow-only device scratch shared by ops (stream order keeps uses apart).
+  void* scratch(size_t bytes);
+  // Throws (after aborting the capture) when `call` happens inside a capture.
+  void outside_capture(std::string_view call);
+  // cuda::Gemm::run, except that inside a capture a new shape may not be autotuned.
+  bool gemm(const cuda::GemmDesc& g);
+  void check_device_errors();
+  void reduce(Tensor x, Tensor out, bool squares, const char* op);
+  cuda::OptCommon optimizer_common(const OptimizerTensors& t, const GradClip& clip,
+                                   float weight_decay) const;
+
+  int device_ = 0;
+  std::string device_name_;
+  CudaOptions options_;
+  cuda::Launch launch_;
+  int* errors_host_ = nullptr;  // pinned
+  double* partials_ = nullptr;  // reduction partials
+  void* scratch_ = nullptr;
+  size_t scratch_bytes_ = 0;
+  std::unique_ptr<cuda::Gemm> gemm_;
+  bool capturing_ = false;
+  // Executable graphs of the last two captures; the next capture updates graph_execs_[next_exec_].
+  cudaGraphExec_t graph_execs_[2] = {nullptr, nullptr};
+  int next_exec_ = 0;
+};
+
+namespace cuda {
+
+// Host-side checks shared by the op files.
+void expect_on_device(const Tensor& t, const char* what);
+void expect_float(const Tensor& t, const char* what);  // f32, bf16 or f16
+void expect_dtype(const Tensor& t, DType dt, const char* what);
+void expect_same(const Tensor& t, const Tensor& ref, const char* what);  // dtype and numel
+DropArgs drop_args(const Dropout& d);
+
+}  // namespace cuda
 }  // namespace hwt

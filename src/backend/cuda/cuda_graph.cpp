@@ -4,7 +4,7 @@
 // refused.
 #include <memory>
 
-#include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 
 namespace hwt {

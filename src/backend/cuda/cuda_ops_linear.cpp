@@ -1,9 +1,11 @@
-// CudaBackend: linear layers and matmul through cuBLASLt. Row-major operands are handed to the
-// column-major library transposed (row_major below): row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ.
+// CudaBackend: every GEMM through one path, matmul: the linear ops run their products
+// (backend/gemm.h) through it, and so does the GEMM timer. Row-major operands are handed to the
+// column-major library transposed: row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ.
 #include <fmt/format.h>
 
-#include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/gemm.h"
 
 namespace hwt {
 
@@ -16,31 +18,29 @@ bool aligned16(const void* p) {
   return (reinterpret_cast<uintptr_t>(p) & 15u) == 0;
 }
 
-// Row-major C[M,N] = op(A)[M,K] · op(B)[K,N] as the column-major GEMM Cᵀ = op(B)ᵀ · op(A)ᵀ.
-// A is stored [M,K] ([K,M] when trans_a) with rows of lda elements; likewise B; C has rows of ldc.
-GemmDesc row_major(const void* a, bool trans_a, int64_t lda, const void* b, bool trans_b,
-                   int64_t ldb, void* c, int64_t ldc, int64_t m, int64_t n, int64_t k,
-                   DType ab_type, DType c_type) {
+// The row-major product s of a's tensors, written to `out`, as cuBLASLt's column-major GEMM.
+GemmDesc column_major(const GemmShape& s, const Matmul& a, void* out) {
   GemmDesc g;
-  g.trans_a = trans_b;
-  g.trans_b = trans_a;
-  g.m = n;
-  g.n = m;
-  g.k = k;
-  g.a = b;
-  g.lda = ldb;
-  g.b = a;
-  g.ldb = lda;
-  g.d = c;
-  g.ldd = ldc;
-  g.ab_type = ab_type;
-  g.d_type = c_type;
+  g.trans_a = s.trans_b;
+  g.trans_b = s.trans_a;
+  g.m = s.n;
+  g.n = s.m;
+  g.k = s.k;
+  g.a = a.b.data;
+  g.lda = s.lead_b();
+  g.b = a.a.data;
+  g.ldb = s.lead_a();
+  g.d = out;
+  g.ldd = s.lead_c();
+  g.ab_type = a.a.dtype;
+  g.d_type = a.c.dtype;
+  g.alpha = a.alpha;
+  g.beta = a.beta;
+  g.batch = s.batch;
+  g.stride_a = s.k * s.n;
+  g.stride_b = s.m * s.k;
+  g.stride_d = s.m * s.n;
   return g;
-}
-
-// y[M,N] = x[M,K] · w[N,K]ᵀ into `out`.
-GemmDesc forward_desc(const LinearFwd& a, int64_t m, int64_t k, int64_t n, void* out) {
-  return row_major(a.x.data, false, k, a.w.data, true, k, out, n, m, n, k, a.x.dtype, a.y.dtype);
 }
 
 }  // namespace
@@ -51,31 +51,30 @@ bool CudaBackend::gemm(const GemmDesc& g) {
   return gemm_->run(g, launch_.stream);
 }
 
-void CudaBackend::linear_forward(const LinearFwd& a) {
-  cuda::expect_float(a.x, "x");
-  cuda::expect_dtype(a.w, a.x.dtype, "w");
-  cuda::expect_dtype(a.y, a.x.dtype, "y");
-  const int64_t m = a.x.rows(), k = a.x.cols(), n = a.w.dim(0);
-  HWT_CHECK(a.w.cols() == k && a.y.rows() == m && a.y.cols() == n, "linear x{} w{} y{}",
-            a.x.shape.str(), a.w.shape.str(), a.y.shape.str());
+void CudaBackend::matmul(const Matmul& a) {
+  cuda::expect_float(a.a, "a");
+  cuda::expect_dtype(a.b, a.a.dtype, "b");
+  cuda::expect_dtype(a.c, a.c.dtype == DType::F32 ? DType::F32 : a.a.dtype, "c");
+  const GemmShape s = matmul_shape(a);
   const bool act = a.act != Activation::None;
-  if (act) cuda::expect_same(a.pre_act, a.y, "pre_act");
-  if (a.b.defined()) cuda::expect_dtype(a.b, a.x.dtype, "b");
-  void* z = act ? a.pre_act.data : a.y.data;
-  const bool bias_ok = a.b.defined() && aligned16(a.b.data);
+  if (act) cuda::expect_same(a.pre_act, a.c, "pre_act");
+  if (a.bias.defined()) cuda::expect_dtype(a.bias, a.c.dtype, "bias");
+  void* z = act ? a.pre_act.data : a.c.data;
+  // cuBLASLt adds the bias when it can; otherwise bias_act below does.
+  const bool bias_ok = a.bias.defined() && aligned16(a.bias.data) && s.batch == 1;
   // bf16/f16 GPT-style MLP: the whole of bias + tanh-GELU in the GEMM epilogue.
-  if (bias_ok && a.act == Activation::GeluTanh && a.x.dtype != DType::F32) {
-    GemmDesc g = forward_desc(a, m, k, n, a.y.data);
+  if (bias_ok && a.act == Activation::GeluTanh && a.c.dtype != DType::F32) {
+    GemmDesc g = column_major(s, a, a.c.data);
     g.epilogue = Epilogue::GeluAuxBias;
-    g.bias = a.b.data;
+    g.bias = a.bias.data;
     g.aux = a.pre_act.data;
-    if (gemm(g)) return cuda::check_launch("linear_forward");
+    if (gemm(g)) return cuda::check_launch("matmul");
   }
-  GemmDesc g = forward_desc(a, m, k, n, z);
+  GemmDesc g = column_major(s, a, z);
   bool bias_done = false;
   if (bias_ok) {
     g.epilogue = Epilogue::Bias;
-    g.bias = a.b.data;
+    g.bias = a.bias.data;
     bias_done = gemm(g);
   }
   if (!bias_done) {
@@ -83,9 +82,13 @@ void CudaBackend::linear_forward(const LinearFwd& a) {
     g.bias = nullptr;
     gemm(g);
   }
-  cuda::bias_act(launch_, a.y.dtype, z, bias_done || !a.b.defined() ? nullptr : a.b.data, a.y.data,
-                 m, n, a.act);
-  cuda::check_launch("linear_forward");
+  cuda::bias_act(launch_, a.c.dtype, z, bias_done || !a.bias.defined() ? nullptr : a.bias.data,
+                 a.c.data, s.batch * s.m, s.n, a.act);
+  cuda::check_launch("matmul");
+}
+
+void CudaBackend::linear_forward(const LinearFwd& a) {
+  matmul(linear_forward_product(a));
 }
 
 void CudaBackend::linear_backward(const LinearBwd& a) {
@@ -93,10 +96,9 @@ void CudaBackend::linear_backward(const LinearBwd& a) {
   cuda::expect_dtype(a.w, a.x.dtype, "w");
   cuda::expect_dtype(a.dy, a.x.dtype, "dy");
   cuda::expect_dtype(a.dw, DType::F32, "dw");
-  const int64_t m = a.x.rows(), k = a.x.cols(), n = a.w.dim(0);
-  HWT_CHECK(a.dy.rows() == m && a.dy.cols() == n && a.dw.numel() == n * k,
-            "linear backward x{} w{} dy{} dw{}", a.x.shape.str(), a.w.shape.str(), a.dy.shape.str(),
-            a.dw.shape.str());
+  const int64_t m = a.x.rows(), n = a.w.dim(0);
+  HWT_CHECK(a.dy.rows() == m && a.dy.cols() == n, "linear backward x{} w{} dy{}", a.x.shape.str(),
+            a.w.shape.str(), a.dy.shape.str());
   if (a.act != Activation::None) cuda::expect_same(a.pre_act, a.dy, "pre_act");
   float* db = nullptr;
   if (a.db.defined()) {
@@ -112,45 +114,10 @@ void CudaBackend::linear_backward(const LinearBwd& a) {
   }
   if (a.dx.defined()) {
     cuda::expect_dtype(a.dx, a.x.dtype, "dx");
-    // dx[M,K] = dy[M,N] · w[N,K]
-    GemmDesc g = row_major(a.dy.data, false, n, a.w.data, false, k, a.dx.data, k, m, k, n,
-                           a.x.dtype, a.dx.dtype);
-    g.beta = a.accumulate_dx ? 1.0f : 0.0f;
-    gemm(g);
+    matmul(linear_input_grad_product(a));
   }
-  // dw[N,K] += dy[M,N]ᵀ · x[M,K]
-  GemmDesc g = row_major(a.dy.data, true, n, a.x.data, false, k, a.dw.data, k, n, k, m, a.x.dtype,
-                         DType::F32);
-  g.beta = 1.0f;
-  gemm(g);
+  matmul(linear_weight_grad_product(a));
   cuda::check_launch("linear_backward");
-}
-
-void CudaBackend::matmul(const Matmul& a) {
-  cuda::expect_float(a.a, "a");
-  cuda::expect_dtype(a.b, a.a.dtype, "b");
-  cuda::expect_dtype(a.c, a.a.dtype, "c");
-  const int rank = a.a.shape.rank;
-  HWT_CHECK((rank == 2 || rank == 3) && a.b.shape.rank == rank && a.c.shape.rank == rank,
-            "matmul ranks a{} b{} c{}", a.a.shape.str(), a.b.shape.str(), a.c.shape.str());
-  const int64_t batch = rank == 3 ? a.a.dim(0) : 1;
-  HWT_CHECK(a.b.shape.rank == 2 || (a.b.dim(0) == batch && a.c.dim(0) == batch),
-            "matmul batch a{} b{} c{}", a.a.shape.str(), a.b.shape.str(), a.c.shape.str());
-  const int64_t ar = a.a.dim(-2), ac = a.a.dim(-1), br = a.b.dim(-2), bc = a.b.dim(-1);
-  const int64_t m = a.trans_a ? ac : ar, k = a.trans_a ? ar : ac;
-  const int64_t n = a.trans_b ? br : bc;
-  HWT_CHECK((a.trans_b ? bc : br) == k && a.c.dim(-2) == m && a.c.dim(-1) == n,
-            "matmul shapes a{} b{} c{}", a.a.shape.str(), a.b.shape.str(), a.c.shape.str());
-  GemmDesc g = row_major(a.a.data, a.trans_a, ac, a.b.data, a.trans_b, bc, a.c.data, n, m, n, k,
-                         a.a.dtype, a.c.dtype);
-  g.alpha = a.alpha;
-  g.beta = a.beta;
-  g.batch = batch;
-  g.stride_a = br * bc;
-  g.stride_b = ar * ac;
-  g.stride_d = m * n;
-  gemm(g);
-  cuda::check_launch("matmul");
 }
 
 }  // namespace hwt

@@ -1,7 +1,7 @@
 // CudaBackend: attention, embeddings, pooling, losses and argmax.
 #include <algorithm>
 
-#include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 
 namespace hwt {
@@ -166,7 +166,8 @@ void CudaBackend::cross_entropy(const CrossEntropy& a) {
   cuda::check_launch("cross_entropy");
 }
 
-void CudaBackend::argmax_rows(Tensor logits, Tensor out) {
+void CudaBackend::argmax_rows(const ArgmaxRows& a) {
+  const Tensor &logits = a.logits, &out = a.out;
   cuda::expect_float(logits, "logits");
   cuda::expect_dtype(out, DType::I32, "out");
   HWT_CHECK(out.numel() == logits.rows(), "argmax out {} for logits {}", out.str(), logits.str());

@@ -1,5 +1,5 @@
 // CudaBackend: layernorm, residual add (+dropout, +layernorm) and dropout.
-#include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 
 namespace hwt {
@@ -130,7 +130,7 @@ void CudaBackend::dropout_forward(const DropoutFwd& a) {
   cuda::expect_same(a.y, a.x, "y");
   const cuda::DropArgs d = cuda::drop_args(a.drop);
   if (!d.active()) {
-    if (a.y.data != a.x.data) copy(a.y, a.x);
+    if (a.y.data != a.x.data) copy({a.y, a.x});
     return;
   }
   cuda::dropout(launch_, a.x.dtype, a.x.data, a.y.data, a.x.numel(), d);

@@ -3,7 +3,7 @@
 // factors are read by the kernel from device memory, so no step waits for the GPU.
 #include <cmath>
 
-#include "backend/cuda/cuda_backend_impl.h"
+#include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 
 namespace hwt {

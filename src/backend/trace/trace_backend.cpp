@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "backend/gemm.h"
+
 namespace hwt {
 namespace {
 
@@ -45,6 +47,30 @@ void optimizer_record(OpRecord& r, const OptimizerTensors& t, int reads, int wri
   r.bytes_written = 4.0 * writes * count + b(t.params_compute);
 }
 
+// A product of the fused attention kernels, per (batch, head): q, k, v, P and their gradients
+// are seq × head_dim or seq × seq, in the activations' dtype. The trans flags are the storage
+// each operand has (K and V as seq × head_dim, P as seq × seq).
+GemmCall attention_gemm(const Tensor& qkv, int64_t m, int64_t nn, int64_t k, int64_t bh,
+                        GemmRole role) {
+  GemmCall g;
+  g.shape = {m, nn, k, bh, false, false};
+  switch (role) {
+    case GemmRole::AttentionScores:    // Q·Kᵀ
+    case GemmRole::AttentionProbGrad:  // dO·Vᵀ
+      g.shape.trans_b = true;
+      break;
+    case GemmRole::AttentionValueGrad:  // Pᵀ·dO
+    case GemmRole::AttentionKeyGrad:    // dSᵀ·Q
+      g.shape.trans_a = true;
+      break;
+    default:
+      break;
+  }
+  g.role = role;
+  g.dtype = g.out_dtype = qkv.dtype;
+  return g;
+}
+
 }  // namespace
 
 Workload TraceBackend::take_workload() {
@@ -70,9 +96,9 @@ void TraceBackend::set_scope(std::string_view label, Phase phase) {
   phase_ = phase;
 }
 
-OpRecord& TraceBackend::record(std::string op, OpKind kind, DType dtype) {
+OpRecord& TraceBackend::record(Op op, OpKind kind, DType dtype) {
   OpRecord& r = workload_.ops.emplace_back();
-  r.op = std::move(op);
+  r.op = op;
   r.scope = scope_;
   r.phase = phase_;
   r.kind = kind;
@@ -80,30 +106,30 @@ OpRecord& TraceBackend::record(std::string op, OpKind kind, DType dtype) {
   return r;
 }
 
-void TraceBackend::copy(Tensor dst, Tensor src) {
-  OpRecord& r = record("copy", OpKind::Elementwise, dst.dtype);
-  r.elements = dst.numel();
-  r.bytes_read = b(src);
-  r.bytes_written = b(dst);
+void TraceBackend::copy(const Copy& a) {
+  OpRecord& r = record(Op::copy, OpKind::Elementwise, a.dst.dtype);
+  r.elements = a.dst.numel();
+  r.bytes_read = b(a.src);
+  r.bytes_written = b(a.dst);
 }
 
-void TraceBackend::fill(Tensor t, float) {
-  OpRecord& r = record("fill", OpKind::Elementwise, t.dtype);
-  r.elements = t.numel();
-  r.bytes_written = b(t);
+void TraceBackend::fill(const Fill& a) {
+  OpRecord& r = record(Op::fill, OpKind::Elementwise, a.t.dtype);
+  r.elements = a.t.numel();
+  r.bytes_written = b(a.t);
 }
 
-void TraceBackend::convert(Tensor dst, Tensor src) {
-  OpRecord& r = record("convert", OpKind::Elementwise, dst.dtype);
-  r.elements = dst.numel();
-  r.bytes_read = b(src);
-  r.bytes_written = b(dst);
+void TraceBackend::convert(const Convert& a) {
+  OpRecord& r = record(Op::convert, OpKind::Elementwise, a.dst.dtype);
+  r.elements = a.dst.numel();
+  r.bytes_read = b(a.src);
+  r.bytes_written = b(a.dst);
 }
 
 void TraceBackend::linear_forward(const LinearFwd& a) {
-  OpRecord& r = record("linear_forward", OpKind::Gemm, a.x.dtype);
-  const int64_t m = a.x.rows(), k = a.x.cols(), nn = a.w.dim(0);
-  r.gemms.push_back({m, nn, k, 1, Operand::Activation, Operand::Weight});
+  OpRecord& r = record(Op::linear_forward, OpKind::Gemm, a.x.dtype);
+  const int64_t m = a.x.rows(), nn = a.w.dim(0);
+  r.gemms.push_back(gemm_call(linear_forward_product(a), GemmRole::LinearForward));
   r.elements = m * nn;
   r.flops = r.gemm_flops() + (a.b.defined() ? 1.0 : 0.0) * static_cast<double>(m * nn) +
             activation_flops(a.act) * static_cast<double>(m * nn);
@@ -114,10 +140,11 @@ void TraceBackend::linear_forward(const LinearFwd& a) {
 }
 
 void TraceBackend::linear_backward(const LinearBwd& a) {
-  OpRecord& r = record("linear_backward", OpKind::Gemm, a.dy.dtype);
+  OpRecord& r = record(Op::linear_backward, OpKind::Gemm, a.dy.dtype);
   const int64_t m = a.x.rows(), k = a.x.cols(), nn = a.w.dim(0);
-  if (a.dx.defined()) r.gemms.push_back({m, k, nn, 1, Operand::Gradient, Operand::Weight});
-  r.gemms.push_back({nn, k, m, 1, Operand::Gradient, Operand::Activation});
+  if (a.dx.defined())
+    r.gemms.push_back(gemm_call(linear_input_grad_product(a), GemmRole::LinearInputGrad));
+  r.gemms.push_back(gemm_call(linear_weight_grad_product(a), GemmRole::LinearWeightGrad));
   r.elements = m * k;
   r.flops = r.gemm_flops() + (a.db.defined() ? 1.0 : 0.0) * static_cast<double>(m * nn) +
             2 * activation_flops(a.act) * static_cast<double>(m * nn);
@@ -128,22 +155,19 @@ void TraceBackend::linear_backward(const LinearBwd& a) {
 }
 
 void TraceBackend::matmul(const Matmul& a) {
-  OpRecord& r = record("matmul", OpKind::Gemm, a.a.dtype);
-  const bool batched = a.a.shape.rank == 3;
-  const int64_t batch = batched ? a.a.dim(0) : 1;
-  const int64_t m = a.trans_a ? a.a.dim(-1) : a.a.dim(-2);
-  const int64_t k = a.trans_a ? a.a.dim(-2) : a.a.dim(-1);
-  const int64_t nn = a.trans_b ? a.b.dim(-2) : a.b.dim(-1);
-  r.gemms.push_back({m, nn, k, batch, Operand::Activation, Operand::Activation});
-  r.elements = batch * m * nn;
-  r.flops = r.gemm_flops();
-  r.bytes_read = b(a.a) + b(a.b) + (a.beta != 0.0f ? b(a.c) : 0.0);
-  r.bytes_written = b(a.c);
+  OpRecord& r = record(Op::matmul, OpKind::Gemm, a.a.dtype);
+  r.gemms.push_back(gemm_call(a, GemmRole::Matmul));
+  const GemmShape& s = r.gemms.back().shape;
+  r.elements = s.batch * s.m * s.n;
+  r.flops = r.gemm_flops() + ((a.bias.defined() ? 1.0 : 0.0) + activation_flops(a.act)) *
+                                 static_cast<double>(r.elements);
+  r.bytes_read = b(a.a) + b(a.b) + (a.beta != 0.0f ? b(a.c) : 0.0) + b(a.bias);
+  r.bytes_written = b(a.c) + b(a.pre_act);
   r.detail = fmt::format("a{} b{}", a.a.shape.str(), a.b.shape.str());
 }
 
 void TraceBackend::layernorm_forward(const LayerNormFwd& a) {
-  OpRecord& r = record("layernorm_forward", OpKind::Norm, a.x.dtype);
+  OpRecord& r = record(Op::layernorm_forward, OpKind::Norm, a.x.dtype);
   r.rows = a.x.rows();
   r.cols = a.x.cols();
   r.elements = a.x.numel();
@@ -154,7 +178,7 @@ void TraceBackend::layernorm_forward(const LayerNormFwd& a) {
 }
 
 void TraceBackend::layernorm_backward(const LayerNormBwd& a) {
-  OpRecord& r = record("layernorm_backward", OpKind::Norm, a.x.dtype);
+  OpRecord& r = record(Op::layernorm_backward, OpKind::Norm, a.x.dtype);
   r.rows = a.x.rows();
   r.cols = a.x.cols();
   r.elements = a.x.numel();
@@ -167,7 +191,7 @@ void TraceBackend::layernorm_backward(const LayerNormBwd& a) {
 
 void TraceBackend::residual_forward(const ResidualFwd& a) {
   const bool ln = a.gamma.defined();
-  OpRecord& r = record("residual_forward", ln ? OpKind::Norm : OpKind::Elementwise, a.x.dtype);
+  OpRecord& r = record(Op::residual_forward, ln ? OpKind::Norm : OpKind::Elementwise, a.x.dtype);
   r.rows = a.x.rows();
   r.cols = a.x.cols();
   r.elements = a.x.numel();
@@ -179,7 +203,7 @@ void TraceBackend::residual_forward(const ResidualFwd& a) {
 
 void TraceBackend::residual_backward(const ResidualBwd& a) {
   const bool ln = a.gamma.defined();
-  OpRecord& r = record("residual_backward", ln ? OpKind::Norm : OpKind::Elementwise, a.d_x.dtype);
+  OpRecord& r = record(Op::residual_backward, ln ? OpKind::Norm : OpKind::Elementwise, a.d_x.dtype);
   r.rows = a.d_x.rows();
   r.cols = a.d_x.cols();
   r.elements = a.d_x.numel();
@@ -190,7 +214,7 @@ void TraceBackend::residual_backward(const ResidualBwd& a) {
 }
 
 void TraceBackend::dropout_forward(const DropoutFwd& a) {
-  OpRecord& r = record("dropout_forward", OpKind::Elementwise, a.x.dtype);
+  OpRecord& r = record(Op::dropout_forward, OpKind::Elementwise, a.x.dtype);
   r.elements = a.x.numel();
   r.flops = kDropoutFlops * n(a.x);
   r.bytes_read = b(a.x);
@@ -198,7 +222,7 @@ void TraceBackend::dropout_forward(const DropoutFwd& a) {
 }
 
 void TraceBackend::dropout_backward(const DropoutBwd& a) {
-  OpRecord& r = record("dropout_backward", OpKind::Elementwise, a.dy.dtype);
+  OpRecord& r = record(Op::dropout_backward, OpKind::Elementwise, a.dy.dtype);
   r.elements = a.dy.numel();
   r.flops = kDropoutFlops * n(a.dy);
   r.bytes_read = b(a.dy);
@@ -207,10 +231,11 @@ void TraceBackend::dropout_backward(const DropoutBwd& a) {
 
 void TraceBackend::attention_forward(const AttentionFwd& a) {
   const AttentionDims& d = a.dims;
-  OpRecord& r = record("attention_forward", OpKind::Attention, a.qkv.dtype);
+  OpRecord& r = record(Op::attention_forward, OpKind::Attention, a.qkv.dtype);
   const int64_t bh = d.batch * d.heads;
-  r.gemms.push_back({d.seq, d.seq, d.head_dim, bh, Operand::Activation, Operand::Activation});
-  r.gemms.push_back({d.seq, d.head_dim, d.seq, bh, Operand::Activation, Operand::Activation});
+  r.gemms.push_back(attention_gemm(a.qkv, d.seq, d.seq, d.head_dim, bh, GemmRole::AttentionScores));
+  r.gemms.push_back(
+      attention_gemm(a.qkv, d.seq, d.head_dim, d.seq, bh, GemmRole::AttentionContext));
   r.rows = bh * d.seq;
   r.cols = d.seq;
   r.elements = a.out.numel();
@@ -224,13 +249,13 @@ void TraceBackend::attention_forward(const AttentionFwd& a) {
 
 void TraceBackend::attention_backward(const AttentionBwd& a) {
   const AttentionDims& d = a.dims;
-  OpRecord& r = record("attention_backward", OpKind::Attention, a.qkv.dtype);
+  OpRecord& r = record(Op::attention_backward, OpKind::Attention, a.qkv.dtype);
   const int64_t bh = d.batch * d.heads;
   const int64_t s = d.seq, hd = d.head_dim;
-  r.gemms.push_back({s, hd, s, bh, Operand::Activation, Operand::Gradient});  // dV = Pᵀ dO
-  r.gemms.push_back({s, s, hd, bh, Operand::Gradient, Operand::Activation});  // dP = dO Vᵀ
-  r.gemms.push_back({s, hd, s, bh, Operand::Gradient, Operand::Activation});  // dQ = dS K
-  r.gemms.push_back({s, hd, s, bh, Operand::Gradient, Operand::Activation});  // dK = dSᵀ Q
+  r.gemms.push_back(attention_gemm(a.qkv, s, hd, s, bh, GemmRole::AttentionValueGrad));
+  r.gemms.push_back(attention_gemm(a.qkv, s, s, hd, bh, GemmRole::AttentionProbGrad));
+  r.gemms.push_back(attention_gemm(a.qkv, s, hd, s, bh, GemmRole::AttentionQueryGrad));
+  r.gemms.push_back(attention_gemm(a.qkv, s, hd, s, bh, GemmRole::AttentionKeyGrad));
   r.rows = bh * s;
   r.cols = s;
   r.elements = a.d_qkv.numel();
@@ -242,7 +267,7 @@ void TraceBackend::attention_backward(const AttentionBwd& a) {
 }
 
 void TraceBackend::embedding_forward(const EmbeddingFwd& a) {
-  OpRecord& r = record("embedding_forward", OpKind::Embedding, a.out.dtype);
+  OpRecord& r = record(Op::embedding_forward, OpKind::Embedding, a.out.dtype);
   r.rows = a.out.rows();
   r.cols = a.out.cols();
   r.elements = a.out.numel();
@@ -253,7 +278,7 @@ void TraceBackend::embedding_forward(const EmbeddingFwd& a) {
 }
 
 void TraceBackend::embedding_backward(const EmbeddingBwd& a) {
-  OpRecord& r = record("embedding_backward", OpKind::Embedding, a.d_out.dtype);
+  OpRecord& r = record(Op::embedding_backward, OpKind::Embedding, a.d_out.dtype);
   r.rows = a.d_out.rows();
   r.cols = a.d_out.cols();
   r.elements = a.d_out.numel();
@@ -264,7 +289,7 @@ void TraceBackend::embedding_backward(const EmbeddingBwd& a) {
 }
 
 void TraceBackend::pool_forward(const PoolFwd& a) {
-  OpRecord& r = record("pool_forward", OpKind::Pooling, a.x.dtype);
+  OpRecord& r = record(Op::pool_forward, OpKind::Pooling, a.x.dtype);
   r.elements = a.out.numel();
   r.flops = a.mode == Pooling::Mean ? n(a.x) : 0.0;
   r.bytes_read = a.mode == Pooling::Mean ? b(a.x) : b(a.out);
@@ -272,7 +297,7 @@ void TraceBackend::pool_forward(const PoolFwd& a) {
 }
 
 void TraceBackend::pool_backward(const PoolBwd& a) {
-  OpRecord& r = record("pool_backward", OpKind::Pooling, a.d_out.dtype);
+  OpRecord& r = record(Op::pool_backward, OpKind::Pooling, a.d_out.dtype);
   r.elements = a.d_x.numel();
   r.flops = a.mode == Pooling::Mean ? n(a.d_x) : 0.0;
   r.bytes_read = b(a.d_out) + (a.mode == Pooling::Mean ? b(a.d_x) : b(a.d_out));
@@ -280,7 +305,7 @@ void TraceBackend::pool_backward(const PoolBwd& a) {
 }
 
 void TraceBackend::cross_entropy(const CrossEntropy& a) {
-  OpRecord& r = record("cross_entropy", OpKind::Loss, a.logits.dtype);
+  OpRecord& r = record(Op::cross_entropy, OpKind::Loss, a.logits.dtype);
   r.rows = a.logits.rows();
   r.cols = a.logits.cols();
   r.elements = a.logits.numel();
@@ -289,43 +314,43 @@ void TraceBackend::cross_entropy(const CrossEntropy& a) {
   r.bytes_written = b(a.losses) + b(a.d_logits);
 }
 
-void TraceBackend::argmax_rows(Tensor logits, Tensor out) {
-  OpRecord& r = record("argmax_rows", OpKind::Reduction, logits.dtype);
-  r.rows = logits.rows();
-  r.cols = logits.cols();
-  r.flops = n(logits);
-  r.bytes_read = b(logits);
-  r.bytes_written = b(out);
+void TraceBackend::argmax_rows(const ArgmaxRows& a) {
+  OpRecord& r = record(Op::argmax_rows, OpKind::Reduction, a.logits.dtype);
+  r.rows = a.logits.rows();
+  r.cols = a.logits.cols();
+  r.flops = n(a.logits);
+  r.bytes_read = b(a.logits);
+  r.bytes_written = b(a.out);
 }
 
-void TraceBackend::sum(Tensor x, Tensor out) {
-  OpRecord& r = record("sum", OpKind::Reduction, x.dtype);
-  r.flops = n(x);
-  r.bytes_read = b(x);
-  r.bytes_written = b(out);
+void TraceBackend::sum(const Reduce& a) {
+  OpRecord& r = record(Op::sum, OpKind::Reduction, a.x.dtype);
+  r.flops = n(a.x);
+  r.bytes_read = b(a.x);
+  r.bytes_written = b(a.out);
 }
 
-void TraceBackend::sum_squares(Tensor x, Tensor out) {
-  OpRecord& r = record("sum_squares", OpKind::Reduction, x.dtype);
-  r.flops = 2 * n(x);
-  r.bytes_read = b(x);
-  r.bytes_written = b(out);
+void TraceBackend::sum_squares(const Reduce& a) {
+  OpRecord& r = record(Op::sum_squares, OpKind::Reduction, a.x.dtype);
+  r.flops = 2 * n(a.x);
+  r.bytes_read = b(a.x);
+  r.bytes_written = b(a.out);
 }
 
 void TraceBackend::adamw_step(const AdamWStep& a) {
-  optimizer_record(record("adamw_step", OpKind::Optimizer, DType::F32), a.t, 4, 3, 16);
+  optimizer_record(record(Op::adamw_step, OpKind::Optimizer, DType::F32), a.t, 4, 3, 16);
 }
 
 void TraceBackend::adan_step(const AdanStep& a) {
-  optimizer_record(record("adan_step", OpKind::Optimizer, DType::F32), a.t, 6, 5, 28);
+  optimizer_record(record(Op::adan_step, OpKind::Optimizer, DType::F32), a.t, 6, 5, 28);
 }
 
 void TraceBackend::sgd_step(const SgdStep& a) {
-  optimizer_record(record("sgd_step", OpKind::Optimizer, DType::F32), a.t, 3, 2, 5);
+  optimizer_record(record(Op::sgd_step, OpKind::Optimizer, DType::F32), a.t, 3, 2, 5);
 }
 
 void TraceBackend::loss_scale_update(const LossScaleUpdate& a) {
-  OpRecord& r = record("loss_scale_update", OpKind::Optimizer, DType::F32);
+  OpRecord& r = record(Op::loss_scale_update, OpKind::Optimizer, DType::F32);
   r.elements = 1;
   r.bytes_read = b(a.state) + b(a.grad_norm_sq);
   r.bytes_written = b(a.state);

@@ -1,6 +1,7 @@
 // Workload: the ops of one traced training step (or inference pass), as the TraceBackend
-// recorded them. Analyses (FLOP counts, shape advisor, step-time prediction, accelerator
-// simulation) read this instead of keeping their own copy of what a transformer computes.
+// recorded them (op and GEMM roles as typed values, FLOPs, bytes). Analyses (FLOP counts, shape
+// advisor, step-time prediction, accelerator simulation) read this instead of keeping their own
+// copy of what a transformer computes.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/gemm.h"
 #include "core/dtype.h"
 
 namespace hwt {
@@ -28,25 +30,13 @@ enum class OpKind : uint8_t {
 
 std::string_view op_kind_name(OpKind k);
 
-// What a GEMM operand holds: decides which buffer it lives in and which sparsity applies.
-enum class Operand : uint8_t { Activation, Weight, Gradient };
-
-std::string_view operand_name(Operand o);
-
-// One (batched) GEMM: c[batch, m, n] = a[batch, m, k] · b[batch, k, n].
-struct GemmDims {
-  int64_t m = 0, n = 0, k = 0, batch = 1;
-  Operand a = Operand::Activation, b = Operand::Weight;
-  double flops() const { return 2.0 * static_cast<double>(batch * m) * static_cast<double>(n * k); }
-};
-
 struct OpRecord {
-  std::string op;     // backend op name, e.g. "linear_forward"
+  Op op = Op::copy;
   std::string scope;  // layer label, e.g. "layers.3.mlp.fc1"
   Phase phase = Phase::Other;
   OpKind kind = OpKind::Elementwise;
   DType dtype = DType::F32;
-  std::vector<GemmDims> gemms;  // matrix work inside the op
+  std::vector<GemmCall> gemms;  // matrix work inside the op
   int64_t rows = 0, cols = 0;   // row-wise work (norm, softmax, loss): rows of length cols
   int64_t elements = 0;         // elements the op produces (elementwise work)
   int64_t params = 0;           // optimizer ops: parameters updated
@@ -69,7 +59,7 @@ struct Workload {
   double total_bytes() const;
 };
 
-void to_json(nlohmann::json& j, const GemmDims& g);
+void to_json(nlohmann::json& j, const GemmCall& g);
 void to_json(nlohmann::json& j, const OpRecord& r);
 void to_json(nlohmann::json& j, const Workload& w);
 

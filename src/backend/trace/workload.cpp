@@ -1,4 +1,4 @@
-#include "workload/workload.h"
+#include "backend/trace/workload.h"
 
 #include <nlohmann/json.hpp>
 
@@ -28,21 +28,9 @@ std::string_view op_kind_name(OpKind k) {
   return "?";
 }
 
-std::string_view operand_name(Operand o) {
-  switch (o) {
-    case Operand::Activation:
-      return "activation";
-    case Operand::Weight:
-      return "weight";
-    case Operand::Gradient:
-      return "gradient";
-  }
-  return "?";
-}
-
 double OpRecord::gemm_flops() const {
   double f = 0;
-  for (const GemmDims& g : gemms) f += g.flops();
+  for (const GemmCall& g : gemms) f += g.shape.flops();
   return f;
 }
 
@@ -72,17 +60,24 @@ double Workload::total_bytes() const {
   return b;
 }
 
-void to_json(nlohmann::json& j, const GemmDims& g) {
-  j = {{"m", g.m},
-       {"n", g.n},
-       {"k", g.k},
-       {"batch", g.batch},
-       {"a", operand_name(g.a)},
-       {"b", operand_name(g.b)}};
+void to_json(nlohmann::json& j, const GemmCall& g) {
+  j = {{"m", g.shape.m},
+       {"n", g.shape.n},
+       {"k", g.shape.k},
+       {"batch", g.shape.batch},
+       {"trans_a", g.shape.trans_a},
+       {"trans_b", g.shape.trans_b},
+       {"role", role_name(g.role)},
+       {"a", operand_name(operand_a(g.role))},
+       {"b", operand_name(operand_b(g.role))},
+       {"dtype", dtype_name(g.dtype)},
+       {"out_dtype", dtype_name(g.out_dtype)},
+       {"accumulate", g.accumulate},
+       {"bias", g.bias}};
 }
 
 void to_json(nlohmann::json& j, const OpRecord& r) {
-  j = {{"op", r.op},
+  j = {{"op", op_name(r.op)},
        {"scope", r.scope},
        {"phase", phase_name(r.phase)},
        {"kind", op_kind_name(r.kind)},

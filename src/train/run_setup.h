@@ -1,0 +1,46 @@
+// What a run config builds before it trains: the backend it asks for (train.device and the GPU
+// options), and the model, optimizer and (fp16) dynamic loss scaler it trains, built the same way
+// for every run: `hwt train` trains them, and the trace every analysis reads records one of their
+// steps (workload/trace_step.h), so both see the same ops.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "backend/backend.h"
+#include "config/run_config.h"
+#include "model/model.h"
+#include "train/loss_scaler.h"
+#include "train/optimizer.h"
+
+namespace hwt {
+
+// True when hwt was built with CUDA and a GPU is visible.
+bool cuda_available();
+
+// auto: CUDA when available, else CPU. cuda without a GPU raises InputError. On the GPU,
+// train.precision tf32 runs fp32 GEMMs on TF32 tensor cores; train.gemm_autotune and
+// train.deterministic_attention choose the GEMM algorithms and the attention backward.
+std::unique_ptr<Backend> make_backend(const TrainConfig& train);
+
+class TrainingModel {
+ public:
+  // Activations in train.precision's dtype, planned for (max_batch, max_seq); config.model's
+  // vocabulary and label counts must be known. Raises InputError for a precision the backend
+  // cannot train in.
+  TrainingModel(const RunConfig& config, Backend& backend, int64_t max_batch, int64_t max_seq);
+
+  Model& model() { return *model_; }
+  Optimizer& optimizer() { return *optimizer_; }
+  LossScaler* loss_scaler() { return scaler_.get(); }  // fp16 only
+
+  // The optimizer step after a step's backward passes, then the loss-scale update (fp16).
+  void update(int64_t step, double lr);
+
+ private:
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::unique_ptr<LossScaler> scaler_;
+};
+
+}  // namespace hwt
