@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Packs the CUDA test and benchmark binaries of build-cuda/ (configured with -DHWT_NATIVE=OFF
-# so they run on the device machine's CPU) with the shared libraries the device image lacks
-# into build-cuda-carry/carry.tar.xz (the device call's 64 MiB limit), for
-# scripts/gpu_check.sh. C/C++ and CUDA runtime libraries are left to the device (they must
-# match its driver).
+# Packs the hwt binaries of a CUDA build (configured with -DHWT_NATIVE=OFF so they run on the
+# device machine's CPU), with the shared libraries the device image lacks, into
+# build-cuda-carry/carry.tar.xz (compressed: a device call carries at most 64 MiB) for
+# scripts/gpu_check.sh, scripts/gpu_quality.sh and scripts/shape_h200.sh. C/C++ and CUDA runtime
+# libraries are left to the device (they must match its driver).
+#   cmake -S . -B build-cuda -DHWT_NATIVE=OFF && cmake --build build-cuda -j && scripts/gpu_carry.sh
 set -euo pipefail
 src=${1:-build-cuda}
 dst=$(mktemp -d)

@@ -28,19 +28,20 @@ if want tests; then
 fi
 if want bench; then
   timeout 90 "$C/bench_kernels" >>"$B" 2>"$OUT/bench_err.txt"
-  timeout 60 "$C/bench_train_step" --model gpt2 >>"$B" 2>>"$OUT/bench_err.txt"
-  timeout 60 "$C/bench_train_step" --model gpt2 --gemm-autotune >>"$B" 2>>"$OUT/bench_err.txt"
-  timeout 60 "$C/bench_train_step" --model gpt2 --atomic-attention >>"$B" 2>>"$OUT/bench_err.txt"
-  timeout 60 "$C/bench_train_step" --model gpt2 --atomic-attention --gemm-autotune >>"$B" \
-    2>>"$OUT/bench_err.txt"
-  timeout 60 "$C/bench_train_step" --model bert --gemm-autotune >>"$B" 2>>"$OUT/bench_err.txt"
-  timeout 60 "$C/bench_train_step" --model gpt2 --optim adan >>"$B" 2>>"$OUT/bench_err.txt"
-  timeout 60 "$C/bench_train_step" --model bert >>"$B" 2>>"$OUT/bench_err.txt"
-  timeout 60 "$C/bench_train_step" --model gpt2 --cuda-graph >>"$B" 2>>"$OUT/bench_err.txt"
-  timeout 60 "$C/bench_train_step" --model bert --cuda-graph >>"$B" 2>>"$OUT/bench_err.txt"
+  step() { timeout 60 "$C/bench_train_step" "$@" >>"$B" 2>>"$OUT/bench_err.txt"; }
+  TUNE="--set train.gemm_autotune=true" ATOMIC="--set train.deterministic_attention=false"
+  step --config gpt2_124m
+  step --config gpt2_124m $TUNE
+  step --config gpt2_124m $ATOMIC
+  step --config gpt2_124m $ATOMIC $TUNE
+  step --config bert_base $TUNE
+  step --config gpt2_124m --set optim.name=adan
+  step --config bert_base
+  step --config gpt2_124m --set train.cuda_graph=true
+  step --config bert_base --set train.cuda_graph=true
 fi
 if want profile; then
-  timeout 60 "$C/bench_train_step" --model gpt2 --profile >"$OUT/profile_gpt2.jsonl" 2>&1
+  timeout 60 "$C/bench_train_step" --config gpt2_124m --profile >"$OUT/profile_gpt2.jsonl" 2>&1
 fi
 if want ncu; then  # hardware counters of the tensor-core attention kernels (fwd, dq, dkv)
   NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)

@@ -38,7 +38,8 @@ for stage in $STAGES; do
       tail -3 "$OUT/tests.txt" ;;
     vocab)  # the shape advisor's vocab padding, as whole GPT-2 training steps with hwt
       for v in 50257 50304; do
-        timeout 45 "$C/bench_train_step" --model gpt2 --vocab "$v" --steps 10 >>"$OUT/vocab.jsonl" 2>&1
+        timeout 45 "$C/bench_train_step" --config gpt2_124m --set model.vocab_size="$v" --steps 10 \
+          >>"$OUT/vocab.jsonl" 2>&1
       done
       cat "$OUT/vocab.jsonl" ;;
     atis)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The shape advisor's GPU measurements in one device call (docs/benchmarks.md, issue 4):
 # fit the GEMM model on the sweep grid, then measure poorly shaped configs and their top
-# suggestion. Uses a carried hwt (build-shape-carry/carry.tar.xz, from scripts/shape_carry.sh) when it
-# runs there, else builds one. Everything lands in $OUT/shape_h200.tar.gz; the summary prints last.
+# suggestion. Uses the carried hwt (build-cuda-carry/carry.tar.xz, from scripts/gpu_carry.sh) when
+# it runs there, else builds one. Everything lands in $OUT/shape_h200.tar.gz; the summary prints
+# last.
 set -uo pipefail
 OUT=${OUT:-/tmp/shape_h200}
 R=/tmp/shape_r  # only the archive goes to $OUT (a few files come back from there)
@@ -12,7 +13,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.limit,temperature.gpu 
   >"$R/nvidia_smi.csv" 2>&1
 
 C=/tmp/hwt-carry
-mkdir -p $C && tar xJf build-shape-carry/carry.tar.xz -C $C 2>"$R/carried.txt"
+mkdir -p $C && tar xJf build-cuda-carry/carry.tar.xz -C $C 2>"$R/carried.txt"
 HWT=$C/hwt
 # cuBLAS from the toolkit, else from PyTorch's wheel.
 CUBLAS=$(python3 -c 'import nvidia.cublas, os; print(os.path.dirname(nvidia.cublas.__file__) + "/lib")' 2>/dev/null)
@@ -30,16 +31,16 @@ if [ -x $C/hwt_tests ] && [ "$HWT" = $C/hwt ]; then
   tail -3 "$R/gpu_tests.txt"
 fi
 
-timeout 240 "$HWT" shape --sweep --gpu H200 --out "$R/sweep" >"$R/sweep.txt" 2>&1
+timeout 240 "$HWT" shape --sweep --gpu H200 --dtype bf16 --out "$R/sweep" >"$R/sweep.txt" 2>&1
 CAL=$R/sweep/gemm_h200_bf16.json
-timeout 120 "$HWT" shape --validate --gpu H200 --calibration "$CAL" --out "$R/validate" \
-  >"$R/validate.txt" 2>&1
+timeout 120 "$HWT" shape --validate --gpu H200 --dtype bf16 --calibration "$CAL" \
+  --out "$R/validate" >"$R/validate.txt" 2>&1
 LM="--set model.head=lm --set model.causal=true"
 run() {  # name, then hwt shape arguments
   local name=$1
   shift
-  timeout 120 "$HWT" shape --gpu H200 --measure --calibration "$CAL" --out "$R/$name" "$@" \
-    >"$R/$name.txt" 2>&1
+  timeout 120 "$HWT" shape --gpu H200 --dtype bf16 --measure --calibration "$CAL" \
+    --out "$R/$name" "$@" >"$R/$name.txt" 2>&1
 }
 run gpt2_vocab $LM --set model.max_seq=1024 --set model.hidden=768 --set model.heads=12 \
   --set model.ffn=3072 --set model.layers=12 --set model.vocab_size=50257 --batch 16 --seq 1024

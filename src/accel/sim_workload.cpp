@@ -70,8 +70,8 @@ Stage row_stage(StageKind kind, int64_t rows, int64_t cols, double in_words, dou
 }
 
 void add_stages(const OpRecord& r, const Sparsity& s, std::vector<Stage>& out) {
-  const double esize = static_cast<double>(dtype_size(r.dtype));
-  const double in_words = r.bytes_read / esize, out_words = r.bytes_written / esize;
+  // The accelerator moves elements in its own word format, whatever dtype a GPU would use.
+  const double in_words = r.elements_read, out_words = r.elements_written;
   const double dens = phase_density(r.phase, s);
   switch (r.kind) {
     case OpKind::Gemm:

@@ -16,11 +16,27 @@ constexpr double kNormBwdFlops = 12;
 constexpr double kSoftmaxFlops = 5;  // scale, max, exp, sum, divide
 constexpr double kDropoutFlops = 2;  // draw compare and scale
 
-double b(const Tensor& t) {
-  return t.defined() ? static_cast<double>(t.bytes()) : 0.0;
-}
 double n(const Tensor& t) {
   return t.defined() ? static_cast<double>(t.numel()) : 0.0;
+}
+
+// Memory traffic in bytes and in elements (whatever their dtype): a GPU moves the bytes, the
+// accelerator simulator counts the elements in its own word format.
+struct Io {
+  double bytes = 0, elements = 0;
+  Io operator+(const Io& o) const { return {bytes + o.bytes, elements + o.elements}; }
+  Io operator*(double k) const { return {bytes * k, elements * k}; }
+};
+
+Io io(const Tensor& t) {
+  return t.defined() ? Io{static_cast<double>(t.bytes()), n(t)} : Io{};
+}
+
+void set_io(OpRecord& r, const Io& read, const Io& written) {
+  r.bytes_read = read.bytes;
+  r.elements_read = read.elements;
+  r.bytes_written = written.bytes;
+  r.elements_written = written.elements;
 }
 
 double activation_flops(Activation act) {
@@ -43,8 +59,8 @@ void optimizer_record(OpRecord& r, const OptimizerTensors& t, int reads, int wri
   r.params = t.params.numel();
   r.elements = r.params;
   r.flops = flops_per_param * count;
-  r.bytes_read = 4.0 * reads * count;
-  r.bytes_written = 4.0 * writes * count + b(t.params_compute);
+  set_io(r, Io{4.0 * reads * count, reads * count},
+         Io{4.0 * writes * count, writes * count} + io(t.params_compute));
 }
 
 // A product of the fused attention kernels, per (batch, head): q, k, v, P and their gradients
@@ -109,21 +125,19 @@ OpRecord& TraceBackend::record(Op op, OpKind kind, DType dtype) {
 void TraceBackend::copy(const Copy& a) {
   OpRecord& r = record(Op::copy, OpKind::Elementwise, a.dst.dtype);
   r.elements = a.dst.numel();
-  r.bytes_read = b(a.src);
-  r.bytes_written = b(a.dst);
+  set_io(r, io(a.src), io(a.dst));
 }
 
 void TraceBackend::fill(const Fill& a) {
   OpRecord& r = record(Op::fill, OpKind::Elementwise, a.t.dtype);
   r.elements = a.t.numel();
-  r.bytes_written = b(a.t);
+  set_io(r, {}, io(a.t));
 }
 
 void TraceBackend::convert(const Convert& a) {
   OpRecord& r = record(Op::convert, OpKind::Elementwise, a.dst.dtype);
   r.elements = a.dst.numel();
-  r.bytes_read = b(a.src);
-  r.bytes_written = b(a.dst);
+  set_io(r, io(a.src), io(a.dst));
 }
 
 void TraceBackend::linear_forward(const LinearFwd& a) {
@@ -133,8 +147,7 @@ void TraceBackend::linear_forward(const LinearFwd& a) {
   r.elements = m * nn;
   r.flops = r.gemm_flops() + (a.b.defined() ? 1.0 : 0.0) * static_cast<double>(m * nn) +
             activation_flops(a.act) * static_cast<double>(m * nn);
-  r.bytes_read = b(a.x) + b(a.w) + b(a.b);
-  r.bytes_written = b(a.y) + b(a.pre_act);
+  set_io(r, io(a.x) + io(a.w) + io(a.b), io(a.y) + io(a.pre_act));
   r.detail =
       fmt::format("x{} w{} act={}", a.x.shape.str(), a.w.shape.str(), static_cast<int>(a.act));
 }
@@ -148,9 +161,10 @@ void TraceBackend::linear_backward(const LinearBwd& a) {
   r.elements = m * k;
   r.flops = r.gemm_flops() + (a.db.defined() ? 1.0 : 0.0) * static_cast<double>(m * nn) +
             2 * activation_flops(a.act) * static_cast<double>(m * nn);
-  r.bytes_read = b(a.x) + b(a.w) + b(a.dy) + b(a.pre_act) + b(a.dw) + b(a.db) +
-                 (a.accumulate_dx ? b(a.dx) : 0.0);
-  r.bytes_written = b(a.dx) + b(a.dw) + b(a.db) + (a.act != Activation::None ? b(a.dy) : 0.0);
+  set_io(r,
+         io(a.x) + io(a.w) + io(a.dy) + io(a.pre_act) + io(a.dw) + io(a.db) +
+             (a.accumulate_dx ? io(a.dx) : Io{}),
+         io(a.dx) + io(a.dw) + io(a.db) + (a.act != Activation::None ? io(a.dy) : Io{}));
   r.detail = fmt::format("x{} w{} dy{}", a.x.shape.str(), a.w.shape.str(), a.dy.shape.str());
 }
 
@@ -161,8 +175,8 @@ void TraceBackend::matmul(const Matmul& a) {
   r.elements = s.batch * s.m * s.n;
   r.flops = r.gemm_flops() + ((a.bias.defined() ? 1.0 : 0.0) + activation_flops(a.act)) *
                                  static_cast<double>(r.elements);
-  r.bytes_read = b(a.a) + b(a.b) + (a.beta != 0.0f ? b(a.c) : 0.0) + b(a.bias);
-  r.bytes_written = b(a.c) + b(a.pre_act);
+  set_io(r, io(a.a) + io(a.b) + (a.beta != 0.0f ? io(a.c) : Io{}) + io(a.bias),
+         io(a.c) + io(a.pre_act));
   r.detail = fmt::format("a{} b{}", a.a.shape.str(), a.b.shape.str());
 }
 
@@ -172,8 +186,7 @@ void TraceBackend::layernorm_forward(const LayerNormFwd& a) {
   r.cols = a.x.cols();
   r.elements = a.x.numel();
   r.flops = kNormFlops * n(a.x);
-  r.bytes_read = b(a.x) + b(a.gamma) + b(a.beta);
-  r.bytes_written = b(a.y) + b(a.mean) + b(a.rstd);
+  set_io(r, io(a.x) + io(a.gamma) + io(a.beta), io(a.y) + io(a.mean) + io(a.rstd));
   r.detail = a.x.shape.str();
 }
 
@@ -183,9 +196,10 @@ void TraceBackend::layernorm_backward(const LayerNormBwd& a) {
   r.cols = a.x.cols();
   r.elements = a.x.numel();
   r.flops = kNormBwdFlops * n(a.x);
-  r.bytes_read =
-      b(a.x) + b(a.dy) + b(a.gamma) + b(a.mean) + b(a.rstd) + (a.accumulate_dx ? b(a.dx) : 0.0);
-  r.bytes_written = b(a.dx) + b(a.dgamma) + b(a.dbeta);
+  set_io(r,
+         io(a.x) + io(a.dy) + io(a.gamma) + io(a.mean) + io(a.rstd) +
+             (a.accumulate_dx ? io(a.dx) : Io{}),
+         io(a.dx) + io(a.dgamma) + io(a.dbeta));
   r.detail = a.x.shape.str();
 }
 
@@ -196,8 +210,8 @@ void TraceBackend::residual_forward(const ResidualFwd& a) {
   r.cols = a.x.cols();
   r.elements = a.x.numel();
   r.flops = (1 + (a.drop.active() ? kDropoutFlops : 0) + (ln ? kNormFlops : 0)) * n(a.x);
-  r.bytes_read = b(a.x) + b(a.residual) + b(a.gamma) + b(a.beta);
-  r.bytes_written = b(a.sum) + b(a.y) + b(a.mean) + b(a.rstd);
+  set_io(r, io(a.x) + io(a.residual) + io(a.gamma) + io(a.beta),
+         io(a.sum) + io(a.y) + io(a.mean) + io(a.rstd));
   r.detail = fmt::format("{} dropout={} layernorm={}", a.x.shape.str(), a.drop.p, ln);
 }
 
@@ -208,8 +222,9 @@ void TraceBackend::residual_backward(const ResidualBwd& a) {
   r.cols = a.d_x.cols();
   r.elements = a.d_x.numel();
   r.flops = (1 + (a.drop.active() ? kDropoutFlops : 0) + (ln ? kNormBwdFlops : 0)) * n(a.d_x);
-  r.bytes_read = b(a.d_sum) + b(a.d_y) + (ln ? b(a.sum) + b(a.gamma) + b(a.mean) + b(a.rstd) : 0);
-  r.bytes_written = b(a.d_x) + b(a.d_residual) + b(a.d_gamma) + b(a.d_beta);
+  set_io(r,
+         io(a.d_sum) + io(a.d_y) + (ln ? io(a.sum) + io(a.gamma) + io(a.mean) + io(a.rstd) : Io{}),
+         io(a.d_x) + io(a.d_residual) + io(a.d_gamma) + io(a.d_beta));
   r.detail = a.d_x.shape.str();
 }
 
@@ -217,16 +232,14 @@ void TraceBackend::dropout_forward(const DropoutFwd& a) {
   OpRecord& r = record(Op::dropout_forward, OpKind::Elementwise, a.x.dtype);
   r.elements = a.x.numel();
   r.flops = kDropoutFlops * n(a.x);
-  r.bytes_read = b(a.x);
-  r.bytes_written = b(a.y);
+  set_io(r, io(a.x), io(a.y));
 }
 
 void TraceBackend::dropout_backward(const DropoutBwd& a) {
   OpRecord& r = record(Op::dropout_backward, OpKind::Elementwise, a.dy.dtype);
   r.elements = a.dy.numel();
   r.flops = kDropoutFlops * n(a.dy);
-  r.bytes_read = b(a.dy);
-  r.bytes_written = b(a.dx);
+  set_io(r, io(a.dy), io(a.dx));
 }
 
 void TraceBackend::attention_forward(const AttentionFwd& a) {
@@ -241,8 +254,7 @@ void TraceBackend::attention_forward(const AttentionFwd& a) {
   r.elements = a.out.numel();
   r.flops = r.gemm_flops() + (kSoftmaxFlops + (d.drop.active() ? kDropoutFlops : 0)) *
                                  static_cast<double>(r.rows * r.cols);
-  r.bytes_read = b(a.qkv) + b(d.key_lengths);
-  r.bytes_written = b(a.out) + b(a.lse);
+  set_io(r, io(a.qkv) + io(d.key_lengths), io(a.out) + io(a.lse));
   r.detail = fmt::format("b={} s={} heads={} d={} causal={}", d.batch, d.seq, d.heads, d.head_dim,
                          d.causal);
 }
@@ -261,8 +273,7 @@ void TraceBackend::attention_backward(const AttentionBwd& a) {
   r.elements = a.d_qkv.numel();
   r.flops = r.gemm_flops() + (kSoftmaxFlops + (d.drop.active() ? kDropoutFlops : 0)) *
                                  static_cast<double>(r.rows * r.cols);
-  r.bytes_read = b(a.qkv) + b(a.out) + b(a.d_out) + b(a.lse) + b(d.key_lengths);
-  r.bytes_written = b(a.d_qkv);
+  set_io(r, io(a.qkv) + io(a.out) + io(a.d_out) + io(a.lse) + io(d.key_lengths), io(a.d_qkv));
   r.detail = fmt::format("b={} s={} heads={} d={} causal={}", d.batch, s, d.heads, hd, d.causal);
 }
 
@@ -272,8 +283,7 @@ void TraceBackend::embedding_forward(const EmbeddingFwd& a) {
   r.cols = a.out.cols();
   r.elements = a.out.numel();
   r.flops = (a.pos.defined() ? 1.0 : 0.0) * n(a.out);
-  r.bytes_read = b(a.ids) + b(a.out) * (a.pos.defined() ? 2.0 : 1.0);
-  r.bytes_written = b(a.out);
+  set_io(r, io(a.ids) + io(a.out) * (a.pos.defined() ? 2.0 : 1.0), io(a.out));
   r.detail = fmt::format("table{} rows={}", a.table.shape.str(), a.out.rows());
 }
 
@@ -283,8 +293,9 @@ void TraceBackend::embedding_backward(const EmbeddingBwd& a) {
   r.cols = a.d_out.cols();
   r.elements = a.d_out.numel();
   r.flops = (a.d_pos.defined() ? 2.0 : 1.0) * n(a.d_out);
-  r.bytes_read = b(a.ids) + b(a.d_out);
-  r.bytes_written = static_cast<double>(a.d_out.numel()) * 4.0 * (a.d_pos.defined() ? 2 : 1);
+  // The gradients are accumulated in f32 (d_pos too when there are positions).
+  set_io(r, io(a.ids) + io(a.d_out),
+         Io{4.0 * n(a.d_out), n(a.d_out)} * (a.d_pos.defined() ? 2.0 : 1.0));
   r.detail = fmt::format("table{} rows={}", a.d_table.shape.str(), a.d_out.rows());
 }
 
@@ -292,16 +303,15 @@ void TraceBackend::pool_forward(const PoolFwd& a) {
   OpRecord& r = record(Op::pool_forward, OpKind::Pooling, a.x.dtype);
   r.elements = a.out.numel();
   r.flops = a.mode == Pooling::Mean ? n(a.x) : 0.0;
-  r.bytes_read = a.mode == Pooling::Mean ? b(a.x) : b(a.out);
-  r.bytes_written = b(a.out);
+  set_io(r, a.mode == Pooling::Mean ? io(a.x) : io(a.out), io(a.out));
 }
 
 void TraceBackend::pool_backward(const PoolBwd& a) {
   OpRecord& r = record(Op::pool_backward, OpKind::Pooling, a.d_out.dtype);
   r.elements = a.d_x.numel();
   r.flops = a.mode == Pooling::Mean ? n(a.d_x) : 0.0;
-  r.bytes_read = b(a.d_out) + (a.mode == Pooling::Mean ? b(a.d_x) : b(a.d_out));
-  r.bytes_written = a.mode == Pooling::Mean ? b(a.d_x) : b(a.d_out);
+  set_io(r, io(a.d_out) + (a.mode == Pooling::Mean ? io(a.d_x) : io(a.d_out)),
+         a.mode == Pooling::Mean ? io(a.d_x) : io(a.d_out));
 }
 
 void TraceBackend::cross_entropy(const CrossEntropy& a) {
@@ -310,8 +320,7 @@ void TraceBackend::cross_entropy(const CrossEntropy& a) {
   r.cols = a.logits.cols();
   r.elements = a.logits.numel();
   r.flops = (kSoftmaxFlops + (a.d_logits.defined() ? 2.0 : 0.0)) * n(a.logits);
-  r.bytes_read = b(a.logits) + b(a.targets);
-  r.bytes_written = b(a.losses) + b(a.d_logits);
+  set_io(r, io(a.logits) + io(a.targets), io(a.losses) + io(a.d_logits));
 }
 
 void TraceBackend::argmax_rows(const ArgmaxRows& a) {
@@ -319,22 +328,19 @@ void TraceBackend::argmax_rows(const ArgmaxRows& a) {
   r.rows = a.logits.rows();
   r.cols = a.logits.cols();
   r.flops = n(a.logits);
-  r.bytes_read = b(a.logits);
-  r.bytes_written = b(a.out);
+  set_io(r, io(a.logits), io(a.out));
 }
 
 void TraceBackend::sum(const Reduce& a) {
   OpRecord& r = record(Op::sum, OpKind::Reduction, a.x.dtype);
   r.flops = n(a.x);
-  r.bytes_read = b(a.x);
-  r.bytes_written = b(a.out);
+  set_io(r, io(a.x), io(a.out));
 }
 
 void TraceBackend::sum_squares(const Reduce& a) {
   OpRecord& r = record(Op::sum_squares, OpKind::Reduction, a.x.dtype);
   r.flops = 2 * n(a.x);
-  r.bytes_read = b(a.x);
-  r.bytes_written = b(a.out);
+  set_io(r, io(a.x), io(a.out));
 }
 
 void TraceBackend::adamw_step(const AdamWStep& a) {
@@ -352,8 +358,7 @@ void TraceBackend::sgd_step(const SgdStep& a) {
 void TraceBackend::loss_scale_update(const LossScaleUpdate& a) {
   OpRecord& r = record(Op::loss_scale_update, OpKind::Optimizer, DType::F32);
   r.elements = 1;
-  r.bytes_read = b(a.state) + b(a.grad_norm_sq);
-  r.bytes_written = b(a.state);
+  set_io(r, io(a.state) + io(a.grad_norm_sq), io(a.state));
 }
 
 }  // namespace hwt

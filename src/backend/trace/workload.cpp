@@ -90,6 +90,8 @@ void to_json(nlohmann::json& j, const OpRecord& r) {
        {"flops", r.flops},
        {"bytes_read", r.bytes_read},
        {"bytes_written", r.bytes_written},
+       {"elements_read", r.elements_read},
+       {"elements_written", r.elements_written},
        {"detail", r.detail}};
 }
 
