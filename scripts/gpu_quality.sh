@@ -2,7 +2,7 @@
 # One device call (under 10 minutes): the GPU tests, whole-model parity with the machine's
 # PyTorch, and `hwt train` quality runs on the GPU (nanoGPT's Shakespeare-character setup in
 # bf16 and fp16, ATIS), using binaries packed by scripts/gpu_carry.sh (built here with
-# -DHWT_NATIVE=OFF) and data copied into .gpu-data/ (../shared does not travel). Run files go
+# -DHWT_NATIVE=OFF) and data copied into .gpu-data/ (datasets beside the checkout do not travel). Run files go
 # into $OUT/runs.tar.gz (the device call returns at most 8 files).
 #   OUT=/tmp/q [STAGES="tests vocab atis shakespeare_bf16 shakespeare_fp16 shakespeare_bf16_graph"]
 #     scripts/gpu_quality.sh

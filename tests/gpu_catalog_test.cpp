@@ -41,7 +41,7 @@ TEST(GpuCatalog, ShipsTheGpusTheAdvisorNeedsWithSources) {
     EXPECT_GT(g.peak_tflops(Precision::Fp32), 0) << name;
     EXPECT_GT(g.peak_tflops(Precision::Fp16), g.peak_tflops(Precision::Fp32)) << name;
   }
-  // The prices papers.md gives (Chen & Skold 2023).
+  // The prices of the cost model of Chen & Sköld (Chalmers MSc thesis, 2023).
   EXPECT_DOUBLE_EQ(c.find("V100").price_per_hour, 2.0);
   EXPECT_DOUBLE_EQ(c.find("A100-40GB").price_per_hour, 4.0);
   EXPECT_DOUBLE_EQ(c.find("T4").price_per_hour, 0.4);

@@ -1,5 +1,5 @@
 // Optimizer ops against direct double-precision implementations of torch.optim.AdamW,
-// torch.optim.SGD and Adan as papers.md §1 states it, over several steps, with clipping and a
+// torch.optim.SGD and Adan as Xie et al. (2022) and sail-sg/Adan state it, over several steps, with clipping and a
 // weight-decay boundary in the flat buffer.
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 
 namespace hwt::accel {
 
-// Fractions of zeros. Defaults are AccelTran's constants (papers.md §3).
+// Fractions of zeros. Defaults are AccelTran's constants (Tuli & Jha 2023).
 struct Sparsity {
   double activation = 0.5, weight = 0.5, gradient = 0.9;
   static Sparsity dense() { return {0, 0, 0}; }

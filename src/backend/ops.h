@@ -205,7 +205,7 @@ struct AdamWStep {
   int64_t step = 1;
 };
 
-// Adan (Xie et al.), code-convention betas (papers.md §1): d = g - g_prev (d = 0 at step 1);
+// Adan (Xie et al. 2022), betas as its code (sail-sg/Adan) writes them, 1 - the paper's: d = g - g_prev (d = 0 at step 1);
 // m, v, n with bias correction on all three; proximal decay theta /= 1 + lr*wd by default.
 struct AdanStep {
   OptimizerTensors t;

@@ -236,7 +236,7 @@ void add_optim_keys(Keys& k) {
       "optim.adamw.beta2", "AdamW second-moment decay",
       [](R & c) -> auto& { return c.optim.adamw_beta2; });
   k.add(
-      "optim.adan.beta1", "Adan gradient-average decay (code convention, papers.md)",
+      "optim.adan.beta1", "Adan gradient-average decay (sail-sg/Adan's convention: 1 - the paper's beta)",
       [](R & c) -> auto& { return c.optim.adan_beta1; });
   k.add(
       "optim.adan.beta2", "Adan gradient-difference decay",

@@ -1,5 +1,5 @@
 // The one way from a run config to a workload. trace_step builds the model, optimizer and loss
-// scaler as `hwt train` does (train/training_model.h), on the TraceBackend, and records one
+// scaler as `hwt train` does (train/run_setup.h), on the TraceBackend, and records one
 // training step (forward, backward, optimizer) or one inference forward. `hwt flops`,
 // `hwt shape`, `hwt sim` and every later analysis get their op list from here.
 #pragma once

@@ -3,7 +3,7 @@
 Reads a JSON case written by tests/torch_parity_test.cpp: the model config, every parameter
 under hwt's names, batches and optimizer settings. Rebuilds the same transformer with plain
 torch ops in float64, then writes the logits, every parameter gradient of the first batch and
-the loss of each of N optimizer steps (AdamW via torch.optim, Adan written from papers.md).
+the loss of each of N optimizer steps (AdamW via torch.optim, Adan written from Xie et al. 2022 and sail-sg/Adan).
 
 usage: torch_transformer.py CASE.json OUT.json
 """
@@ -100,7 +100,7 @@ class Transformer:
 
 
 class Adan:
-    """Adan exactly as papers.md §1 states it (code-convention betas, d_1 = 0, prox decay)."""
+    """Adan as sail-sg/Adan computes it (code-convention betas, d_1 = 0, prox decay)."""
 
     def __init__(self, groups, lr, betas, eps, no_prox):
         self.groups, self.lr, self.b, self.eps, self.no_prox = groups, lr, betas, eps, no_prox

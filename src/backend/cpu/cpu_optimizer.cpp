@@ -1,5 +1,5 @@
 // CpuBackend: AdamW, Adan and SGD over flat fp32 buffers. The formulas match
-// torch.optim.AdamW / torch.optim.SGD and sail-sg/Adan (papers.md §1) operation for operation.
+// torch.optim.AdamW / torch.optim.SGD and sail-sg/Adan (Xie et al. 2022) operation for operation.
 #include <cmath>
 
 #include "backend/cpu/cpu_backend.h"
