@@ -120,8 +120,25 @@ TEST_F(CliErrors, BadFlags) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+// The analyses take a config the same way (files or names in configs/) and write their output
+// folders through one writer: a bad name or an unusable --out is one line and exit code 2.
+TEST_F(CliErrors, AnalysesNameConfigsAndOutputFolders) {
+  for (const char* cmd : {"flops", "shape --gpu h200", "sim"}) {
+    const std::string c = cmd;
+    EXPECT_EQ(run_hwt(c + " --config gpt2-124m --batch 1 --seq 64", dir).exit_code, 0) << c;
+    expect_one_line_error(run_hwt(c + " --config no_such_model", dir),
+                          "--config 'no_such_model' is neither a file nor a shipped name (");
+  }
+  dir.write("a_file", "x");
+  const std::string bad_out = " --out " + (dir / "a_file") + "/sub";
+  expect_one_line_error(run_hwt("sim --config bert_tiny" + bad_out, dir),
+                        "cannot create output folder");
+  expect_one_line_error(run_hwt("shape --gpu h200" + bad_out, dir), "cannot create output folder");
+  expect_one_line_error(run_hwt("sim --accel nowhere", dir), "edge, server");
+}
+
 TEST_F(CliErrors, EveryCommandHasHelp) {
-  for (const char* cmd : {"train", "eval", "predict", "flops", "config"}) {
+  for (const char* cmd : {"train", "eval", "predict", "flops", "config", "shape", "sim"}) {
     const auto r = run_hwt(std::string(cmd) + " --help", dir);
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("--"), std::string::npos) << cmd;

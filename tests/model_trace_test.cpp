@@ -5,24 +5,16 @@
 #include <set>
 
 #include "backend/trace/trace_backend.h"
+#include "config/run_config.h"
 #include "model/model.h"
 #include "workload/trace_step.h"
 
 namespace hwt {
 namespace {
 
+// GPT-2 small as published: the preset with its own, unpadded vocabulary.
 ModelConfig gpt2_small() {
-  ModelConfig m;
-  m.vocab_size = 50257;
-  m.max_seq = 1024;
-  m.hidden = 768;
-  m.heads = 12;
-  m.ffn = 3072;
-  m.layers = 12;
-  m.causal = true;
-  m.head = Task::Lm;
-  m.activation = Activation::GeluTanh;
-  return m;
+  return load_run_config("gpt2_124m", {"model.vocab_size=50257"}).model;
 }
 
 TEST(ModelParams, Gpt2SmallHas124439808Parameters) {
@@ -33,17 +25,8 @@ TEST(ModelParams, Gpt2SmallHas124439808Parameters) {
 }
 
 TEST(ModelParams, BertBaseEncoderCountMatchesFormula) {
-  ModelConfig m;
-  m.vocab_size = 30522;
-  m.max_seq = 512;
-  m.hidden = 768;
-  m.heads = 12;
-  m.ffn = 3072;
-  m.layers = 12;
-  m.norm = NormPlacement::Post;
-  m.num_labels = 2;
   TraceBackend be;
-  Model model(m, be);
+  Model model(load_run_config("bert_base", {}).model, be);
   const int64_t h = 768, V = 30522, S = 512, L = 12;
   // Embeddings + embedding LN + blocks + classifier (no token-type embeddings or pooler here).
   EXPECT_EQ(model.params().count(), V * h + S * h + 2 * h + L * (12 * h * h + 13 * h) + h * 2 + 2);

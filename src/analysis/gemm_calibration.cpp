@@ -141,9 +141,8 @@ void save_calibration(const std::string& path, const Calibration& c) {
                               {"spearman", c.quality.spearman},
                               {"median_abs_error", c.quality.median_abs_error},
                               {"max_abs_error", c.quality.max_abs_error}}}};
-  std::error_code ec;
   const auto dir = std::filesystem::path(path).parent_path();
-  if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+  if (!dir.empty()) make_output_folder(dir.string());
   write_file_atomic(path, j.dump(1) + "\n");
 }
 
