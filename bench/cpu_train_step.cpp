@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   for (double v : ms) mean += v / static_cast<double>(ms.size());
   nlohmann::json out = {
       {"impl", "hwt"},   {"threads", threads}, {"median_ms", sorted[sorted.size() / 2]},
-      {"mean_ms", mean}, {"steps", steps},     {"params", model.params().count()}};
+      {"mean_ms", mean}, {"steps", steps},     {"params", model.params().parameters()}};
   fmt::print("{}\n", out.dump());
   if (profile) {  // milliseconds per step by op, largest first
     std::vector<std::pair<double, std::string>> rows;

@@ -126,8 +126,9 @@ int main(int argc, char** argv) {
       config, precision_name(cfg.train.precision), to_json(cfg)["optim.name"].get<std::string>(),
       spec.batch, spec.seq, cfg.model.vocab_size, ms, per_s * static_cast<double>(rows),
       per_s * static_cast<double>(spec.batch), gemm_flops * per_s / 1e12,
-      gemm_flops * per_s / 989e12, used / 1e9, model.params().count(), loss0, loss, flag(profile),
-      flag(cfg.train.gemm_autotune), flag(!cfg.train.deterministic_attention), flag(graph)));
+      gemm_flops * per_s / 989e12, used / 1e9, model.params().parameters(), loss0, loss,
+      flag(profile), flag(cfg.train.gemm_autotune), flag(!cfg.train.deterministic_attention),
+      flag(graph)));
   if (!std::isfinite(loss)) return 1;
   if (profile) {
     double total = 0;

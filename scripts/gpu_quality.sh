@@ -31,7 +31,7 @@ shakespeare() {  # run name, precision, extra hwt train arguments
 for stage in $STAGES; do
   case $stage in
     tests)  # GPU tests, and whole-model parity with the machine's PyTorch 2.11 (its python3)
-      HWT_TORCH_PYTHON=python3 timeout 150 "$C/hwt_tests" \
+      HWT_EXPECT_GPU=1 HWT_TORCH_PYTHON=python3 timeout 150 "$C/hwt_tests" \
         --gtest_filter="${TESTS_FILTER:-*Cuda*:*LossScaler*:*GemmTimer*:*TorchParity*cuda*}" \
         >"$OUT/tests.txt" 2>&1
       echo "tests exit $?" >>"$OUT/tests.txt"

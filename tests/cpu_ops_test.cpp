@@ -395,6 +395,41 @@ TEST_F(CpuOps, CrossEntropyLossAndGradientWithIgnoredRows) {
                Error);
 }
 
+// Columns past `classes` pad the row (a padded vocabulary): the loss and the classes' gradient
+// are those of the unpadded row, the padding's gradient is 0 and argmax never picks it.
+TEST_F(CpuOps, CrossEntropyAndArgmaxIgnorePaddingColumns) {
+  const int64_t R = 5, C = 7, P = 16;
+  const std::vector<int32_t> targets = {3, -1, 0, 6, 2};
+  const auto logits = randn(R * C, 102, 3.0f);
+  std::vector<float> padded(static_cast<size_t>(R * P), 50.0f);  // large: would dominate
+  for (int64_t i = 0; i < R; ++i)
+    std::copy(logits.begin() + i * C, logits.begin() + (i + 1) * C, padded.begin() + i * P);
+  const Tensor tl = pool.f32({R, C}, logits), tp = pool.f32({R, P}, padded);
+  const Tensor l1 = pool.poisoned({R}), l2 = pool.poisoned({R});
+  be.cross_entropy({tl, pool.i32({R}, targets), l1, tl, 0.5f});
+  be.cross_entropy({tp, pool.i32({R}, targets), l2, tp, 0.5f, {}, C});
+  EXPECT_EQ(pool.read(l2), pool.read(l1));
+  const auto g1 = pool.read(tl), g2 = pool.read(tp);
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t j = 0; j < P; ++j)
+      EXPECT_EQ(g2[static_cast<size_t>(i * P + j)], j < C ? g1[static_cast<size_t>(i * C + j)] : 0)
+          << i << "," << j;
+  Tensor am = pool.i32({R}, std::vector<int32_t>(R, -7));
+  be.argmax_rows({pool.f32({R, P}, padded), am, C});
+  for (int64_t i = 0; i < R; ++i) {
+    const auto row = logits.begin() + i * C;
+    EXPECT_EQ(pool.read_i32(am)[static_cast<size_t>(i)], std::max_element(row, row + C) - row);
+  }
+  EXPECT_THROW(be.cross_entropy({pool.f32({1, P}, randn(P, 1)),
+                                 pool.i32({1}, {static_cast<int32_t>(C)}),
+                                 pool.poisoned({1}),
+                                 {},
+                                 1,
+                                 {},
+                                 C}),
+               Error);  // a target in the padding
+}
+
 TEST_F(CpuOps, ReductionsAndArgmax) {
   const int64_t n = 50000;  // several reduction chunks
   const auto x = randn(n, 111);

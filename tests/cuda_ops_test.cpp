@@ -542,6 +542,35 @@ TEST_P(CudaOps, CrossEntropyInPlaceGradient) {
   }
 }
 
+// A padded vocabulary: columns past `classes` are out of the softmax, get gradient 0 and are
+// never the argmax; against the CPU on the same padded rows, for both row kernels.
+TEST_P(CudaOps, CrossEntropyAndArgmaxIgnorePaddingColumns) {
+  for (auto [C, P] : {std::pair<int64_t, int64_t>{61, 128}, {50257, 50304}}) {
+    SCOPED_TRACE(::testing::Message() << C << " classes in " << P << " columns");
+    const int64_t R = 6;
+    const std::vector<int32_t> targets = {5, -1, static_cast<int32_t>(C - 1), 0, 3, 17};
+    Vec logits = r(randn(R * P, 103, 3.0f));
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t j = C; j < P; ++j) logits[static_cast<size_t>(i * P + j)] = 40.0f;
+    const Tensor cl = cp.f32({R, P}, logits), closs = cp.poisoned({R});
+    cpu.cross_entropy({cl, cp.i32({R}, targets), closs, cl, 0.5f, {}, C});
+    const Tensor gl = gp.act({R, P}, logits), gloss = gp.poisoned(DType::F32, {R});
+    be().cross_entropy({gl, gp.i32({R}, targets), gloss, gl, 0.5f, {}, C});
+    EXPECT_LT(rel_err(gp.read(gloss), cp.read(closs)), tol(1e-5, 1e-3)) << "losses";
+    const Vec g = gp.read(gl);
+    EXPECT_LT(rel_err(g, cp.read(cl)), tol()) << "gradient";
+    for (int64_t i = 0; i < R; ++i)
+      for (int64_t j = C; j < P; ++j) ASSERT_EQ(g[static_cast<size_t>(i * P + j)], 0.0f);
+    Tensor am = gp.i32({R}, std::vector<int32_t>(static_cast<size_t>(R), -7));
+    be().argmax_rows({gp.act({R, P}, logits), am, C});
+    const auto got = gp.read_i32(am);
+    for (int64_t i = 0; i < R; ++i) {
+      const auto row = logits.begin() + i * P;
+      EXPECT_EQ(got[static_cast<size_t>(i)], std::max_element(row, row + C) - row) << "row " << i;
+    }
+  }
+}
+
 TEST_P(CudaOps, ReductionsAndArgmax) {
   const int64_t n = 50001;
   const Vec x = r(randn(n, 111));

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -52,11 +53,15 @@ inline std::unique_ptr<Backend> fresh_gpu(const TrainConfig& t = {}) {
   return make_gpu(t);
 }
 
-#define HWT_REQUIRE_GPU()                \
-  do {                                   \
-    if (!::hwt::test::gpu()) {           \
-      GTEST_SKIP() << "skipped: no GPU"; \
-    }                                    \
+// Skips a GPU test where there is no GPU, but fails it when the run says one is expected
+// (HWT_EXPECT_GPU=1, set by the GPU scripts): a broken CUDA build or device query must not pass
+// as "skipped".
+#define HWT_REQUIRE_GPU()                                                                        \
+  do {                                                                                           \
+    if (!::hwt::test::gpu()) {                                                                   \
+      if (std::getenv("HWT_EXPECT_GPU")) FAIL() << "HWT_EXPECT_GPU is set but no GPU is usable"; \
+      GTEST_SKIP() << "skipped: no GPU";                                                         \
+    }                                                                                            \
   } while (0)
 
 // Tensors on a backend in a chosen dtype, released with the pool.

@@ -21,7 +21,7 @@ TEST(ModelParams, Gpt2SmallHas124439808Parameters) {
   TraceBackend be;
   Model model(gpt2_small(), be);
   // V·h + S·h + L·(12h² + 13h) + 2h, the published GPT-2 124M count (tied LM head).
-  EXPECT_EQ(model.params().count(), 124439808);
+  EXPECT_EQ(model.params().parameters(), 124439808);
 }
 
 TEST(ModelParams, BertBaseEncoderCountMatchesFormula) {
@@ -29,7 +29,8 @@ TEST(ModelParams, BertBaseEncoderCountMatchesFormula) {
   Model model(load_run_config("bert_base", {}).model, be);
   const int64_t h = 768, V = 30522, S = 512, L = 12;
   // Embeddings + embedding LN + blocks + classifier (no token-type embeddings or pooler here).
-  EXPECT_EQ(model.params().count(), V * h + S * h + 2 * h + L * (12 * h * h + 13 * h) + h * 2 + 2);
+  EXPECT_EQ(model.params().parameters(),
+            V * h + S * h + 2 * h + L * (12 * h * h + 13 * h) + h * 2 + 2);
 }
 
 TEST(ModelParams, DecayedParametersComeFirst) {
@@ -47,6 +48,7 @@ TEST_P(TraceFlops, GemmFlopsMatchPublishedFormula) {
   const int64_t b = 2, s = 64, h = 128, L = 3, V = 1000;
   StepSpec r;
   r.config.model.vocab_size = V;
+  r.config.model.vocab_multiple = 1;  // the formula's V
   r.config.model.max_seq = s;
   r.config.model.hidden = h;
   r.config.model.heads = 4;
@@ -79,6 +81,7 @@ INSTANTIATE_TEST_SUITE_P(Norms, TraceFlops,
 TEST(Trace, RecordsEveryPhaseScopeAndTheOptimizer) {
   StepSpec r;
   r.config.model.vocab_size = 500;
+  r.config.model.vocab_multiple = 1;  // every stored parameter is a parameter
   r.config.model.max_seq = 32;
   r.config.model.hidden = 64;
   r.config.model.heads = 4;

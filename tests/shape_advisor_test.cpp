@@ -126,7 +126,7 @@ TEST(ShapeAdvisor, SuggestionsStayWithinToleranceAndArePredictedFaster) {
 TEST(ShapeAdvisor, FixesKnownBadShapes) {
   const AdvisorReport vocab = advise(causal_lm(768, 12, 3072, 2, 50257, 16, 512), h200_bf16(), {});
   ASSERT_FALSE(vocab.suggestions.empty());
-  EXPECT_EQ(vocab.suggestions.front().shape.config.model.vocab_size % 64, 0);
+  EXPECT_EQ(vocab.suggestions.front().shape.config.model.padded_vocab() % 64, 0);
 
   const AdvisorReport heads =
       advise(causal_lm(2560, 32, 10240, 2, 50304, 4, 2048), h200_bf16(), {});

@@ -34,20 +34,27 @@ const std::string kGpt2 =
     "--set model.head=lm --set model.causal=true --set model.hidden=768 --set model.heads=12 "
     "--set model.ffn=3072 --set model.layers=2 --set model.max_seq=512 --set "
     "model.vocab_size=50257 --batch 8 --seq 512";
+const std::string kUnpadded = " --set model.vocab_multiple=1";
 
 TEST(ShapeCli, ReportsGemmsRulesAndSuggestions) {
-  const Result r = hwt(kGpt2 + " --gpu H200");
+  const Result r = hwt(kGpt2 + kUnpadded + " --gpu H200");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("GEMMs of one training step"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("head.lm"), std::string::npos);
-  EXPECT_NE(r.out.find("vocab_size = 50257 is not a multiple of 64"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("vocab 50257 -> 50304"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stored vocabulary = 50257 is not a multiple of 64"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("vocab stored as 50257 -> 50304 rows"), std::string::npos) << r.out;
+  // By default hwt pads the stored vocabulary itself: no rule is broken, nothing to suggest.
+  const Result padded = hwt(kGpt2 + " --gpu H200");
+  ASSERT_EQ(padded.code, 0) << padded.out;
+  EXPECT_EQ(padded.out.find("stored vocabulary"), std::string::npos) << padded.out;
+  EXPECT_NE(padded.out.find("50304"), std::string::npos) << padded.out;
 }
 
 TEST(ShapeCli, JsonAndPlots) {
   const auto dir = std::filesystem::temp_directory_path() / "hwt_shape_cli_test";
   std::filesystem::remove_all(dir);
-  const Result r = hwt(kGpt2 + " --gpu a100-80gb --json --out " + dir.string());
+  const Result r = hwt(kGpt2 + kUnpadded + " --gpu a100-80gb --json --out " + dir.string());
   ASSERT_EQ(r.code, 0) << r.out;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["gpu"], "A100-80GB");

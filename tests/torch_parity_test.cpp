@@ -82,6 +82,7 @@ Case encoder_joint() {
   Case c{"encoder_joint_postln", {}, {}};
   ModelConfig& m = c.model;
   m.vocab_size = 23;
+  m.vocab_multiple = 1;  // the oracle stores the vocabulary as it is
   m.max_seq = 8;
   m.hidden = 16;
   m.heads = 4;
@@ -100,6 +101,7 @@ Case decoder_lm() {
   Case c{"decoder_lm_preln", {}, {}};
   ModelConfig& m = c.model;
   m.vocab_size = 29;
+  m.vocab_multiple = 1;  // the oracle stores the vocabulary as it is
   m.max_seq = 10;
   m.hidden = 16;
   m.heads = 2;
@@ -117,6 +119,7 @@ Case encoder_mean_pool() {
   Case c{"encoder_classify_preln_mean", {}, {}};
   ModelConfig& m = c.model;
   m.vocab_size = 17;
+  m.vocab_multiple = 1;  // the oracle stores the vocabulary as it is
   m.max_seq = 6;
   m.hidden = 12;
   m.heads = 3;

@@ -56,10 +56,19 @@ std::vector<int64_t> ffn_options(int64_t ffn, int64_t h, int64_t h2) {
   return {s.begin(), s.end()};
 }
 
-std::vector<int64_t> vocab_options(const ModelConfig& m) {
-  if (m.head != Task::Lm) return {m.vocab_size};
-  std::set<int64_t> s = {m.vocab_size, round_up(m.vocab_size, 64), round_up(m.vocab_size, 128)};
-  return {s.begin(), s.end()};
+// Values of model.vocab_multiple to try: the current one, and padding the stored vocabulary to
+// a multiple of 64 or 128 rows (an LM's logits GEMMs use it as a leading dimension); one value
+// per distinct stored vocabulary.
+std::vector<int64_t> vocab_multiple_options(const ModelConfig& m) {
+  std::vector<int64_t> out;
+  std::set<int64_t> rows;
+  for (int64_t k : {m.vocab_multiple, int64_t{64}, int64_t{128}}) {
+    ModelConfig c = m;
+    c.vocab_multiple = k;
+    if (rows.insert(c.padded_vocab()).second) out.push_back(k);
+    if (m.head != Task::Lm) break;
+  }
+  return out;
 }
 
 std::vector<std::string> describe(const ModelConfig& a, const ModelConfig& b) {
@@ -71,8 +80,9 @@ std::vector<std::string> describe(const ModelConfig& a, const ModelConfig& b) {
   else if (a.head_dim() != b.head_dim())
     c.push_back(fmt::format("h/a {} -> {} (heads {})", a.head_dim(), b.head_dim(), a.heads));
   if (a.ffn != b.ffn) c.push_back(fmt::format("ffn {} -> {}", a.ffn, b.ffn));
-  if (a.vocab_size != b.vocab_size)
-    c.push_back(fmt::format("vocab {} -> {} (padded)", a.vocab_size, b.vocab_size));
+  if (a.padded_vocab() != b.padded_vocab())
+    c.push_back(fmt::format("vocab stored as {} -> {} rows (model.vocab_multiple {})",
+                            a.padded_vocab(), b.padded_vocab(), b.vocab_multiple));
   return c;
 }
 
@@ -125,12 +135,12 @@ AdvisorReport advise(const StepSpec& c, const GemmModel& model, const AdvisorOpt
   for (int64_t h : hidden_options(m.hidden, o.tolerance))
     for (int64_t a : head_options(h, m.heads))
       for (int64_t f : ffn_options(m.ffn, m.hidden, h))
-        for (int64_t v : vocab_options(m)) {
+        for (int64_t v : vocab_multiple_options(m)) {
           StepSpec cand = c;
           cand.config.model.hidden = h;
           cand.config.model.heads = a;
           cand.config.model.ffn = f;
-          cand.config.model.vocab_size = v;
+          cand.config.model.vocab_multiple = v;
           if (describe(m, cand.config.model).empty()) continue;
           Suggestion s = evaluate(c, r.current, std::move(cand), model);
           if (std::abs(s.param_change) <= o.tolerance && s.gain > 0)

@@ -21,9 +21,11 @@ std::string pct(double v) {
 
 std::string describe_shape(const StepSpec& c) {
   const ModelConfig& m = c.config.model;
-  return fmt::format("hidden {}, heads {} (h/a {}), ffn {}, layers {}, vocab {}, batch {} x seq {}",
-                     m.hidden, m.heads, m.head_dim(), m.ffn, m.layers, m.vocab_size, c.batch,
-                     c.seq);
+  const std::string stored =
+      m.padded_vocab() != m.vocab_size ? fmt::format(" (stored as {})", m.padded_vocab()) : "";
+  return fmt::format(
+      "hidden {}, heads {} (h/a {}), ffn {}, layers {}, vocab {}{}, batch {} x seq {}", m.hidden,
+      m.heads, m.head_dim(), m.ffn, m.layers, m.vocab_size, stored, c.batch, c.seq);
 }
 
 const double* find_time(const MeasuredTimes& m, const GemmCall& g) {
@@ -33,9 +35,15 @@ const double* find_time(const MeasuredTimes& m, const GemmCall& g) {
 
 nlohmann::json config_json(const StepSpec& c) {
   const ModelConfig& m = c.config.model;
-  return {{"hidden", m.hidden}, {"heads", m.heads},   {"head_dim", m.head_dim()},
-          {"ffn", m.ffn},       {"layers", m.layers}, {"vocab_size", m.vocab_size},
-          {"batch", c.batch},   {"seq", c.seq}};
+  return {{"hidden", m.hidden},
+          {"heads", m.heads},
+          {"head_dim", m.head_dim()},
+          {"ffn", m.ffn},
+          {"layers", m.layers},
+          {"vocab_size", m.vocab_size},
+          {"stored_vocab", m.padded_vocab()},
+          {"batch", c.batch},
+          {"seq", c.seq}};
 }
 
 nlohmann::json totals_json(const GemmTotals& t) {

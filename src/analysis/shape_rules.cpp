@@ -62,9 +62,9 @@ std::vector<RuleViolation> check_shape_rules(const ModelConfig& m, int64_t batch
   std::vector<RuleViolation> out;
   Checker c(p, out);
   if (m.head == Task::Lm)
-    c.aligned("vocab", "vocab_size", m.vocab_size, 64,
-              "the logits GEMMs and their gradients use it as a leading dimension; pad the "
-              "vocabulary (unused rows cost nothing)");
+    c.aligned("vocab", "stored vocabulary", m.padded_vocab(), 64,
+              "the logits GEMMs and their gradients use it as a leading dimension; set "
+              "model.vocab_multiple to 64 or 128 (padding rows cost nothing)");
   c.aligned("hidden", "hidden h", m.hidden, 64,
             "every linear layer's GEMMs use it; cuBLAS tiles and loads want 128-byte rows");
   c.aligned("head_dim", "h/a (head size)", m.head_dim(), 64,
@@ -83,7 +83,7 @@ std::vector<RuleViolation> check_shape_rules(const ModelConfig& m, int64_t batch
     c.divides("heads a", m.heads, tp);
     c.divides("ffn width", m.ffn, tp);
     c.divides("b*a (attention batch)", batch * m.heads, tp);
-    if (m.head == Task::Lm) c.divides("vocab_size", m.vocab_size, tp);
+    if (m.head == Task::Lm) c.divides("stored vocabulary", m.padded_vocab(), tp);
   }
   return out;
 }

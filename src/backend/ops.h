@@ -158,6 +158,7 @@ struct PoolBwd {
 };
 
 // Row-wise softmax cross-entropy. targets: i32 [N], negative = ignored (loss 0, gradient 0).
+// Columns from `classes` on (when > 0) pad the row: out of the softmax, gradient 0.
 // losses: f32 [N]. When d_logits is defined (it may alias logits) it receives
 // (softmax - onehot) · grad_scale, in one pass, without storing probabilities elsewhere.
 // loss_scale (optional f32 [1], the dynamic loss scale) multiplies the gradient as well.
@@ -165,11 +166,13 @@ struct CrossEntropy {
   Tensor logits, targets, losses, d_logits;
   float grad_scale = 1.0f;
   Tensor loss_scale{};
+  int64_t classes = 0;  // 0: every column
 };
 
-// out[r] = the index of the largest logits[r, :]. out: i32 [rows].
+// out[r] = the index of the largest logits[r, :classes] (classes 0: every column). out: i32 [rows].
 struct ArgmaxRows {
   Tensor logits, out;
+  int64_t classes = 0;
 };
 
 // out[0] = the sum (sum) or sum of squares (sum_squares) of every element of x. out: f32 [1].
@@ -205,8 +208,9 @@ struct AdamWStep {
   int64_t step = 1;
 };
 
-// Adan (Xie et al. 2022), betas as its code (sail-sg/Adan) writes them, 1 - the paper's: d = g - g_prev (d = 0 at step 1);
-// m, v, n with bias correction on all three; proximal decay theta /= 1 + lr*wd by default.
+// Adan (Xie et al. 2022), betas as its code (sail-sg/Adan) writes them, 1 - the paper's: d = g -
+// g_prev (d = 0 at step 1); m, v, n with bias correction on all three; proximal decay theta /= 1 +
+// lr*wd by default.
 struct AdanStep {
   OptimizerTensors t;
   Tensor m, v, n, prev_grad;

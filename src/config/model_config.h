@@ -40,7 +40,10 @@ enum class Pooling : uint8_t { First, Mean };
 
 struct ModelConfig {
   int64_t vocab_size = 0;  // 0: taken from the tokenizer
-  int64_t max_seq = 128;   // learned positions
+  // An LM's token embedding and head are stored with their rows padded to a multiple of this,
+  // so its logits GEMMs run aligned; the padding rows stay zero and are never predicted.
+  int64_t vocab_multiple = 128;
+  int64_t max_seq = 128;  // learned positions
   int64_t hidden = 128;
   int64_t heads = 4;
   int64_t ffn = 512;
@@ -59,6 +62,12 @@ struct ModelConfig {
   double init_std = 0.02;
 
   int64_t head_dim() const { return hidden / heads; }
+  // Rows of the stored token embedding (and LM head): for an LM, vocab_size rounded up to
+  // vocab_multiple; other tasks have no logits over the vocabulary and store it as it is.
+  int64_t padded_vocab() const {
+    if (head != Task::Lm) return vocab_size;
+    return (vocab_size + vocab_multiple - 1) / vocab_multiple * vocab_multiple;
+  }
 };
 
 // Throws InputError naming the first inconsistent field.

@@ -22,6 +22,12 @@ void add_model_keys(Keys& k) {
       "model.vocab_size", "Vocabulary size; 0 takes the tokenizer's size",
       [](R & c) -> auto& { return c.model.vocab_size; });
   k.add(
+      "model.vocab_multiple",
+      "LM: store the token embedding and LM head with rows padded to a multiple of this (1: none), "
+      "so the logits GEMMs run aligned; padding rows stay zero, are never predicted, and "
+      "checkpoints keep the true vocabulary",
+      [](R & c) -> auto& { return c.model.vocab_multiple; });
+  k.add(
       "model.max_seq", "Longest sequence (learned position embeddings)",
       [](R & c) -> auto& { return c.model.max_seq; });
   k.add(
@@ -236,7 +242,8 @@ void add_optim_keys(Keys& k) {
       "optim.adamw.beta2", "AdamW second-moment decay",
       [](R & c) -> auto& { return c.optim.adamw_beta2; });
   k.add(
-      "optim.adan.beta1", "Adan gradient-average decay (sail-sg/Adan's convention: 1 - the paper's beta)",
+      "optim.adan.beta1",
+      "Adan gradient-average decay (sail-sg/Adan's convention: 1 - the paper's beta)",
       [](R & c) -> auto& { return c.optim.adan_beta1; });
   k.add(
       "optim.adan.beta2", "Adan gradient-difference decay",

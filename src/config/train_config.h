@@ -14,7 +14,7 @@ enum class Schedule : uint8_t { Constant, Linear, Cosine };
 
 struct TrainConfig {
   DeviceChoice device = DeviceChoice::Auto;
-  int64_t threads = 0;  // CPU threads; 0: all cores
+  int64_t threads = 0;                    // CPU threads; 0: all cores
   Precision precision = Precision::Fp32;  // fp32, tf32, bf16 or fp16 (fp8 is not trained)
   bool gemm_autotune = false;  // GPU: time cuBLASLt's candidates per GEMM shape, keep the fastest
   bool deterministic_attention = true;  // GPU: false sums dQ with atomics (faster, not bitwise)

@@ -4,8 +4,8 @@ namespace hwt {
 
 Embeddings::Embeddings(const ModelConfig& cfg, ParamStore& ps)
     : cfg_(cfg),
-      tok_(ps.add("embed.tokens", Shape{cfg.vocab_size, cfg.hidden}, true, Init::Normal,
-                  static_cast<float>(cfg.init_std))),
+      tok_(ps.add("embed.tokens", Shape{cfg.padded_vocab(), cfg.hidden}, true, Init::Normal,
+                  static_cast<float>(cfg.init_std), cfg.padded_vocab() - cfg.vocab_size)),
       pos_(ps.add("embed.positions", Shape{cfg.max_seq, cfg.hidden}, true, Init::Normal,
                   static_cast<float>(cfg.init_std))) {
   if (cfg.norm == NormPlacement::Post) ln_ = LayerNormParams(ps, "embed.ln", cfg.hidden);

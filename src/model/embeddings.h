@@ -2,8 +2,8 @@
 // dropout.
 #pragma once
 
-#include "model/linear.h"
 #include "config/model_config.h"
+#include "model/linear.h"
 
 namespace hwt {
 

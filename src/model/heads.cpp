@@ -8,9 +8,11 @@ Heads::Heads(const ModelConfig& cfg, ParamStore& ps, ParamStore::Handle token_ta
     cls_ = Linear(ps, "head.classifier", cfg.hidden, cfg.num_labels, true, std);
   if (has_token_labels(cfg.head))
     token_ = Linear(ps, "head.tokens", cfg.hidden, cfg.num_token_labels, true, std);
+  // The LM head has the embedding's padded rows: its logits beyond vocab_size are padding.
+  const int64_t vocab = cfg.padded_vocab(), pad = vocab - cfg.vocab_size;
   if (cfg.head == Task::Lm)
-    token_ = cfg.tie_embeddings ? Linear::tied(token_table, cfg.hidden, cfg.vocab_size)
-                                : Linear(ps, "head.lm", cfg.hidden, cfg.vocab_size, false, std);
+    token_ = cfg.tie_embeddings ? Linear::tied(token_table, cfg.hidden, vocab)
+                                : Linear(ps, "head.lm", cfg.hidden, vocab, false, std, pad);
 }
 
 void Heads::plan(ActivationArena& arena, DType dt, int64_t max_batch, int64_t max_rows) {
@@ -59,7 +61,7 @@ void Heads::forward(const StepContext& c, Tensor h, const HeadTargets& t) const 
     const Tensor logits = token_logits(c);
     token_.forward(c, h, logits);
     be.cross_entropy({logits, t.token_labels, token_losses(c), c.training ? logits : Tensor{},
-                      scale(t.token_valid), t.loss_scale});
+                      scale(t.token_valid), t.loss_scale, token_classes()});
   }
 }
 

@@ -3,8 +3,8 @@
 // losses and, when training, the logits' gradients in the same pass.
 #pragma once
 
-#include "model/linear.h"
 #include "config/model_config.h"
+#include "model/linear.h"
 
 namespace hwt {
 
@@ -25,7 +25,11 @@ class Heads {
   void backward(const StepContext& c, Tensor h, Tensor dh) const;
 
   Tensor seq_logits(const StepContext& c) const;
-  Tensor token_logits(const StepContext& c) const;
+  Tensor token_logits(const StepContext& c) const;  // [rows, columns]: padded for an LM
+  // The token logits' columns that are classes (the rest pad the LM's vocabulary).
+  int64_t token_classes() const {
+    return cfg_.head == Task::Lm ? cfg_.vocab_size : cfg_.num_token_labels;
+  }
   Tensor seq_losses(const StepContext& c) const;
   Tensor token_losses(const StepContext& c) const;
 

@@ -3,8 +3,8 @@
 namespace hwt {
 
 Linear::Linear(ParamStore& ps, const std::string& name, int64_t in, int64_t out, bool bias,
-               float std)
-    : w_(ps.add(name + ".weight", Shape{out, in}, true, Init::Normal, std)),
+               float std, int64_t pad_out)
+    : w_(ps.add(name + ".weight", Shape{out, in}, true, Init::Normal, std, pad_out)),
       has_bias_(bias),
       in_(in),
       out_(out) {

@@ -10,7 +10,9 @@ namespace hwt {
 class Linear {
  public:
   Linear() = default;
-  Linear(ParamStore& ps, const std::string& name, int64_t in, int64_t out, bool bias, float std);
+  // pad_out: trailing output rows that only align the weight's storage (ParamInfo::pad_rows).
+  Linear(ParamStore& ps, const std::string& name, int64_t in, int64_t out, bool bias, float std,
+         int64_t pad_out = 0);
   // A bias-free linear map reusing an existing [out, in] parameter (tied LM head).
   static Linear tied(ParamStore::Handle weight, int64_t in, int64_t out);
 

@@ -167,7 +167,7 @@ Predictions Model::predictions() {
   }
   if (has_token_outputs(cfg_.head)) {
     const Tensor out = arena_.view(token_pred_, Shape{c.rows()});
-    backend_.argmax_rows({heads_->token_logits(c), out});
+    backend_.argmax_rows({heads_->token_logits(c), out, heads_->token_classes()});
     p.tokens.resize(static_cast<size_t>(c.rows()));
     backend_.download(p.tokens.data(), out);
   }

@@ -1,6 +1,8 @@
 #include "model/param_store.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/philox.h"
 
@@ -14,8 +16,10 @@ uint64_t hash_name(const std::string& s) {
 }
 
 // Standard normal draws from Philox uniforms (Box-Muller): identical on every platform,
-// unlike std::normal_distribution.
+// unlike std::normal_distribution, and on any number of threads (each pair depends on its index
+// only), which keeps large models' start-up short.
 void fill_normal(float* out, int64_t n, float std, uint64_t seed) {
+#pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; i += 2) {
     const double u1 =
         (static_cast<double>(philox_uniform(seed, static_cast<uint64_t>(i))) + 0x1p-25);
@@ -28,12 +32,26 @@ void fill_normal(float* out, int64_t n, float std, uint64_t seed) {
 
 }  // namespace
 
-ParamStore::Handle ParamStore::add(std::string name, Shape shape, bool decay, Init init,
-                                   float std) {
+Shape ParamInfo::data_shape() const {
+  Shape s = shape;
+  s.dims[0] -= pad_rows;
+  return s;
+}
+
+ParamStore::Handle ParamStore::add(std::string name, Shape shape, bool decay, Init init, float std,
+                                   int64_t pad_rows) {
   HWT_CHECK(!backend_, "parameter {} added after allocation", name);
   HWT_CHECK(!find(name), "duplicate parameter {}", name);
-  infos_.push_back(ParamInfo{std::move(name), shape, decay, init, std, -1});
+  HWT_CHECK(pad_rows >= 0 && pad_rows < shape[0], "{}: {} padding rows of {}", name, pad_rows,
+            shape.str());
+  infos_.push_back(ParamInfo{std::move(name), shape, decay, init, std, -1, pad_rows});
   return infos_.size() - 1;
+}
+
+int64_t ParamStore::parameters() const {
+  int64_t n = 0;
+  for (const ParamInfo& p : infos_) n += p.data_shape().numel();
+  return n;
 }
 
 const ParamInfo* ParamStore::find(const std::string& name) const {
@@ -65,7 +83,8 @@ void ParamStore::initialize(uint64_t seed) {
   std::vector<float> host(static_cast<size_t>(count_));
   for (const ParamInfo& p : infos_) {
     float* dst = host.data() + p.offset;
-    const int64_t n = p.shape.numel();
+    const int64_t n = p.data_shape().numel();
+    std::fill(dst + n, dst + p.shape.numel(), 0.0f);  // padding rows
     switch (p.init) {
       case Init::Zeros:
         std::fill_n(dst, n, 0.0f);

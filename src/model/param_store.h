@@ -16,21 +16,28 @@ enum class Init : uint8_t { Normal, Zeros, Ones };
 
 struct ParamInfo {
   std::string name;
-  Shape shape;
+  Shape shape;  // as stored
   bool decay = true;
   Init init = Init::Normal;
   float std = 0.0f;
-  int64_t offset = -1;  // element offset in the flat buffers, set by allocate()
+  int64_t offset = -1;   // element offset in the flat buffers, set by allocate()
+  int64_t pad_rows = 0;  // trailing rows of storage only (alignment): zero, never data
+
+  // The parameter itself: the stored shape without its padding rows.
+  Shape data_shape() const;
 };
 
 class ParamStore {
  public:
   using Handle = size_t;
 
-  Handle add(std::string name, Shape shape, bool decay, Init init, float std = 0.0f);
+  // pad_rows: trailing rows of `shape` that only align the storage (ParamInfo::pad_rows).
+  Handle add(std::string name, Shape shape, bool decay, Init init, float std = 0.0f,
+             int64_t pad_rows = 0);
   // Lays out and allocates the flat buffers; `compute` is the dtype layers read weights in.
   void allocate(Backend& backend, DType compute);
-  // Deterministic initialisation: each parameter's values depend only on (seed, its name).
+  // Deterministic initialisation: each parameter's values depend only on (seed, its name);
+  // padding rows are zero.
   void initialize(uint64_t seed);
 
   Tensor param(Handle h) const;    // fp32 master
@@ -41,7 +48,8 @@ class ParamStore {
   Tensor grads_flat() const;
   Tensor compute_flat() const;  // undefined when compute dtype is fp32
   int64_t n_decay() const { return n_decay_; }
-  int64_t count() const { return count_; }
+  int64_t count() const { return count_; }  // elements stored, padding rows included
+  int64_t parameters() const;               // the model's parameters: count() less padding
   const std::vector<ParamInfo>& infos() const { return infos_; }
   const ParamInfo* find(const std::string& name) const;
   Backend& backend() const { return *backend_; }

@@ -54,8 +54,9 @@ void save_checkpoint(const std::string& path, const RunConfig& config, const nlo
   for (const ParamInfo& p : params.infos()) order.push_back(&p);
   std::sort(order.begin(), order.end(),
             [](const ParamInfo* a, const ParamInfo* b) { return a->offset < b->offset; });
+  // Each parameter without its padding rows (a padded vocabulary is saved as the true one).
   for (const ParamInfo* p : order)
-    entries.push_back({p->name, DType::F32, dims(p->shape), host.data() + p->offset});
+    entries.push_back({p->name, DType::F32, dims(p->data_shape()), host.data() + p->offset});
   std::vector<std::vector<float>> states;
   if (optimizer)
     for (const auto& [name, t] : optimizer->state()) {
@@ -98,15 +99,15 @@ Checkpoint::Checkpoint(const std::string& path) : file_(SafetensorsFile::open(pa
 }
 
 void Checkpoint::load_parameters(ParamStore& params) const {
-  std::vector<float> host(static_cast<size_t>(params.count()));
+  std::vector<float> host(static_cast<size_t>(params.count()));  // padding rows stay zero
   for (const ParamInfo& p : params.infos()) {
     if (!file_.contains(p.name))
       fail_input("checkpoint {} was saved for another model: it has no parameter '{}'",
                  file_.path(), p.name);
     const SafetensorsFile::View v = file_.get(p.name);
-    if (v.dtype != DType::F32 || v.shape != dims(p.shape))
+    if (v.dtype != DType::F32 || v.shape != dims(p.data_shape()))
       fail_input("checkpoint {} was saved for another model shape: '{}' is {} there, {} here",
-                 file_.path(), p.name, shape_str(v.shape), p.shape.str());
+                 file_.path(), p.name, shape_str(v.shape), p.data_shape().str());
     std::memcpy(host.data() + p.offset, v.data, v.bytes);
   }
   params.backend().upload(params.params_flat(), host.data());
@@ -121,8 +122,10 @@ void Checkpoint::load_optimizer(Optimizer& optimizer) const {
                  file_.path(), key);
     const SafetensorsFile::View v = file_.get(key);
     if (v.dtype != DType::F32 || v.shape != std::vector<int64_t>{t.numel()})
-      fail_input("checkpoint {}: optimizer state '{}' does not match this model", file_.path(),
-                 key);
+      fail_input(
+          "checkpoint {}: optimizer state '{}' does not match this model (saved with another "
+          "model.vocab_multiple?)",
+          file_.path(), key);
     optimizer.params().backend().upload(t, v.data);
   }
 }

@@ -93,9 +93,9 @@ std::string generate_text(LoadedModel& m, const std::string& prompt, int64_t cou
     m.model->forward(false, 0);
     const Tensor last = m.model->token_logits().row_slice(b.seq - 1, 1);
     std::vector<float> p = download(m.model->backend(), last);
-    int64_t next = 0;
+    int64_t next = 0;  // among the vocabulary, not its padding
     if (temperature <= 0) {
-      next = std::max_element(p.begin(), p.end()) - p.begin();
+      next = std::max_element(p.begin(), p.begin() + vocab) - p.begin();
     } else {
       for (float& v : p) v = static_cast<float>(v / temperature);
       softmax(p.data(), vocab);

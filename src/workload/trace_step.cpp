@@ -60,7 +60,7 @@ Workload trace_step(const StepSpec& s) {
   Workload w = be.take_workload();
   w.batch = s.batch;
   w.seq = s.seq;
-  w.parameters = model.params().count();
+  w.parameters = model.params().parameters();
   return w;
 }
 

@@ -1,4 +1,5 @@
 // CpuBackend: softmax cross-entropy (loss and gradient in one pass) and row argmax.
+#include <algorithm>
 #include <cmath>
 
 #include "backend/cpu/cpu_backend.h"
@@ -10,9 +11,11 @@ void CpuBackend::cross_entropy(const CrossEntropy& a) {
   expect_i32(a.targets, "targets");
   expect_f32(a.losses, "losses");
   const int64_t rows = a.logits.rows(), c = a.logits.cols();
+  const int64_t classes = a.classes > 0 ? a.classes : c;  // the rest pads the row
+  HWT_CHECK(classes <= c, "cross_entropy: {} classes in {} columns", classes, c);
   const int32_t* tg = a.targets.as<int32_t>();
   for (int64_t r = 0; r < rows; ++r)
-    if (tg[r] >= c) fail("target class {} outside the {} classes", tg[r], c);
+    if (tg[r] >= classes) fail("target class {} outside the {} classes", tg[r], classes);
   const float* logits = a.logits.as<float>();
   float* losses = a.losses.as<float>();
   float* dl = a.d_logits.defined() ? a.d_logits.as<float>() : nullptr;
@@ -27,17 +30,18 @@ void CpuBackend::cross_entropy(const CrossEntropy& a) {
       continue;
     }
     float mx = x[0];
-    for (int64_t j = 1; j < c; ++j) mx = std::max(mx, x[j]);
+    for (int64_t j = 1; j < classes; ++j) mx = std::max(mx, x[j]);
     double z = 0;
-    for (int64_t j = 0; j < c; ++j) z += std::exp(static_cast<double>(x[j] - mx));
+    for (int64_t j = 0; j < classes; ++j) z += std::exp(static_cast<double>(x[j] - mx));
     const float lse = mx + static_cast<float>(std::log(z));
     losses[r] = lse - x[tg[r]];
     if (!d) continue;
     // x may alias d: read each logit before overwriting it.
-    for (int64_t j = 0; j < c; ++j) {
+    for (int64_t j = 0; j < classes; ++j) {
       const float p = std::exp(x[j] - lse);
       d[j] = (p - (j == tg[r] ? 1.0f : 0.0f)) * scale;
     }
+    std::fill(d + classes, d + c, 0.0f);
   }
 }
 
@@ -45,12 +49,13 @@ void CpuBackend::argmax_rows(const ArgmaxRows& a) {
   expect_f32(a.logits, "logits");
   expect_i32(a.out, "out");
   const int64_t rows = a.logits.rows(), c = a.logits.cols();
+  const int64_t classes = a.classes > 0 ? a.classes : c;
   const float* x = a.logits.as<float>();
   int32_t* o = a.out.as<int32_t>();
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     int64_t best = 0;
-    for (int64_t j = 1; j < c; ++j)
+    for (int64_t j = 1; j < classes; ++j)
       if (x[r * c + j] > x[r * c + best]) best = j;
     o[r] = static_cast<int32_t>(best);
   }

@@ -136,11 +136,13 @@ void pool_backward(const Launch& l, DType dt, const void* d_out, void* d_x, cons
 
 // ---- losses (cuda_loss.cu)
 // loss_scale (device f32[1], optional) multiplies the gradient besides grad_scale.
+// Rows of `cols` logits of which the first `classes` are classes (the rest: padding, out of the
+// softmax, gradient 0).
 void cross_entropy(const Launch& l, DType dt, const void* logits, const int* targets, float* losses,
-                   void* d_logits, int64_t rows, int64_t cols, float grad_scale,
+                   void* d_logits, int64_t rows, int64_t cols, int64_t classes, float grad_scale,
                    const float* loss_scale);
 void argmax_rows(const Launch& l, DType dt, const void* logits, int* out, int64_t rows,
-                 int64_t cols);
+                 int64_t cols, int64_t classes);
 
 // ---- optimizers (cuda_optimizer.cu)
 struct OptCommon {

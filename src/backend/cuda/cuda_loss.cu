@@ -1,5 +1,6 @@
 // Softmax cross-entropy (one block per row: an online max/sum pass, then the gradient written
-// in place; no probabilities buffer) and row argmax.
+// in place; no probabilities buffer) and row argmax. A row's columns from `classes` on pad it
+// (a vocabulary stored aligned): they are left out of the softmax and get gradient 0.
 #include <cfloat>
 
 #include "backend/cuda/cuda_common.cuh"
@@ -66,14 +67,24 @@ __device__ __forceinline__ void ce_grad(float (&v)[V], int64_t j, int target, fl
 
 constexpr int kLoads = 4;
 
+// Padding columns of the V logits at column j as -inf (out of the softmax).
+template <int V>
+__device__ __forceinline__ void mask_padding(float (&v)[V], int64_t j, int64_t classes) {
+  if (j + V <= classes) return;
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (j + k >= classes) v[k] = -INFINITY;
+}
+
 template <class T, int V, int kThreads>
 __global__ void __launch_bounds__(kThreads)
     cross_entropy_kernel(const T* logits, const int* targets, float* losses, T* dlogits,
-                         int64_t cols, float grad_scale, const float* loss_scale, int* errors) {
+                         int64_t cols, int64_t classes, float grad_scale, const float* loss_scale,
+                         int* errors) {
   const int64_t row = blockIdx.x;
   const T* x = logits + row * cols;
   const int target = targets[row];
-  const bool bad = target >= cols;
+  const bool bad = target >= classes;
   if (bad && threadIdx.x == 0) atomicOr(errors, kErrTarget);
   if (target < 0 || bad) {
     if (threadIdx.x == 0) losses[row] = 0.0f;
@@ -87,14 +98,17 @@ __global__ void __launch_bounds__(kThreads)
   // one memory round trip per group instead of one per chunk.
   constexpr int64_t kStep = kThreads * V;
   float m = -INFINITY, s = 0.0f;
-  for (int64_t j0 = threadIdx.x * V; j0 < cols; j0 += kLoads * kStep) {
+  for (int64_t j0 = threadIdx.x * V; j0 < classes; j0 += kLoads * kStep) {
     float v[kLoads][V];
 #pragma unroll
     for (int u = 0; u < kLoads; ++u)
-      if (j0 + u * kStep < cols) load_floats<T, V>(x + j0 + u * kStep, v[u]);
+      if (j0 + u * kStep < classes) load_floats<T, V>(x + j0 + u * kStep, v[u]);
 #pragma unroll
     for (int u = 0; u < kLoads; ++u)
-      if (j0 + u * kStep < cols) online_lse<V>(m, s, v[u]);
+      if (j0 + u * kStep < classes) {  // a chunk that starts among the classes: not all padding
+        mask_padding<V>(v[u], j0 + u * kStep, classes);
+        online_lse<V>(m, s, v[u]);
+      }
   }
   block_lse<kThreads>(m, s);
   const float lse = m + logf(s);
@@ -112,16 +126,21 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t j = j0 + u * kStep;
       if (j >= cols) continue;
       ce_grad<V>(v[u], j, target, lse, scale);
+      if (j + V > classes)
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+          if (j + k >= classes) v[u][k] = 0.0f;
       store_floats<T, V>(d + j, v[u]);
     }
   }
 }
 
 template <class T, int kThreads>
-__global__ void __launch_bounds__(kThreads) argmax_kernel(const T* logits, int* out, int64_t cols) {
+__global__ void __launch_bounds__(kThreads)
+    argmax_kernel(const T* logits, int* out, int64_t stride, int64_t cols) {
   __shared__ float sv[32];
   __shared__ int64_t si[32];
-  const T* x = logits + blockIdx.x * cols;
+  const T* x = logits + blockIdx.x * stride;
   float best = -INFINITY;
   int64_t idx = cols;  // sentinel: nothing seen
   for (int64_t j = threadIdx.x; j < cols; j += kThreads) {
@@ -159,57 +178,61 @@ __global__ void __launch_bounds__(kThreads) argmax_kernel(const T* logits, int* 
 
 template <class T, int V>
 void ce_launch(const Launch& l, const void* logits, const int* targets, float* losses,
-               void* d_logits, int64_t rows, int64_t cols, float grad_scale,
+               void* d_logits, int64_t rows, int64_t cols, int64_t classes, float grad_scale,
                const float* loss_scale) {
   const T* x = static_cast<const T*>(logits);
   T* d = static_cast<T*>(d_logits);
   const unsigned grid = static_cast<unsigned>(rows);
   if (cols >= 8192)
-    cross_entropy_kernel<T, V, 512>
-        <<<grid, 512, 0, l.stream>>>(x, targets, losses, d, cols, grad_scale, loss_scale, l.errors);
+    cross_entropy_kernel<T, V, 512><<<grid, 512, 0, l.stream>>>(
+        x, targets, losses, d, cols, classes, grad_scale, loss_scale, l.errors);
   else if (cols >= 512)
-    cross_entropy_kernel<T, V, 128>
-        <<<grid, 128, 0, l.stream>>>(x, targets, losses, d, cols, grad_scale, loss_scale, l.errors);
+    cross_entropy_kernel<T, V, 128><<<grid, 128, 0, l.stream>>>(
+        x, targets, losses, d, cols, classes, grad_scale, loss_scale, l.errors);
   else
-    cross_entropy_kernel<T, V, 32>
-        <<<grid, 32, 0, l.stream>>>(x, targets, losses, d, cols, grad_scale, loss_scale, l.errors);
+    cross_entropy_kernel<T, V, 32><<<grid, 32, 0, l.stream>>>(x, targets, losses, d, cols, classes,
+                                                              grad_scale, loss_scale, l.errors);
 }
 
 template <class T>
 void ce_typed(const Launch& l, const void* logits, const int* targets, float* losses,
-              void* d_logits, int64_t rows, int64_t cols, float grad_scale,
+              void* d_logits, int64_t rows, int64_t cols, int64_t classes, float grad_scale,
               const float* loss_scale) {
   constexpr int V = kVec16<T>;
   if (cols % V == 0 && aligned16(logits) && (!d_logits || aligned16(d_logits)))
-    ce_launch<T, V>(l, logits, targets, losses, d_logits, rows, cols, grad_scale, loss_scale);
+    ce_launch<T, V>(l, logits, targets, losses, d_logits, rows, cols, classes, grad_scale,
+                    loss_scale);
   else
-    ce_launch<T, 1>(l, logits, targets, losses, d_logits, rows, cols, grad_scale, loss_scale);
+    ce_launch<T, 1>(l, logits, targets, losses, d_logits, rows, cols, classes, grad_scale,
+                    loss_scale);
 }
 
 template <class T>
-void argmax_typed(const Launch& l, const void* logits, int* out, int64_t rows, int64_t cols) {
+void argmax_typed(const Launch& l, const void* logits, int* out, int64_t rows, int64_t cols,
+                  int64_t classes) {
   const T* x = static_cast<const T*>(logits);
   const unsigned grid = static_cast<unsigned>(rows);
-  if (cols >= 1024)
-    argmax_kernel<T, 256><<<grid, 256, 0, l.stream>>>(x, out, cols);
+  if (classes >= 1024)
+    argmax_kernel<T, 256><<<grid, 256, 0, l.stream>>>(x, out, cols, classes);
   else
-    argmax_kernel<T, 32><<<grid, 32, 0, l.stream>>>(x, out, cols);
+    argmax_kernel<T, 32><<<grid, 32, 0, l.stream>>>(x, out, cols, classes);
 }
 
 }  // namespace
 
 void cross_entropy(const Launch& l, DType dt, const void* logits, const int* targets, float* losses,
-                   void* d_logits, int64_t rows, int64_t cols, float grad_scale,
+                   void* d_logits, int64_t rows, int64_t cols, int64_t classes, float grad_scale,
                    const float* loss_scale) {
   if (rows == 0) return;
-  HWT_DISPATCH_FLOAT(
-      dt, T, ce_typed<T>(l, logits, targets, losses, d_logits, rows, cols, grad_scale, loss_scale));
+  HWT_DISPATCH_FLOAT(dt, T,
+                     ce_typed<T>(l, logits, targets, losses, d_logits, rows, cols, classes,
+                                 grad_scale, loss_scale));
 }
 
 void argmax_rows(const Launch& l, DType dt, const void* logits, int* out, int64_t rows,
-                 int64_t cols) {
+                 int64_t cols, int64_t classes) {
   if (rows == 0) return;
-  HWT_DISPATCH_FLOAT(dt, T, argmax_typed<T>(l, logits, out, rows, cols));
+  HWT_DISPATCH_FLOAT(dt, T, argmax_typed<T>(l, logits, out, rows, cols, classes));
 }
 
 }  // namespace hwt::cuda

@@ -151,6 +151,8 @@ void CudaBackend::cross_entropy(const CrossEntropy& a) {
   cuda::expect_dtype(a.targets, DType::I32, "targets");
   cuda::expect_dtype(a.losses, DType::F32, "losses");
   const int64_t rows = a.logits.rows(), c = a.logits.cols();
+  const int64_t classes = a.classes > 0 ? a.classes : c;
+  HWT_CHECK(classes <= c, "cross_entropy: {} classes in {} columns", classes, c);
   HWT_CHECK(a.targets.numel() == rows && a.losses.numel() == rows,
             "cross entropy logits {} targets {} losses {}", a.logits.str(), a.targets.str(),
             a.losses.str());
@@ -162,7 +164,7 @@ void CudaBackend::cross_entropy(const CrossEntropy& a) {
   }
   cuda::cross_entropy(launch_, a.logits.dtype, a.logits.data, a.targets.as<int>(),
                       a.losses.as<float>(), a.d_logits.defined() ? a.d_logits.data : nullptr, rows,
-                      c, a.grad_scale, ls);
+                      c, classes, a.grad_scale, ls);
   cuda::check_launch("cross_entropy");
 }
 
@@ -171,8 +173,9 @@ void CudaBackend::argmax_rows(const ArgmaxRows& a) {
   cuda::expect_float(logits, "logits");
   cuda::expect_dtype(out, DType::I32, "out");
   HWT_CHECK(out.numel() == logits.rows(), "argmax out {} for logits {}", out.str(), logits.str());
-  cuda::argmax_rows(launch_, logits.dtype, logits.data, out.as<int>(), logits.rows(),
-                    logits.cols());
+  HWT_CHECK(a.classes <= logits.cols(), "argmax: {} classes in {}", a.classes, logits.str());
+  cuda::argmax_rows(launch_, logits.dtype, logits.data, out.as<int>(), logits.rows(), logits.cols(),
+                    a.classes > 0 ? a.classes : logits.cols());
   cuda::check_launch("argmax_rows");
 }
 
