@@ -8,7 +8,8 @@
 // Useful keys: train.precision (bf16, fp16, fp32 = tf32 GEMMs here), optim.name (adamw, adan),
 // train.gemm_autotune, train.deterministic_attention=false (dQ summed with atomics),
 // train.cuda_graph (every step after the first captured as one CUDA graph; not with --profile,
-// which synchronises around every op), model.vocab_size=50257 (the shape advisor's padding).
+// which synchronises around every op), model.vocab_size=50257 (GPT-2's own vocabulary, stored
+// padded to model.vocab_multiple; model.vocab_multiple=1 stores it unpadded).
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -118,17 +119,18 @@ int main(int argc, char** argv) {
   const auto flag = [](bool v) { return v ? "true" : "false"; };
   emit(fmt::format(
       "{{\"bench\": \"train_step\", \"impl\": \"hwt\", \"config\": \"{}\", \"dtype\": \"{}\", "
-      "\"optim\": \"{}\", \"batch\": {}, \"seq\": {}, \"vocab\": {}, \"ms\": {:.3f}, "
+      "\"optim\": \"{}\", \"batch\": {}, \"seq\": {}, \"vocab\": {}, \"stored_vocab\": {}, \"ms\": "
+      "{:.3f}, "
       "\"tokens_per_s\": {:.0f}, \"seq_per_s\": {:.1f}, \"tflops\": {:.1f}, "
       "\"mfu_vs_989\": {:.3f}, \"peak_mem_GB\": {:.3f}, \"params\": {}, \"loss_before\": {:.4f}, "
       "\"loss_after\": {:.4f}, \"profiled\": {}, \"gemm_autotune\": {}, "
       "\"atomic_attention\": {}, \"cuda_graph\": {}}}",
       config, precision_name(cfg.train.precision), to_json(cfg)["optim.name"].get<std::string>(),
-      spec.batch, spec.seq, cfg.model.vocab_size, ms, per_s * static_cast<double>(rows),
-      per_s * static_cast<double>(spec.batch), gemm_flops * per_s / 1e12,
-      gemm_flops * per_s / 989e12, used / 1e9, model.params().parameters(), loss0, loss,
-      flag(profile), flag(cfg.train.gemm_autotune), flag(!cfg.train.deterministic_attention),
-      flag(graph)));
+      spec.batch, spec.seq, cfg.model.vocab_size, cfg.model.padded_vocab(), ms,
+      per_s * static_cast<double>(rows), per_s * static_cast<double>(spec.batch),
+      gemm_flops * per_s / 1e12, gemm_flops * per_s / 989e12, used / 1e9,
+      model.params().parameters(), loss0, loss, flag(profile), flag(cfg.train.gemm_autotune),
+      flag(!cfg.train.deterministic_attention), flag(graph)));
   if (!std::isfinite(loss)) return 1;
   if (profile) {
     double total = 0;

@@ -1,7 +1,8 @@
 """PyTorch baselines for bench_train_step on the same GPU in the same run: GPT-2 124M
 (B16 T1024, bf16 autocast, fused AdamW) and HF BERT-base sequence classification (B32 T128),
-each eager and with torch.compile. Prints one JSON line per measurement.
-    python3 bench/train_step.py --model gpt2|bert [--compile] [--steps N]
+each eager and with torch.compile. Prints one JSON line per measurement. --vocab sets GPT-2's
+vocabulary as PyTorch users write it (50257 is GPT-2's own; 50304 the padded one).
+    python3 bench/train_step.py --model gpt2|bert [--vocab V] [--compile] [--steps N]
 """
 import argparse
 import json
@@ -63,15 +64,16 @@ def main():
     ap.add_argument("--model", default="gpt2")
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--vocab", type=int, default=50304, help="GPT-2 vocabulary")
     args = ap.parse_args()
     torch.manual_seed(0)
     torch.backends.cuda.matmul.allow_tf32 = True
     dev = "cuda"
     if args.model == "gpt2":
         B, T = 16, 1024
-        model = GPT().to(dev)
-        ids = torch.randint(0, 50304, (B, T), device=dev)
-        tgt = torch.randint(0, 50304, (B, T), device=dev)
+        model = GPT(vocab=args.vocab).to(dev)
+        ids = torch.randint(0, args.vocab, (B, T), device=dev)
+        tgt = torch.randint(0, args.vocab, (B, T), device=dev)
         fwd = lambda m: m(ids, tgt)
     else:
         from transformers import BertConfig, BertForSequenceClassification
@@ -96,7 +98,7 @@ def main():
     ms = measure(step, 5 if args.compile else 3, args.steps)
     print(json.dumps({
         "bench": "train_step", "impl": "torch_compile" if args.compile else "torch_eager",
-        "model": args.model, "torch": torch.__version__, "batch": B, "seq": T, "ms": round(ms, 3),
+        "model": args.model, "vocab": args.vocab if args.model == "gpt2" else 30522, "torch": torch.__version__, "batch": B, "seq": T, "ms": round(ms, 3),
         "tokens_per_s": round(B * T * 1000 / ms), "seq_per_s": round(B * 1000 / ms, 1),
         "peak_mem_GB": round(torch.cuda.max_memory_allocated() / 1e9, 3)}), flush=True)
 
