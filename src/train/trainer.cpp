@@ -34,13 +34,15 @@ double seconds_since(Clock::time_point t) {
 // boundaries (every step on the CPU, where that costs nothing; log steps on a GPU, so other
 // steps run without host synchronisation).
 struct PhaseTimes {
-  double load = 0, train = 0, eval = 0, checkpoint = 0;
+  double data_load = 0, setup = 0, first_step = 0, train = 0, eval = 0, checkpoint = 0;
   double data = 0, forward = 0, backward = 0, optimizer = 0;  // over timed steps
   int64_t timed_steps = 0;
   nlohmann::json to_json(double total) const {
     const double n = static_cast<double>(std::max<int64_t>(1, timed_steps));
     return {{"total_s", total},
-            {"load_s", load},
+            {"data_load_s", data_load},
+            {"setup_s", setup},
+            {"first_step_s", first_step},
             {"train_s", train},
             {"eval_s", eval},
             {"checkpoint_s", checkpoint},
@@ -94,6 +96,7 @@ void Run::setup() {
   const auto t0 = Clock::now();
   if (!req_.resume.empty()) resume_.emplace(req_.resume);
   data_ = load_dataset(cfg_.data, cfg_.model.head);
+  times_.data_load = seconds_since(t0);
   if (resume_ && resume_->info().vocab != data_.vocab_json())
     fail_input(
         "checkpoint {}: the data's vocabulary or labels differ from those it was trained with",
@@ -126,7 +129,7 @@ void Run::setup() {
   make_output_folder(req_.out_dir);
   log_ = std::make_unique<MetricsLog>(req_.out_dir + "/metrics.jsonl", resume_.has_value());
   progress_ = std::make_unique<Progress>(total_steps_, req_.progress);
-  times_.load = seconds_since(t0);
+  times_.setup = seconds_since(t0) - times_.data_load;
 }
 
 // The next micro-batch, moving to the next epoch at the end of one; false once train.epochs
@@ -162,6 +165,9 @@ void Run::train_step(int64_t step) {
     phase += seconds_since(t);
     t = Clock::now();
   };
+  // A timed step first lets the device finish the steps before it, whose work would otherwise
+  // land in this step's data phase.
+  if (timed) backend_->synchronize();
   model().params().zero_grads();
   double loss = 0;
   Batch b;
@@ -246,8 +252,14 @@ nlohmann::json Run::execute() {
   const int64_t eval_every = cfg_.train.eval_every > 0 ? cfg_.train.eval_every : steps_per_epoch_;
   std::string stopped = cfg_.train.max_steps > 0 ? "max_steps" : "epochs";
   const auto train_start = Clock::now();
-  for (int64_t step = state_.step + 1; step <= total_steps_; ++step) {
+  const int64_t first_step = state_.step + 1;
+  for (int64_t step = first_step; step <= total_steps_; ++step) {
+    const auto step_start = Clock::now();
     train_step(step);
+    if (step == first_step) {  // plans, autotuning and scratch growth land here
+      backend_->synchronize();
+      times_.first_step = seconds_since(step_start);
+    }
     if (data_exhausted_) break;
     if (step % eval_every == 0 || step == total_steps_) evaluate_and_track(step);
     if (cfg_.train.checkpoint_every > 0 && step % cfg_.train.checkpoint_every == 0)
