@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -150,6 +151,46 @@ TEST_F(Safetensors, WriterRejectsBadNames) {
       Error);
   EXPECT_THROW(write_safetensors(path("d"), {{"__metadata__", DType::F32, {1}, &x}}, {}), Error);
   EXPECT_FALSE(fs::exists(path("d")));
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+// Tensors read piece by piece (as from a device) give the same file as host tensors, for
+// pieces smaller than, equal to and larger than a tensor, and mixed with host tensors.
+TEST_F(Safetensors, PiecewiseReadsWriteTheSameBytes) {
+  std::vector<float> a(1000), b(7);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = 0.5f * static_cast<float>(i) - 3.f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i * i);
+  const std::map<std::string, std::string> meta = {{"k", "v"}};
+  write_safetensors(path("host"),
+                    {{"a", DType::F32, {10, 100}, a.data()}, {"b", DType::F32, {7}, b.data()}},
+                    meta);
+  const std::string want = read_file(path("host"));
+  auto from = [](const std::vector<float>& v, std::vector<size_t>& asked) {
+    return [&v, &asked](size_t offset, size_t n, void* dst) {
+      asked.push_back(n);
+      std::memcpy(dst, reinterpret_cast<const char*>(v.data()) + offset, n);
+    };
+  };
+  for (size_t piece : {size_t{64}, size_t{4000}, size_t{1} << 20}) {
+    std::vector<size_t> asked;
+    write_safetensors(
+        path("piecewise"),
+        {{"a", DType::F32, {10, 100}, nullptr, from(a, asked)}, {"b", DType::F32, {7}, b.data()}},
+        meta, piece);
+    EXPECT_EQ(read_file(path("piecewise")), want) << "pieces of " << piece;
+    EXPECT_EQ(asked.size(), (4000 + piece - 1) / piece) << "pieces of " << piece;
+    EXPECT_LE(*std::max_element(asked.begin(), asked.end()), piece);
+  }
+}
+
+// A read that fails leaves nothing behind, as any other failed write.
+TEST_F(Safetensors, FailedPieceReadWritesNothing) {
+  auto failing = [](size_t offset, size_t n, void* dst) {
+    if (offset >= 64) throw Error("device lost");
+    std::memset(dst, 0, n);
+  };
+  EXPECT_THROW(write_safetensors(path("f"), {{"a", DType::F32, {100}, nullptr, failing}}, {}, 64),
+               Error);
   EXPECT_TRUE(fs::is_empty(dir_));
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,6 +19,39 @@ namespace hwt {
 namespace {
 
 using nlohmann::json;
+
+// Two host buffers: one is filled while the other's bytes go to the file on another thread.
+class PipelinedWriter {
+ public:
+  PipelinedWriter(AtomicFileWriter& out, size_t piece_bytes) : out_(out), piece_(piece_bytes) {}
+  ~PipelinedWriter() {
+    if (pending_.valid()) pending_.wait();  // an error is being thrown already
+  }
+  // The buffer to fill next; the write from it two pieces ago has finished.
+  void* next_buffer() {
+    std::vector<char>& b = buffers_[next_];
+    if (b.size() < piece_) b.resize(piece_);
+    return b.data();
+  }
+  // Writes the first n bytes of next_buffer() once the previous write is done.
+  void write_async(size_t n) {
+    drain();
+    const char* data = buffers_[next_].data();
+    pending_ = std::async(std::launch::async, [this, data, n] { out_.write(data, n); });
+    next_ ^= 1;
+  }
+  // Waits for the write in flight, rethrowing its error.
+  void drain() {
+    if (pending_.valid()) pending_.get();
+  }
+
+ private:
+  AtomicFileWriter& out_;
+  size_t piece_;
+  std::array<std::vector<char>, 2> buffers_;
+  int next_ = 0;
+  std::future<void> pending_;
+};
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's limit
 constexpr const char* kMetadataKey = "__metadata__";
@@ -157,7 +191,7 @@ void check_layout(const std::string& path, std::vector<Span>& spans, uint64_t da
 }  // namespace
 
 void write_safetensors(const std::string& path, const std::vector<SafetensorsEntry>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+                       const std::map<std::string, std::string>& metadata, size_t piece_bytes) {
   // ordered_json keeps the reference layout: metadata first, then tensors in data order.
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty()) header[kMetadataKey] = metadata;
@@ -172,7 +206,7 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsEnt
       HWT_CHECK(d >= 0, "tensor '{}' has negative dimension {}", t.name, d);
       bytes *= static_cast<size_t>(d);
     }
-    HWT_CHECK(bytes == 0 || t.data != nullptr, "tensor '{}' has no data", t.name);
+    HWT_CHECK(bytes == 0 || t.data != nullptr || t.read, "tensor '{}' has no data", t.name);
     nlohmann::ordered_json& e = header[t.name];
     e["dtype"] = format_name(t.dtype);
     e["shape"] = t.shape;
@@ -193,7 +227,21 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsEnt
   AtomicFileWriter out(path);
   out.write(length.data(), length.size());
   out.write(text);
-  for (size_t i = 0; i < tensors.size(); ++i) out.write(tensors[i].data, sizes[i]);
+  PipelinedWriter pipe(out, piece_bytes);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const SafetensorsEntry& t = tensors[i];
+    if (!t.read) {
+      pipe.drain();
+      out.write(t.data, sizes[i]);
+      continue;
+    }
+    for (size_t at = 0; at < sizes[i]; at += piece_bytes) {
+      const size_t n = std::min(piece_bytes, sizes[i] - at);
+      t.read(at, n, pipe.next_buffer());
+      pipe.write_async(n);
+    }
+  }
+  pipe.drain();
   out.commit();
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -13,18 +14,25 @@
 
 namespace hwt {
 
+// A tensor to write: its bytes in host memory (`data`), or a `read` that copies bytes
+// [offset, offset + n) of it into `dst` (for tensors on a device, fetched piece by piece).
 struct SafetensorsEntry {
+  using Reader = std::function<void(size_t offset, size_t n, void* dst)>;
   std::string name;
   DType dtype;
   std::vector<int64_t> shape;
-  const void* data;  // host memory
+  const void* data = nullptr;
+  Reader read = {};
 };
 
-// Writes atomically. The data section follows the order given, one write per tensor, so callers
-// passing tensors in flat-buffer order get large sequential writes. Throws hwt::Error on a
-// duplicate name or a tensor named "__metadata__".
+// Writes atomically. The data section follows the order given, so callers passing tensors in
+// flat-buffer order get large sequential writes. Tensors with a `read` go through two host
+// buffers of `piece_bytes`: the file write of one piece overlaps the read of the next, so a
+// device-to-host copy costs little beyond the disk's own time. Throws hwt::Error on a duplicate
+// name or a tensor named "__metadata__".
 void write_safetensors(const std::string& path, const std::vector<SafetensorsEntry>& tensors,
-                       const std::map<std::string, std::string>& metadata);
+                       const std::map<std::string, std::string>& metadata,
+                       size_t piece_bytes = size_t{64} << 20);
 
 // A whole file read into memory and fully validated on open(): every malformed input raises
 // hwt::InputError "checkpoint <path>: <problem>".

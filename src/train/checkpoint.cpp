@@ -45,9 +45,13 @@ void save_checkpoint(const std::string& path, const RunConfig& config, const nlo
                      const TrainState& state, const ParamStore& params,
                      const Optimizer* optimizer) {
   Backend& be = params.backend();
-  const size_t n = static_cast<size_t>(params.count());
-  std::vector<float> host(n);
-  be.download(host.data(), params.params_flat());
+  // Copies bytes [offset, offset + bytes) of `t`, from element `first` on, to the host.
+  auto reader = [&be](Tensor t, int64_t first) {
+    return [&be, t, first](size_t offset, size_t bytes, void* dst) {
+      const auto element = static_cast<int64_t>(offset / sizeof(float));
+      be.download(dst, t.flat_slice(first + element, static_cast<int64_t>(bytes / sizeof(float))));
+    };
+  };
   std::vector<SafetensorsEntry> entries;
   // Names in flat-buffer order, so the data section is the parameter buffer as it lies.
   std::vector<const ParamInfo*> order;
@@ -56,15 +60,11 @@ void save_checkpoint(const std::string& path, const RunConfig& config, const nlo
             [](const ParamInfo* a, const ParamInfo* b) { return a->offset < b->offset; });
   // Each parameter without its padding rows (a padded vocabulary is saved as the true one).
   for (const ParamInfo* p : order)
-    entries.push_back({p->name, DType::F32, dims(p->data_shape()), host.data() + p->offset});
-  std::vector<std::vector<float>> states;
+    entries.push_back({p->name, DType::F32, dims(p->data_shape()), nullptr,
+                       reader(params.params_flat(), p->offset)});
   if (optimizer)
-    for (const auto& [name, t] : optimizer->state()) {
-      states.emplace_back(n);
-      be.download(states.back().data(), t);
-      entries.push_back(
-          {"optim." + name, DType::F32, {static_cast<int64_t>(n)}, states.back().data()});
-    }
+    for (const auto& [name, t] : optimizer->state())
+      entries.push_back({"optim." + name, DType::F32, {params.count()}, nullptr, reader(t, 0)});
   std::map<std::string, std::string> meta = {
       {"format", kFormat},
       {"hwt_version", HWT_VERSION},
