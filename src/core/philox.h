@@ -32,10 +32,15 @@ HWT_HD Philox4 philox4x32(uint64_t counter, uint64_t seed) {
   return Philox4{{c0, c1, c2, c3}};
 }
 
-// Uniform in [0, 1) with 24 random bits, for element `index` of the stream `seed`.
+// Uniform in [0, 1) from the top 24 bits of one Philox output word.
+HWT_HD float uniform_24(uint32_t word) {
+  return static_cast<float>(word >> 8) * (1.0f / 16777216.0f);
+}
+
+// Uniform in [0, 1) with 24 random bits, for element `index` of the stream `seed`: word
+// index % 4 of block index / 4.
 HWT_HD float philox_uniform(uint64_t seed, uint64_t index) {
-  const Philox4 r = philox4x32(index >> 2, seed);
-  return static_cast<float>(r.v[index & 3] >> 8) * (1.0f / 16777216.0f);
+  return uniform_24(philox4x32(index >> 2, seed).v[index & 3]);
 }
 
 // Dropout keeps element `index` when its uniform draw is at least p.
