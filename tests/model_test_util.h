@@ -4,10 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "data/batch.h"
 #include "config/model_config.h"
+#include "data/batch.h"
 #include "test_util.h"
 
 namespace hwt::test {
@@ -61,6 +62,17 @@ inline Batch random_batch(const ModelConfig& m, int64_t batch, int64_t seq, uint
     }
   }
   return b;
+}
+
+// The key third of a fused QKV bias gets no gradient (softmax ignores a constant added to a row
+// of scores), so Adam turns rounding noise there into full steps: comparisons of weights after
+// optimizer steps zero it on both sides. `values` holds parameter `name` (3 × hidden biases).
+template <class T>
+void drop_key_bias(const std::string& name, int64_t hidden, std::vector<T>& values) {
+  if (!name.ends_with("attn.qkv.bias")) return;
+  const auto h = static_cast<size_t>(hidden);
+  std::fill(values.begin() + static_cast<std::ptrdiff_t>(h),
+            values.begin() + static_cast<std::ptrdiff_t>(2 * h), T{0});
 }
 
 }  // namespace hwt::test

@@ -4,6 +4,7 @@
 // CUDA backend too where there is a GPU, in f32 and bf16 with tolerances fitting the dtype.
 // The oracle's interpreter is HWT_TORCH_PYTHON (default /usr/bin/python3, Debian's torch; on
 // the GPU machine its python3 with PyTorch 2.11).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "core/bf16.h"
 #include "cuda_test_util.h"
 #include "model/model.h"
+#include "model_test_util.h"
 #include "test_util.h"
 #include "train/optimizer.h"
 
@@ -175,18 +177,22 @@ double err(const std::vector<float>& got, const std::vector<double>& want) {
 // Where the hwt side runs, and how close it must come to the float64 oracle.
 enum class Target { Cpu, CudaF32, CudaBf16 };
 
+// logits, grad and update: relative errors (update: each parameter's change over all steps);
+// loss: absolute on the first batch; step_loss: relative to each step's loss.
 struct Tolerance {
-  double logits, loss, grad, step_loss;
+  double logits, loss, grad, step_loss, update;
 };
 
 Tolerance tolerance(Target t) {
   switch (t) {
     case Target::Cpu:
-      return {1e-5, 1e-5, 1e-5, 1e-4};
+      return {1e-5, 1e-5, 1e-5, 1e-5, 1e-4};
     case Target::CudaF32:
-      return {1e-5, 1e-5, 1e-4, 1e-4};
-    case Target::CudaBf16:  // step losses: about 1% of the losses here (2.5 to 5)
-      return {2e-2, 1e-2, 5e-2, 5e-2};
+      return {1e-5, 1e-5, 1e-4, 1e-5, 1e-3};
+    // bf16 rounding moves each gradient by a few percent; Adam's near-sign first steps, and
+    // Adan's gradient differences, carry that into updates up to 16% apart (H200, PyTorch 2.11).
+    case Target::CudaBf16:
+      return {2e-2, 1e-2, 5e-2, 1.5e-2, 0.25};
   }
   return {};
 }
@@ -292,8 +298,25 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
     const double loss = model.losses().mean();
     model.backward();
     opt.step(s + 1, oc.lr);
-    EXPECT_NEAR(loss, want[static_cast<size_t>(s)], tol.step_loss) << "step " << s + 1;
+    const double expected = want[static_cast<size_t>(s)];
+    EXPECT_NEAR(loss, expected, tol.step_loss * std::abs(expected)) << "step " << s + 1;
   }
+  // A step loss moves less than bf16 rounding does, so the weights' change must match too.
+  std::vector<float> after(flat.size());
+  be.download(after.data(), model.params().params_flat());
+  double worst_update = 0;
+  for (const ParamInfo& p : model.params().infos()) {
+    std::vector<float> update = slice(after, p);
+    const std::vector<float> before = slice(flat, p);
+    for (size_t i = 0; i < update.size(); ++i) update[i] -= before[i];
+    auto want_update = out["updates"][p.name].get<std::vector<double>>();
+    test::drop_key_bias(p.name, c.model.hidden, update);
+    test::drop_key_bias(p.name, c.model.hidden, want_update);
+    const double e = err(update, want_update);
+    EXPECT_LT(e, tol.update) << p.name;
+    worst_update = std::max(worst_update, e);
+  }
+  RecordProperty("worst_update_error", fmt::format("{:.3g}", worst_update));  // the bound's margin
   std::filesystem::remove_all(dir);
 }
 

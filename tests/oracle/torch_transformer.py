@@ -155,6 +155,7 @@ def main():
     else:
         opt = Adan([(decay, o["weight_decay"]), (no_decay, 0.0)], o["lr"],
                    (o["beta1"], o["beta2"], o["beta3"]), o["eps"], o["no_prox"])
+    start = {k: p.detach().clone() for k, p in model.p.items()}
     losses = []
     for step in range(case["steps"]):
         for p in model.p.values():
@@ -166,6 +167,7 @@ def main():
         opt.step()
         losses.append(loss.item())
     result["losses"] = losses
+    result["updates"] = {k: (p.detach() - start[k]).reshape(-1).tolist() for k, p in model.p.items()}
     json.dump(result, open(sys.argv[2], "w"))
 
 
