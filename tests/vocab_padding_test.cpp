@@ -1,6 +1,6 @@
-// A vocabulary stored padded (model.vocab_multiple) trains exactly as the unpadded one: the same
-// losses, the same gradients on every real row, zero gradients and weights in the padding rows
-// after optimizer steps, and the same predictions; on the CPU and on the GPU.
+// A vocabulary stored padded (model.vocab_multiple) trains as the unpadded one: the same losses,
+// gradients on every real row and weights to rounding, zero weights in the padding rows after
+// optimizer steps, and the same predictions; on the CPU and on the GPU.
 #include <gtest/gtest.h>
 
 #include "backend/cpu/cpu_backend.h"
@@ -62,15 +62,18 @@ Trained train(Backend& be, int64_t multiple, DType dtype) {
   return t;
 }
 
-// tol: relative, on losses, gradients and parameters; predictions compared when exact.
-void expect_same_training(const Trained& a, const Trained& padded, double tol, bool exact) {
+// Relative tolerances: `tol` on losses and first-step gradients, `weight_tol` on the weights
+// after the steps (Adam turns rounding differences in near-zero gradients into whole steps).
+// Predictions are compared when `exact`.
+void expect_same_training(const Trained& a, const Trained& padded, double tol, double weight_tol,
+                          bool exact) {
   ASSERT_EQ(a.losses.size(), padded.losses.size());
   for (size_t i = 0; i < a.losses.size(); ++i)
     EXPECT_NEAR(padded.losses[i], a.losses[i], tol * std::abs(a.losses[i])) << "step " << i + 1;
   ASSERT_EQ(a.grads.size(), padded.grads.size());
   for (size_t i = 0; i < a.grads.size(); ++i) {
     EXPECT_LT(test::rel_err(padded.grads[i], a.grads[i]), tol) << "gradient " << i;
-    EXPECT_LT(test::rel_err(padded.params[i], a.params[i]), tol) << "parameter " << i;
+    EXPECT_LT(test::rel_err(padded.params[i], a.params[i]), weight_tol) << "parameter " << i;
   }
   EXPECT_EQ(padded.padding.size(), 2u);  // the token embedding and the LM head
   for (const auto& rows : padded.padding)
@@ -80,9 +83,11 @@ void expect_same_training(const Trained& a, const Trained& padded, double tol, b
   }
 }
 
+// The BLAS may block products of other widths differently: on a 16-core host the weights after
+// three steps differed by up to 2e-5 (bit for bit equal on a 2-core one).
 TEST(VocabPadding, TrainsAsTheUnpaddedVocabularyOnTheCpu) {
   CpuBackend cpu(2);
-  expect_same_training(train(cpu, 1, DType::F32), train(cpu, 128, DType::F32), 1e-6, true);
+  expect_same_training(train(cpu, 1, DType::F32), train(cpu, 128, DType::F32), 1e-6, 1e-4, true);
 }
 
 TEST(VocabPadding, TrainsAsTheUnpaddedVocabularyWithCuda) {
@@ -92,8 +97,9 @@ TEST(VocabPadding, TrainsAsTheUnpaddedVocabularyWithCuda) {
     // GEMMs of other widths may take other cuBLAS algorithms: close, not bit for bit
     // (f32 gradients matched within 1e-5 on an H200, weights after three steps within 1.2e-5).
     const bool f32 = dt == DType::F32;
-    expect_same_training(train(test::gpu_ref(), 1, dt), train(test::gpu_ref(), 128, dt),
-                         f32 ? 1e-4 : 2e-2, f32);
+    const double tol = f32 ? 1e-4 : 2e-2;
+    expect_same_training(train(test::gpu_ref(), 1, dt), train(test::gpu_ref(), 128, dt), tol, tol,
+                         f32);
   }
 }
 
