@@ -1,28 +1,37 @@
 """PyTorch counterparts of bench_kernels on the same GPU in the same run: device copy,
 optimizer steps over the GPT-2 124M parameter set (fused AdamW, a torch._foreach Adan),
 layer_norm, causal SDPA (flash) forward/backward and cross-entropy at GPT-2 shapes (bf16).
-Prints one JSON line per measurement.
+Timed as bench_kernels times hwt (DeviceTiming in src/measure/device_time.h): after warm-up
+calls, batches of back-to-back calls lasting at least 2 ms (at most 200 calls) between two
+synchronisations, host clock, the median batch's time per call. Prints one JSON line per
+measurement.
 """
 import json
+import math
+import time
 
 import torch
 import torch.nn.functional as F
 
 
-def bench(fn, warm=3, rep=20):
+def bench(fn, warm=3, batches=20, min_batch_s=2e-3, max_calls=200):
     for _ in range(warm):
         fn()
     torch.cuda.synchronize()
-    ts = []
-    for _ in range(rep):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    ts.sort()
-    return ts[len(ts) // 2]
+    t0 = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    once = max(time.perf_counter() - t0, 1e-7)
+    calls = min(max(math.ceil(min_batch_s / once), 1), max_calls)
+    per_call = []
+    for _ in range(batches):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        per_call.append((time.perf_counter() - t0) / calls * 1e3)
+    per_call.sort()
+    return per_call[len(per_call) // 2]
 
 
 def emit(**kw):
