@@ -13,32 +13,46 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+def dropout(x, p):
+    return F.dropout(x, p) if p > 0 else x  # no kernel at all when off, as in the GPT-2 runs
+
+
 class Block(nn.Module):
-    def __init__(self, d, heads):
+    def __init__(self, d, heads, drop):
         super().__init__()
-        self.heads = heads
+        self.heads, self.p = heads, drop
         self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
         self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
         self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
 
     def forward(self, x):
         b, t, c = x.shape
+        p = self.p if self.training else 0.0
         q, k, v = self.qkv(self.ln1(x)).split(c, 2)
         q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(a.transpose(1, 2).reshape(b, t, c))
-        return x + self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh"))
+        a = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+        x = x + dropout(self.proj(a.transpose(1, 2).reshape(b, t, c)), p)
+        return x + dropout(self.out(F.gelu(self.fc(self.ln2(x)), approximate="tanh")), p)
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab=50304, ctx=1024, d=768, layers=12, heads=12):
+    """Pre-LN GPT with tied input and output embeddings, as hwt's decoder presets."""
+
+    def __init__(self, vocab=50304, ctx=1024, d=768, layers=12, heads=12, drop=0.0):
         super().__init__()
+        self.p = drop
         self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
-        self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(d, heads, drop) for _ in range(layers))
         self.lnf = nn.LayerNorm(d)
+        for m in self.modules():  # GPT-2's initialisation, as hwt's
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, std=0.02)
+            if isinstance(m, nn.Linear):
+                nn.init.zeros_(m.bias)
 
     def forward(self, idx, targets):
         x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device))
+        x = dropout(x, self.p if self.training else 0.0)
         for blk in self.blocks:
             x = blk(x)
         logits = F.linear(self.lnf(x), self.wte.weight)

@@ -36,9 +36,10 @@ for stage in $STAGES; do
         >"$OUT/tests.txt" 2>&1
       echo "tests exit $?" >>"$OUT/tests.txt"
       tail -3 "$OUT/tests.txt" ;;
-    vocab)  # the shape advisor's vocab padding, as whole GPT-2 training steps with hwt
-      for v in 50257 50304; do
-        timeout 45 "$C/bench_train_step" --config gpt2_124m --set model.vocab_size="$v" --steps 10 \
+    vocab)  # GPT-2 steps: vocabulary 50304, GPT-2's 50257 stored padded (default), and unpadded
+      for v in "50304" "50257" "50257 --set model.vocab_multiple=1"; do
+        # shellcheck disable=SC2086  # $v carries a second --set
+        timeout 45 "$C/bench_train_step" --config gpt2_124m --set model.vocab_size=$v --steps 10 \
           >>"$OUT/vocab.jsonl" 2>&1
       done
       cat "$OUT/vocab.jsonl" ;;
