@@ -12,12 +12,9 @@
 
 #include "accel/design_params.h"
 #include "accel/sim_workload.h"
+#include "core/integer_math.h"
 
 namespace hwt::accel {
-
-constexpr int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
 
 // Bytes per element moved: data (compressed when the design compresses) and its mask bit.
 struct ElementCost {

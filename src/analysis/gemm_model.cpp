@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/integer_math.h"
 
 namespace hwt {
 namespace {
@@ -24,10 +25,6 @@ constexpr int kMinKStepsPerSplit = 4;  // split-K below this many K steps per pa
 // Ampere-style kernels (cp.async) 64 B.
 int k_step_bytes(GpuArch a) {
   return a == GpuArch::Hopper ? 128 : 64;
-}
-
-int64_t ceil_div(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
 }
 
 // Relative throughput of a TM x TN tile against 256x128: operand loads per multiply-add grow

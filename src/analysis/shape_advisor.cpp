@@ -6,12 +6,11 @@
 #include <cmath>
 #include <set>
 
+#include "core/integer_math.h"
+
 namespace hwt {
 namespace {
 
-int64_t round_up(int64_t v, int64_t m) {
-  return (v + m - 1) / m * m;
-}
 int64_t round_down(int64_t v, int64_t m) {
   return v / m * m;
 }

@@ -4,12 +4,10 @@
 
 #include <algorithm>
 
+#include "core/integer_math.h"
+
 namespace hwt {
 namespace {
-
-int64_t round_up(int64_t v, int64_t m) {
-  return (v + m - 1) / m * m;
-}
 
 class Checker {
  public:

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/activation_math.h"
+#include "core/integer_math.h"
 
 namespace hwt {
 
@@ -66,7 +67,7 @@ struct ModelConfig {
   // vocab_multiple; other tasks have no logits over the vocabulary and store it as it is.
   int64_t padded_vocab() const {
     if (head != Task::Lm) return vocab_size;
-    return (vocab_size + vocab_multiple - 1) / vocab_multiple * vocab_multiple;
+    return round_up(vocab_size, vocab_multiple);
   }
 };
 
