@@ -87,6 +87,7 @@ __device__ __forceinline__ void store_floats(T* p, const float (&in)[V]) {
 }
 
 constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
 
 // 2^x in one MUFU.EX2, subnormal results flushed to zero: exp2f and expf add range fix-ups
 // (several instructions per element) that softmax weights below 2^-126 do not need.

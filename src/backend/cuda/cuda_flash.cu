@@ -16,6 +16,7 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "backend/cuda/cuda_mma.cuh"
 #include "backend/cuda/cuda_wgmma.cuh"
 
 namespace hwt::cuda {
@@ -28,7 +29,6 @@ constexpr int kTile = 64;  // rows of a streamed tile
 constexpr int kHalf = 32;  // columns the backward works on at once
 constexpr int kTileElems = kTile * kD;
 constexpr int kWgRows = 64;  // output rows of a warpgroup
-constexpr float kLn2 = 0.6931471805599453f;
 
 // The kernels' dynamic shared memory, rounded up to the 1024 bytes the swizzle pattern repeats
 // over (the launch asks for kSmemAlign more).
@@ -39,50 +39,6 @@ __device__ __forceinline__ T* aligned_smem(unsigned char* smem) {
       smem + ((kSmemAlign - (smem_addr(smem) & (kSmemAlign - 1))) & (kSmemAlign - 1)));
 }
 
-__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p))
-               : "memory");
-}
-
-__device__ __forceinline__ void ldsm_x4_t(uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p))
-               : "memory");
-}
-
-template <class T>
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                    uint32_t b1) {
-  if constexpr (std::is_same_v<T, bf16>) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
-// Two floats as one register of two 16-bit elements (the first in the low half).
-template <class T>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  uint32_t r;
-  if constexpr (std::is_same_v<T, bf16>) {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    r = *reinterpret_cast<const uint32_t*>(&v);
-  } else {
-    const __half2 v = __floats2half2_rn(lo, hi);
-    r = *reinterpret_cast<const uint32_t*>(&v);
-  }
-  return r;
-}
-
 // Stores four 8x8 matrices transposed: register i of each lane, in mma C-fragment layout, goes
 // to the matrix whose rows lanes 8i..8i+7 address.
 __device__ __forceinline__ void stsm_x4_t(void* p, const uint32_t (&r)[4]) {
@@ -90,25 +46,6 @@ __device__ __forceinline__ void stsm_x4_t(void* p, const uint32_t (&r)[4]) {
       "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(smem_addr(p)),
       "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
       : "memory");
-}
-
-// Copies 16 bytes, or (src_bytes 0) writes 16 zero bytes without reading src.
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async4(void* dst, const void* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(smem_addr(dst)), "l"(src));
-}
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::);
-}
-template <int kPending>  // waits until at most kPending committed groups are still in flight
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() {
-  cp_async_wait<0>();
 }
 
 // Copies rows [0, kRows) of a tile (row r at src + r * stride) to a swizzled shared-memory tile
@@ -125,12 +62,6 @@ __device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, 
     const bool in = r < valid;
     cp_async16(sw_at(dst, r, k), src + (in ? r * stride : 0) + k, in ? 16 : 0);
   }
-}
-
-// Slot of the packed A fragment that holds C-fragment element pair (nt, r) of a 16-row product:
-// packed[nt / 2][(nt % 2) * 2 + r] = (c[nt][2r], c[nt][2r + 1]).
-__device__ __forceinline__ constexpr int pack_slot(int nt, int r) {
-  return (nt & 1) * 2 + r;
 }
 
 // acc[kD/8][4] += A · B for the warpgroup: A (64 x kK*16) in packed fragments, B's kK * 16
@@ -158,57 +89,6 @@ __device__ __forceinline__ void wgmma_abt(float (&acc)[kN][4], const T* a, const
     else
       wgmma_ss_n32<T>(acc, ka, kb, ks > 0);
   }
-}
-
-// Runs body(std::true_type) when need_mask, else body(std::false_type): the masked and unmasked
-// element loops compile separately, so unmasked tiles (most of them) issue no mask arithmetic
-// (as one loop the compiler predicates the mask tests and still issues them everywhere).
-template <class Body>
-__device__ __forceinline__ void with_mask(bool need_mask, Body&& body) {
-  if (need_mask)
-    body(std::true_type{});
-  else
-    body(std::false_type{});
-}
-
-// Dropout multipliers of elements `index` and `index + 1`.
-__device__ __forceinline__ void drop_pair(const DropArgs& d, uint64_t index, float& f0, float& f1) {
-  const int k = static_cast<int>(index & 3);
-  const Philox4 r = philox4x32(index >> 2, d.seed);
-  f0 = philox_word_uniform(r, k) >= d.p ? d.scale : 0.0f;
-  if (k < 3) {
-    f1 = philox_word_uniform(r, k + 1) >= d.p ? d.scale : 0.0f;
-  } else {
-    const Philox4 r2 = philox4x32((index >> 2) + 1, d.seed);
-    f1 = philox_word_uniform(r2, 0) >= d.p ? d.scale : 0.0f;
-  }
-}
-
-struct Head {
-  int S, L;             // sequence length, valid keys
-  int64_t H, b, h, rs;  // rs: qkv row stride
-  __device__ Head(const AttnArgs& a)
-      : S(static_cast<int>(a.seq)), H(a.heads), b(blockIdx.z), h(blockIdx.y) {
-    rs = 3 * a.heads * kD;
-    const int64_t len = a.key_lengths ? a.key_lengths[b] : a.seq;
-    L = static_cast<int>(len < 0 ? 0 : (len > a.seq ? a.seq : len));
-  }
-  __device__ int64_t qkv(int64_t t, int part) const {
-    return (b * S + t) * rs + part * H * kD + h * kD;
-  }
-  __device__ int64_t out(int64_t t) const { return (b * S + t) * H * kD + h * kD; }
-  __device__ int64_t row(int64_t i) const { return (b * H + h) * S + i; }
-  // Dropout element index of (query i, key j), as the CPU backend numbers it.
-  __device__ uint64_t drop_index(int i, int j) const {
-    return static_cast<uint64_t>(row(i) * S + j);
-  }
-};
-
-// The query (or key) tile of this block: later (longer, under a causal mask) query tiles are
-// scheduled first.
-template <int kOwn>
-__device__ __forceinline__ int query_tile_start() {
-  return static_cast<int>(gridDim.x - 1 - blockIdx.x) * kOwn;
 }
 
 // Key/value tiles streamed through kStages shared-memory buffers with cp.async: tile t lives in
@@ -432,7 +312,7 @@ __global__ void __launch_bounds__(32 * kDqWarps, 16 / kDqWarps) flash_dq_kernel(
   const int kv_end = a.causal ? min(q0 + kDqOwn, hd.L) : hd.L;
   const int n_tiles = (kv_end + kTile - 1) / kTile;
   load_tile<kDqOwn, kThreads>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0);
-  load_tile<kDqOwn, kThreads>(sdO, dout + hd.out(q0), hd.H * kD, hd.S - q0);
+  load_tile<kDqOwn, kThreads>(sdO, dout + hd.out(q0), hd.os, hd.S - q0);
   cp_async_commit();
   KvStream<T, kThreads> kv{sK, sK + kStages * kTileElems, qkv, hd, n_tiles};
   kv.prologue();
@@ -570,7 +450,7 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
   auto stage = [&](int qt, int buf) {
     const int i0 = qt * kTile;
     load_tile<kTile, kThreads>(sQ + buf * kTileElems, qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0);
-    load_tile<kTile, kThreads>(sdO + buf * kTileElems, dout + hd.out(i0), hd.H * kD, hd.S - i0);
+    load_tile<kTile, kThreads>(sdO + buf * kTileElems, dout + hd.out(i0), hd.os, hd.S - i0);
     static_assert(2 * kTile == kThreads, "one lse or dvec entry per thread");
     const int r = threadIdx.x % kTile, i = i0 + r;
     const bool is_lse = threadIdx.x < kTile;

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/cuda_mma.cuh"
 
 namespace hwt::cuda {
 
@@ -23,10 +23,6 @@ namespace hwt::cuda {
 #endif
 
 constexpr int kSwRow = 64;  // elements of a swizzled row
-
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
 
 // Element (row, col) of a swizzled tile; col multiple of 8 gives a 16-byte chunk's start.
 template <class T>
