@@ -370,19 +370,44 @@ struct AttnCase {
   float drop;
 };
 
-TEST_P(CudaOps, AttentionForwardBackward) {
-  const AttnCase cases[] = {{5, 3, false, {}, 0.0f},          {5, 3, true, {5, 3}, 0.0f},
-                            {5, 3, false, {5, 3}, 0.2f},      {150, 64, false, {}, 0.0f},
-                            {150, 64, true, {}, 0.0f},        {150, 64, false, {150, 61}, 0.0f},
-                            {150, 64, true, {97, 150}, 0.1f}, {130, 64, false, {130, 0}, 0.0f},
-                            {70, 40, true, {70, 33}, 0.1f},   {300, 64, true, {300, 211}, 0.0f}};
-  uint64_t seed = 70;
-  for (const AttnCase& k : cases) {
+// Every path of the CUDA attention against the CPU reference: the Hopper kernels (head size 64),
+// the mma.sync kernels of each instantiated head size (32, 64 off Hopper, 80, 96, 128, 256), a
+// size between them (40, 104: zero-filled columns), sizes whose rows are not whole 16-byte
+// chunks (3, 36 in 16 bits, 125: run on zero-padded copies), the generic kernels (exact fp32),
+// each causal or not, with padded keys, with dropout.
+const AttnCase kAttnCases[] = {{5, 3, false, {}, 0.0f},
+                               {5, 3, true, {5, 3}, 0.0f},
+                               {5, 3, false, {5, 3}, 0.2f},
+                               {150, 64, false, {}, 0.0f},
+                               {150, 64, true, {}, 0.0f},
+                               {150, 64, false, {150, 61}, 0.0f},
+                               {150, 64, true, {97, 150}, 0.1f},
+                               {130, 64, false, {130, 0}, 0.0f},
+                               {70, 40, true, {70, 33}, 0.1f},
+                               {300, 64, true, {300, 211}, 0.0f},
+                               {130, 32, true, {}, 0.0f},
+                               {130, 32, false, {130, 77}, 0.1f},
+                               {100, 80, true, {100, 61}, 0.0f},
+                               {100, 80, false, {}, 0.1f},
+                               {150, 96, true, {}, 0.0f},
+                               {150, 96, false, {150, 7}, 0.0f},
+                               {200, 128, true, {200, 150}, 0.0f},
+                               {129, 128, false, {}, 0.1f},
+                               {70, 104, true, {70, 33}, 0.0f},
+                               {90, 256, true, {}, 0.0f},
+                               {90, 256, false, {90, 45}, 0.1f},
+                               {66, 36, true, {66, 20}, 0.0f},
+                               {77, 125, true, {77, 50}, 0.1f}};
+
+class CudaAttention : public CudaOps {
+ protected:
+  // One case on `gpu` (the shared backend or one with other options) against the CPU.
+  void check(Backend& gpu, const AttnCase& k, uint64_t seed, double tolerance) {
     SCOPED_TRACE(::testing::Message()
                  << "S " << k.seq << " D " << k.head_dim << " causal " << k.causal << " masked "
                  << !k.lengths.empty() << " p " << k.drop);
     const int64_t B = 2, H = 2, S = k.seq, D = k.head_dim;
-    const Vec qkv = r(randn(B * S * 3 * H * D, ++seed)), dout = r(randn(B * S * H * D, ++seed));
+    const Vec qkv = r(randn(B * S * 3 * H * D, seed)), dout = r(randn(B * S * H * D, seed + 1));
     AttentionDims dims{B,
                        S,
                        H,
@@ -401,15 +426,17 @@ TEST_P(CudaOps, AttentionForwardBackward) {
     cpu.attention_forward(cf);
     AttentionFwd gf{gdims, gp.act({B * S, 3 * H * D}, qkv), gp.poisoned_act({B * S, H * D}),
                     gp.poisoned(DType::F32, {B, H, S})};
-    be().attention_forward(gf);
+    be().synchronize();
+    gpu.attention_forward(gf);
+    gpu.synchronize();
     const Vec cout = cp.read(cf.out), gout = gp.read(gf.out);
-    EXPECT_LT(rel_err(gout, cout), tol()) << "out";
+    EXPECT_LT(rel_err(gout, cout), tolerance) << "out";
     Vec clse = cp.read(cf.lse), glse = gp.read(gf.lse);
     for (size_t i = 0; i < clse.size(); ++i) {
       ASSERT_EQ(std::isinf(clse[i]), std::isinf(glse[i])) << "lse row " << i;
       if (std::isinf(clse[i])) clse[i] = glse[i] = 0.0f;
     }
-    EXPECT_LT(rel_err(glse, clse), tol(1e-5, 2e-3)) << "lse";
+    EXPECT_LT(rel_err(glse, clse), std::min(tolerance, 2e-3)) << "lse";
     // Backward from each backend's own forward output (the CPU reference sees rounded values).
     AttentionBwd cb{cdims,
                     cf.qkv,
@@ -421,9 +448,11 @@ TEST_P(CudaOps, AttentionForwardBackward) {
     AttentionBwd gb{gdims,  gf.qkv,
                     gf.out, gp.act({B * S, H * D}, dout),
                     gf.lse, gp.poisoned_act({B * S, 3 * H * D})};
-    be().attention_backward(gb);
+    be().synchronize();
+    gpu.attention_backward(gb);
+    gpu.synchronize();
     const Vec cdqkv = cp.read(cb.d_qkv);
-    EXPECT_LT(rel_err(gp.read(gb.d_qkv), cdqkv), tol()) << "d_qkv";
+    EXPECT_LT(rel_err(gp.read(gb.d_qkv), cdqkv), tolerance) << "d_qkv";
     // The same backward with dQ added by atomics (train.deterministic_attention false).
     TrainConfig options;
     options.deterministic_attention = false;
@@ -433,8 +462,30 @@ TEST_P(CudaOps, AttentionForwardBackward) {
     be().synchronize();
     atomic.attention_backward(ab);
     atomic.synchronize();
-    EXPECT_LT(rel_err(gp.read(ab.d_qkv), cdqkv), tol()) << "d_qkv, dQ by atomics";
+    EXPECT_LT(rel_err(gp.read(ab.d_qkv), cdqkv), tolerance) << "d_qkv, dQ by atomics";
   }
+};
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaAttention,
+                         ::testing::Values(DType::F32, DType::BF16, DType::F16), dtype_label);
+
+TEST_P(CudaAttention, ForwardBackwardEveryPath) {
+  uint64_t seed = 70;
+  for (const AttnCase& k : kAttnCases) {
+    seed += 2;
+    check(be(), k, seed, tol());
+  }
+}
+
+// fp32 activations under train.precision tf32: the mma.sync kernels with TF32 products (10-bit
+// mantissas) up to head size 128, the exact generic kernels beyond.
+TEST_P(CudaAttention, Tf32ForwardBackward) {
+  if (dt() != DType::F32) GTEST_SKIP() << "fp32 activations only";
+  TrainConfig options;
+  options.precision = Precision::Tf32;
+  Backend& tf32 = test::gpu_ref_with(options);
+  uint64_t seed = 170;
+  for (const AttnCase& k : kAttnCases) check(tf32, k, seed += 2, 5e-3);
 }
 
 TEST_P(CudaOps, EmbeddingForwardBackwardDeterministic) {

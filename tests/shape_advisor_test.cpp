@@ -49,6 +49,21 @@ TEST(ShapeRules, HeadSizeOfGpt3_2_7B) {
   EXPECT_TRUE(rules(causal_lm(2560, 20, 10240, 32, 50304, 4, 2048)).empty());
 }
 
+TEST(ShapeRules, AttentionWithoutTensorCoreKernelIsSlow) {
+  const auto flagged = [](int64_t hidden, int64_t heads, Precision p) {
+    return has(rules(causal_lm(hidden, heads, 4 * hidden, 2, 50304, 4, 1024), p),
+               "attention_kernel");
+  };
+  EXPECT_FALSE(flagged(1000, 8, Precision::Bf16));   // h/a = 125: run padded to 128
+  EXPECT_FALSE(flagged(1000, 25, Precision::Bf16));  // 40: the 64 kernel, columns zero-filled
+  EXPECT_TRUE(flagged(4608, 16, Precision::Bf16));   // 288: above 256
+  EXPECT_FALSE(flagged(2560, 32, Precision::Bf16));  // 80
+  EXPECT_FALSE(flagged(2048, 8, Precision::Fp16));   // 256
+  EXPECT_TRUE(flagged(1024, 8, Precision::Fp32));    // exact fp32 has no tensor-core kernel
+  EXPECT_FALSE(flagged(1024, 8, Precision::Tf32));   // 128 as TF32
+  EXPECT_TRUE(flagged(2048, 8, Precision::Tf32));    // 256 as TF32: none
+}
+
 TEST(ShapeRules, MisalignedWidthsAreSlow) {
   const StepSpec h4090 = causal_lm(4090, 10, 16360, 2, 50304, 4, 1024);
   EXPECT_EQ(severity(h4090, "hidden"), RuleSeverity::Slow);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "backend/attention_paths.h"
 #include "core/integer_math.h"
 
 namespace hwt {
@@ -67,6 +68,13 @@ std::vector<RuleViolation> check_shape_rules(const ModelConfig& m, int64_t batch
             "every linear layer's GEMMs use it; cuBLAS tiles and loads want 128-byte rows");
   c.aligned("head_dim", "h/a (head size)", m.head_dim(), 64,
             "it is the K of Q.K^T and the N of P.V; choose heads so that h/a is 64 or 128");
+  if (const std::string_view why =
+          attention_slow_path(activation_dtype(p), p == Precision::Tf32, m.head_dim());
+      !why.empty())
+    out.push_back({"attention_kernel", RuleSeverity::Slow,
+                   fmt::format("h/a = {} at {}: hwt's CUDA attention runs its generic kernels, "
+                               "many times slower than the tensor-core ones, because {}",
+                               m.head_dim(), precision_name(p), why)});
   c.aligned("ffn", "ffn width", m.ffn, 64, "it is a leading dimension of both MLP GEMMs");
   c.aligned("seq", "sequence length s", seq, 64,
             "the attention score matrix is s x s per head; s is its leading dimension");

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backend/ops.h"
 #include "core/tensor.h"
@@ -42,6 +43,10 @@ class Backend {
   virtual void begin_capture() {}
   virtual void end_capture() {}
   virtual void abort_capture() {}
+
+  // ---- notices: slow paths the ops took (a kernel that is not the fast one, and why), each
+  // returned once, by the first call after it was first taken.
+  virtual std::vector<std::string> take_notices() { return {}; }
 
   // ---- the ops (ops.h: their arguments and the list)
 #define HWT_BACKEND_OP_PURE(name, Args) virtual void name(const Args& a) = 0;

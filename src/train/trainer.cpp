@@ -84,6 +84,7 @@ class Run {
   PhaseTimes times_;
   LossCurve curve_;
   std::vector<float> best_params_;
+  std::vector<std::string> notices_;  // the backend's slow paths, in run.json
   int64_t total_steps_ = 0, steps_per_epoch_ = 0;
   int64_t tokens_since_log_ = 0;
   Clock::time_point last_log_ = Clock::now();
@@ -259,6 +260,10 @@ nlohmann::json Run::execute() {
     if (step == first_step) {  // plans, autotuning and scratch growth land here
       backend_->synchronize();
       times_.first_step = seconds_since(step_start);
+      for (std::string& n : backend_->take_notices()) {
+        progress_->message("note: " + n);
+        notices_.push_back(std::move(n));
+      }
     }
     if (data_exhausted_) break;
     if (step % eval_every == 0 || step == total_steps_) evaluate_and_track(step);
@@ -322,6 +327,7 @@ nlohmann::json Run::report(const std::string& stopped, const EvalResult& valid,
                           {"activation_bytes", model().activation_bytes()}}},
                         {"results", results},
                         {"timing", timing},
+                        {"notices", notices_},
                         {"resumed_from", req_.resume}};
   write_file_atomic(req_.out_dir + "/run.json", run.dump(2) + "\n");
   return run;

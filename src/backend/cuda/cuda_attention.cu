@@ -1,5 +1,6 @@
-// Attention for any head size up to 256 and any dtype, computed in fp32 (the tensor-core
-// kernels of cuda_flash.cu take bf16/f16 with head size 64). Flash-style: keys stream through
+// Attention for any head size up to 256 and any dtype, computed in fp32 on CUDA cores, for the
+// calls the tensor-core kernels (cuda_flash.cu, cuda_flash_mma.cu) do not take; and the dispatch
+// between the three. Flash-style: keys stream through
 // shared memory in tiles of 32 with an online softmax; only the log-sum-exp per row is saved.
 // Backward recomputes probabilities: one kernel for dQ (a warp per query row) and one for
 // dK/dV (a warp per key row), both deterministic (no atomics).
@@ -295,6 +296,14 @@ void generic_dispatch(const Launch& l, const AttnArgs& a, bool backward) {
     generic_typed<T, 8>(l, a, backward);
 }
 
+template <class T>
+__global__ void repack_kernel(const T* src, T* dst, int64_t groups, int64_t d_src, int64_t d_dst) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= groups * d_dst) return;
+  const int64_t g = i / d_dst, k = i % d_dst;
+  dst[i] = k < d_src ? src[g * d_src + k] : from_f<T>(0.0f);
+}
+
 void attention_dvec(const Launch& l, const AttnArgs& a) {
   const int64_t n = a.batch * a.seq * a.heads;
   HWT_DISPATCH_FLOAT(
@@ -303,15 +312,31 @@ void attention_dvec(const Launch& l, const AttnArgs& a) {
 
 }  // namespace
 
+void repack_heads(const Launch& l, DType dt, const void* src, void* dst, int64_t groups,
+                  int64_t d_src, int64_t d_dst) {
+  const int64_t n = groups * d_dst;
+  if (n == 0) return;
+  const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
+  HWT_DISPATCH_FLOAT(dt, T,
+                     repack_kernel<T><<<blocks, 256, 0, l.stream>>>(
+                         static_cast<const T*>(src), static_cast<T*>(dst), groups, d_src, d_dst));
+}
+
+std::string_view attention_slow_reason(const AttnArgs& a) {
+  return flash_supported(a) ? std::string_view{} : mma_attention_unsupported(a);
+}
+
 void attention_forward(const Launch& l, const AttnArgs& a) {
   if (a.batch * a.seq == 0) return;
   if (flash_supported(a)) return flash_forward(l, a);
+  if (mma_attention_unsupported(a).empty()) return mma_attention_forward(l, a);
   HWT_DISPATCH_FLOAT(a.dt, T, generic_dispatch<T>(l, a, false));
 }
 
 void attention_backward(const Launch& l, const AttnArgs& a) {
   if (a.batch * a.seq == 0) return;
   if (flash_supported(a)) return flash_backward(l, a);
+  if (mma_attention_unsupported(a).empty()) return mma_attention_backward(l, a);
   attention_dvec(l, a);
   HWT_DISPATCH_FLOAT(a.dt, T, generic_dispatch<T>(l, a, true));
 }

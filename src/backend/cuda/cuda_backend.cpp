@@ -1,6 +1,8 @@
 // CudaBackend: construction, memory, transfers, casts, reductions and the device error word.
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 
@@ -83,6 +85,14 @@ void* CudaBackend::scratch(size_t bytes) {
   scratch_ = allocate(rounded);
   scratch_bytes_ = rounded;
   return scratch_;
+}
+
+void CudaBackend::notice(std::string text) {
+  if (noticed_.insert(text).second) new_notices_.push_back(std::move(text));
+}
+
+std::vector<std::string> CudaBackend::take_notices() {
+  return std::exchange(new_notices_, {});
 }
 
 void CudaBackend::check_device_errors() {

@@ -9,8 +9,10 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/cuda/cuda_gemm.h"
@@ -51,6 +53,7 @@ class CudaBackend final : public Backend {
   void begin_capture() override;
   void end_capture() override;
   void abort_capture() override;
+  std::vector<std::string> take_notices() override;
 
   HWT_BACKEND_OPS(HWT_BACKEND_OP_OVERRIDE)
 
@@ -62,6 +65,8 @@ class CudaBackend final : public Backend {
   // cuda::Gemm::run, except that inside a capture a new shape may not be autotuned.
   bool gemm(const cuda::GemmDesc& g);
   void check_device_errors();
+  // Records a slow path once (take_notices returns it).
+  void notice(std::string text);
   void reduce(Tensor x, Tensor out, bool squares, const char* op);
   cuda::OptCommon optimizer_common(const OptimizerTensors& t, const GradClip& clip,
                                    float weight_decay) const;
@@ -76,6 +81,8 @@ class CudaBackend final : public Backend {
   size_t scratch_bytes_ = 0;
   std::unique_ptr<cuda::Gemm> gemm_;
   bool capturing_ = false;
+  std::set<std::string> noticed_;
+  std::vector<std::string> new_notices_;
   // Executable graphs of the last two captures; the next capture updates graph_execs_[next_exec_].
   cudaGraphExec_t graph_execs_[2] = {nullptr, nullptr};
   int next_exec_ = 0;

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "core/activation_math.h"
 #include "core/dtype.h"
@@ -96,11 +97,13 @@ void norm_backward(const Launch& l, const NormBwdArgs& a);
 void residual_backward_plain(const Launch& l, DType dt, const void* d_sum, void* d_res, void* d_x,
                              int64_t n, DropArgs d);
 
-// ---- attention (cuda_attention.cu generic, cuda_flash.cu tensor cores)
+// ---- attention: cuda_flash.cu (Hopper warpgroups, head size 64), cuda_flash_mma.cu (mma.sync,
+// head sizes up to 256), cuda_attention.cu (generic fp32 kernels and the dispatch)
 struct AttnArgs {
   DType dt = DType::F32;
   int64_t batch = 0, seq = 0, heads = 0, head_dim = 0;
   bool causal = false;
+  bool tf32 = false;  // fp32 activations may be multiplied as TF32 (train.precision tf32)
   float scale = 1.0f;
   DropArgs drop;
   const int* key_lengths = nullptr;
@@ -120,6 +123,16 @@ void attention_backward(const Launch& l, const AttnArgs& a);
 bool flash_supported(const AttnArgs& a);
 void flash_forward(const Launch& l, const AttnArgs& a);
 void flash_backward(const Launch& l, const AttnArgs& a);  // computes a.dvec itself
+// Why the mma.sync kernels cannot take these arguments, or empty when they can.
+std::string_view mma_attention_unsupported(const AttnArgs& a);
+void mma_attention_forward(const Launch& l, const AttnArgs& a);
+void mma_attention_backward(const Launch& l, const AttnArgs& a);  // computes a.dvec itself
+// Why attention with these arguments runs the generic kernels, or empty.
+std::string_view attention_slow_reason(const AttnArgs& a);
+// Copies `groups` runs of d_src elements (stored back to back) into runs of d_dst elements:
+// padding with zeros (d_dst > d_src) or dropping the padding (d_dst < d_src).
+void repack_heads(const Launch& l, DType dt, const void* src, void* dst, int64_t groups,
+                  int64_t d_src, int64_t d_dst);
 
 // ---- embeddings and pooling (cuda_embedding.cu)
 void embedding_forward(const Launch& l, DType dt, const int* ids, const void* table,

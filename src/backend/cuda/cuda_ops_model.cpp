@@ -1,6 +1,10 @@
 // CudaBackend: attention, embeddings, pooling, losses and argmax.
-#include <algorithm>
+#include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
+#include "backend/attention_paths.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 
@@ -8,7 +12,7 @@ namespace hwt {
 
 namespace {
 
-cuda::AttnArgs attn_args(const AttentionDims& d, const Tensor& qkv) {
+cuda::AttnArgs attn_args(const AttentionDims& d, const Tensor& qkv, bool tf32) {
   cuda::expect_float(qkv, "qkv");
   HWT_CHECK(qkv.rows() == d.batch * d.seq && qkv.cols() == 3 * d.heads * d.head_dim,
             "attention qkv {} for b={} s={} heads={} d={}", qkv.str(), d.batch, d.seq, d.heads,
@@ -22,6 +26,7 @@ cuda::AttnArgs attn_args(const AttentionDims& d, const Tensor& qkv) {
   a.heads = d.heads;
   a.head_dim = d.head_dim;
   a.causal = d.causal;
+  a.tf32 = tf32;
   a.scale = d.scale;
   a.drop = cuda::drop_args(d.drop);
   if (d.key_lengths.defined()) {
@@ -38,22 +43,63 @@ void expect_lse(const Tensor& lse, const AttentionDims& d) {
             d.batch, d.heads, d.seq);
 }
 
+// The head size attention runs at: the given one or, when only the tensor-core kernels' whole
+// 16-byte rows stand in the way, the next such size, on copies padded with zero columns.
+int64_t run_head_dim(const cuda::AttnArgs& a) {
+  cuda::AttnArgs padded = a;
+  padded.head_dim = attention_kernel_head_dim(a.dt, a.head_dim);
+  return padded.head_dim != a.head_dim && cuda::attention_slow_reason(padded).empty()
+             ? padded.head_dim
+             : a.head_dim;
+}
+
+// Consecutive 256-byte-aligned regions of one scratch allocation.
+class ScratchCursor {
+ public:
+  explicit ScratchCursor(void* base) : at_(static_cast<char*>(base)) {}
+  static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+  void* take(size_t bytes) { return std::exchange(at_, at_ + aligned(bytes)); }
+
+ private:
+  char* at_;
+};
+
 }  // namespace
 
 void CudaBackend::attention_forward(const AttentionFwd& a) {
-  cuda::AttnArgs args = attn_args(a.dims, a.qkv);
+  cuda::AttnArgs args = attn_args(a.dims, a.qkv, options_.tf32);
   cuda::expect_dtype(a.out, a.qkv.dtype, "out");
   HWT_CHECK(a.out.numel() == a.dims.batch * a.dims.seq * a.dims.heads * a.dims.head_dim,
             "attention out {}", a.out.str());
   expect_lse(a.lse, a.dims);
   args.out = a.out.data;
   args.lse = a.lse.as<float>();
-  cuda::attention_forward(launch_, args);
+  const int64_t dp = run_head_dim(args), d = args.head_dim;
+  if (dp == d) {
+    if (const std::string_view why = cuda::attention_slow_reason(args); !why.empty())
+      notice(
+          fmt::format("attention (head size {}) runs the generic CUDA kernels, far slower "
+                      "than the tensor-core ones: {}",
+                      d, why));
+    cuda::attention_forward(launch_, args);
+  } else {
+    const int64_t heads = args.batch * args.seq * args.heads;  // rows of one head each
+    const size_t es = dtype_size(args.dt), qkv_bytes = 3 * heads * dp * es;
+    ScratchCursor cur(scratch(ScratchCursor::aligned(qkv_bytes) + heads * dp * es));
+    void* qkv = cur.take(qkv_bytes);
+    cuda::AttnArgs p = args;
+    p.head_dim = dp;
+    p.qkv = qkv;
+    p.out = cur.take(heads * dp * es);
+    cuda::repack_heads(launch_, args.dt, args.qkv, qkv, 3 * heads, d, dp);
+    cuda::attention_forward(launch_, p);
+    cuda::repack_heads(launch_, args.dt, p.out, args.out, heads, dp, d);
+  }
   cuda::check_launch("attention_forward");
 }
 
 void CudaBackend::attention_backward(const AttentionBwd& a) {
-  cuda::AttnArgs args = attn_args(a.dims, a.qkv);
+  cuda::AttnArgs args = attn_args(a.dims, a.qkv, options_.tf32);
   cuda::expect_same(a.out, a.d_out, "out");
   cuda::expect_dtype(a.d_out, a.qkv.dtype, "d_out");
   cuda::expect_same(a.d_qkv, a.qkv, "d_qkv");
@@ -62,15 +108,37 @@ void CudaBackend::attention_backward(const AttentionBwd& a) {
   args.lse = a.lse.as<float>();
   args.d_out = a.d_out.data;
   args.d_qkv = a.d_qkv.data;
-  const size_t rows = static_cast<size_t>(a.dims.batch * a.dims.heads * a.dims.seq);
-  // Only the tensor-core backward adds dQ with atomics; the generic kernels need no accumulator.
-  const size_t accum = options_.deterministic_attention || !cuda::flash_supported(args)
-                           ? 0
-                           : rows * static_cast<size_t>(a.dims.head_dim);  // first: aligned
-  float* s = static_cast<float*>(scratch((accum + rows) * sizeof(float)));
-  args.dq_accum = accum ? s : nullptr;
-  args.dvec = s + accum;
-  cuda::attention_backward(launch_, args);
+  const int64_t dp = run_head_dim(args), d = args.head_dim;
+  const int64_t heads = args.batch * args.seq * args.heads;
+  const size_t dvec_bytes = static_cast<size_t>(heads) * sizeof(float);
+  if (dp == d) {
+    // Only the Hopper kernels add dQ with atomics; the others need no accumulator.
+    const size_t accum_bytes = options_.deterministic_attention || !cuda::flash_supported(args)
+                                   ? 0
+                                   : static_cast<size_t>(heads * d) * sizeof(float);
+    ScratchCursor cur(scratch(ScratchCursor::aligned(accum_bytes) + dvec_bytes));
+    args.dq_accum = accum_bytes ? static_cast<float*>(cur.take(accum_bytes)) : nullptr;
+    args.dvec = static_cast<float*>(cur.take(dvec_bytes));
+    cuda::attention_backward(launch_, args);
+  } else {
+    const size_t es = dtype_size(args.dt), one = heads * dp * es;
+    ScratchCursor cur(scratch(2 * ScratchCursor::aligned(3 * one) +
+                              2 * ScratchCursor::aligned(one) + dvec_bytes));
+    void* qkv = cur.take(3 * one);
+    void* d_out = cur.take(one);
+    cuda::AttnArgs p = args;
+    p.head_dim = dp;
+    p.qkv = qkv;
+    p.d_out = d_out;
+    p.d_qkv = cur.take(3 * one);
+    p.out = cur.take(one);
+    p.dvec = static_cast<float*>(cur.take(dvec_bytes));
+    cuda::repack_heads(launch_, args.dt, args.qkv, qkv, 3 * heads, d, dp);
+    cuda::repack_heads(launch_, args.dt, args.out, p.out, heads, d, dp);
+    cuda::repack_heads(launch_, args.dt, args.d_out, d_out, heads, d, dp);
+    cuda::attention_backward(launch_, p);
+    cuda::repack_heads(launch_, args.dt, p.d_qkv, args.d_qkv, 3 * heads, dp, d);
+  }
   cuda::check_launch("attention_backward");
 }
 
