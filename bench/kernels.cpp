@@ -19,10 +19,12 @@
 namespace hwt::bench {
 namespace {
 
-std::unique_ptr<Backend> cuda_backend(bool deterministic_attention) {
+std::unique_ptr<Backend> cuda_backend(bool deterministic_attention,
+                                      Precision precision = Precision::Fp32) {
   TrainConfig t;
   t.device = DeviceChoice::Cuda;
   t.deterministic_attention = deterministic_attention;
+  t.precision = precision;
   return make_backend(t);
 }
 
@@ -37,10 +39,15 @@ double time_ms(Backend& be, const std::function<void()>& fn, int warm, int reps)
 class Bench {
  public:
   explicit Bench(std::string only)
-      : be_(cuda_backend(true)), atomic_attention_(cuda_backend(false)), only_(std::move(only)) {}
+      : be_(cuda_backend(true)),
+        atomic_attention_(cuda_backend(false)),
+        tf32_(cuda_backend(true, Precision::Tf32)),
+        only_(std::move(only)) {}
   Backend& be() { return *be_; }
   // The same device with CudaOptions::deterministic_attention false (its own stream).
   Backend& atomic_attention() { return *atomic_attention_; }
+  // The same device with TF32 products for fp32 tensors (train.precision tf32).
+  Backend& tf32() { return *tf32_; }
 
   Tensor make(DType dt, Shape s, bool random = true) {
     bufs_.emplace_back(*be_, static_cast<size_t>(s.numel()) * dtype_size(dt));
@@ -119,11 +126,40 @@ class Bench {
  private:
   std::unique_ptr<Backend> be_;
   std::unique_ptr<Backend> atomic_attention_;
+  std::unique_ptr<Backend> tf32_;
   std::string only_;  // time only ops whose name contains this
   std::vector<DeviceBuffer> bufs_;
   DeviceBuffer block_;
   double copy_gbps_ = 4300, gemm_tflops_ = 790;
 };
+
+// Causal attention at B8 T1024 with 16 heads of each head size the kernels are built for
+// (bf16), and fp32 as TF32 at head sizes 64 and 128: bench/kernels.py times SDPA alike.
+void attention_head_sizes(Bench& k) {
+  const int64_t B = 8, S = 1024, H = 16;
+  for (const DType dt : {DType::BF16, DType::F32})
+    for (const int64_t D : {32, 64, 80, 96, 128, 256}) {
+      if (dt == DType::F32 && D != 64 && D != 128) continue;
+      const std::string tag = fmt::format("causal {} D{}", dt == DType::F32 ? "tf32" : "bf16", D);
+      Backend& on = dt == DType::F32 ? k.tf32() : k.be();
+      AttentionDims dims{B, S, H, D, true, {}, 1.0f / std::sqrt(static_cast<float>(D)), {}};
+      const Tensor qkv = k.make(dt, {B * S, 3 * H * D}), out = k.make(dt, {B * S, H * D});
+      const Tensor lse = k.make(DType::F32, {B, H, S}), dout = k.make(dt, {B * S, H * D});
+      const Tensor dqkv = k.make(dt, {B * S, 3 * H * D});
+      k.op(
+          "attention_forward " + tag,
+          [&](Backend& b) {
+            b.attention_forward({dims, qkv, out, lse});
+          },
+          0.5, &on);
+      k.op(
+          "attention_backward " + tag,
+          [&](Backend& b) {
+            b.attention_backward({dims, qkv, out, dout, lse, dqkv});
+          },
+          0.5, &on);
+    }
+}
 
 void run_all(const std::string& only) {
   Bench k(only);
@@ -283,6 +319,7 @@ void run_all(const std::string& only) {
                  false,
                  2});
   });
+  attention_head_sizes(k);
 }
 
 }  // namespace

@@ -104,6 +104,29 @@ def main():
         torch.autograd.grad(loss, (logits,))
     ms = bench(ce)
     emit(op="cross_entropy+grad vocab 50304", ms=ms, GBps=round(3 * logits.numel() * 2 / ms / 1e6))
+    del logits, tgt
+    attention_head_sizes(dev)
+
+
+def attention_head_sizes(dev):
+    """Causal SDPA at bench_kernels' head-size shapes: B8 T1024, 16 heads, bf16 at every head
+    size hwt builds kernels for; fp32 with TF32 allowed at 64 and 128."""
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    B, T, H = 8, 1024, 16
+    for dt, sizes in ((torch.bfloat16, (32, 64, 80, 96, 128, 256)), (torch.float32, (64, 128))):
+        for D in sizes:
+            tag = f"causal {'bf16' if dt == torch.bfloat16 else 'tf32'} D{D}"
+            q, k, v = (torch.randn(B, H, T, D, device=dev, dtype=dt, requires_grad=True)
+                       for _ in range(3))
+            fl = 4 * B * H * T * T * D / 2
+            ms = bench(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+            emit(op=f"attention_forward {tag} (sdpa)", ms=ms, TFLOPs=round(fl / ms / 1e9, 1))
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            do = torch.randn_like(o)
+            ms = bench(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True))
+            emit(op=f"attention_backward {tag} (sdpa)", ms=ms, TFLOPs=round(2.5 * fl / ms / 1e9, 1))
+            del q, k, v, o, do
 
 
 if __name__ == "__main__":
