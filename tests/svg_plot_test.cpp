@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "report/svg_plot.h"
 
 namespace hwt {
@@ -24,6 +26,25 @@ TEST(SvgPlot, RendersSeriesLegendAndEscapesText) {
   for (size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1))
     ++circles;
   EXPECT_EQ(circles, 6u);
+}
+
+size_t count(const std::string& svg, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(SvgPlot, BarsForEveryFiniteValueFromZeroEitherWay) {
+  BarSpec b;
+  b.title = "a < b";
+  b.categories = {"x", "y"};
+  b.series = {{"up", {1.0, 2.0}}, {"down", {-0.5, std::nan("")}}};
+  const std::string svg = render_bars_svg(b);
+  // Background, frame, two legend swatches and three bars (the NaN has none).
+  EXPECT_EQ(count(svg, "<rect"), 7u);
+  EXPECT_NE(svg.find("a &lt; b"), std::string::npos);
+  EXPECT_NE(svg.find(">x<"), std::string::npos);
+  EXPECT_NE(svg.find(">down<"), std::string::npos);
 }
 
 TEST(SvgPlot, LogAxesSkipNonPositiveValues) {

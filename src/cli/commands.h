@@ -13,5 +13,6 @@ void add_flops_command(CLI::App& app);
 void add_config_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_shape_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 
 }  // namespace hwt

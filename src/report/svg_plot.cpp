@@ -84,6 +84,22 @@ std::string tick_label(double v) {
   return fmt::format("{:.6g}", v);
 }
 
+std::string document_head(int width, int height, double title_x, const std::string& title) {
+  return fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
+      "fill=\"white\"/>\n<text x=\"{}\" y=\"22\" font-size=\"15\" "
+      "text-anchor=\"middle\">{}</text>\n",
+      width, height, title_x, escape(title));
+}
+
+std::string legend_entry(double x, double y, const std::string& color, const std::string& label) {
+  return fmt::format(
+      "<rect x=\"{}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" "
+      "y=\"{:.1f}\">{}</text>\n",
+      x, y - 10, color, x + 18, y, escape(label));
+}
+
 }  // namespace
 
 std::string render_svg(const PlotSpec& p) {
@@ -93,12 +109,7 @@ std::string render_svg(const PlotSpec& p) {
   auto X = [&](double v) { return left + ax.map(v) * w; };
   auto Y = [&](double v) { return top + (1 - ay.map(v)) * h; };
 
-  std::string s = fmt::format(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" "
-      "fill=\"white\"/>\n<text x=\"{}\" y=\"22\" font-size=\"15\" "
-      "text-anchor=\"middle\">{}</text>\n",
-      p.width, p.height, left + w / 2, escape(p.title));
+  std::string s = document_head(p.width, p.height, left + w / 2, p.title);
   for (double t : ax.ticks())
     s += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#eee\"/>"
@@ -136,11 +147,53 @@ std::string render_svg(const PlotSpec& p) {
       s += fmt::format(
           "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>\n", pts,
           color);
-    const double ly = top + 10 + 18 * static_cast<double>(i);
+    s += legend_entry(left + w + 12, top + 10 + 18 * static_cast<double>(i), color, ser.label);
+  }
+  return s + "</svg>\n";
+}
+
+std::string render_bars_svg(const BarSpec& p) {
+  const double left = 70, right = 170, top = 40, bottom = 55;
+  const double w = p.width - left - right, h = p.height - top - bottom;
+  Axis ay;  // from zero (or below, for negative bars) to the tallest bar
+  ay.hi = 0;
+  for (const BarSpec::Series& ser : p.series)
+    for (double v : ser.values)
+      if (std::isfinite(v)) ay.lo = std::min(ay.lo, 1.05 * v), ay.hi = std::max(ay.hi, 1.05 * v);
+  if (ay.hi == ay.lo) ay.hi = ay.lo + 1;
+  auto Y = [&](double v) { return top + (1 - ay.map(v)) * h; };
+  std::string s = document_head(p.width, p.height, left + w / 2, p.title);
+  for (double t : ay.ticks())
     s += fmt::format(
-        "<rect x=\"{}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" "
-        "y=\"{:.1f}\">{}</text>\n",
-        left + w + 12, ly - 10, color, left + w + 30, ly, escape(ser.label));
+        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>"
+        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+        left, Y(t), left + w, left - 6, Y(t) + 4, tick_label(t));
+  s += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", left,
+      top, w, h);
+  s += fmt::format(
+      "<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 "
+      "{0})\">{1}</text>\n",
+      top + h / 2, escape(p.y_label));
+  const double group = w / static_cast<double>(std::max<size_t>(1, p.categories.size()));
+  const double bar = 0.8 * group / static_cast<double>(std::max<size_t>(1, p.series.size()));
+  for (size_t c = 0; c < p.categories.size(); ++c)
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                     left + group * (static_cast<double>(c) + 0.5), top + h + 16,
+                     escape(p.categories[c]));
+  for (size_t i = 0; i < p.series.size(); ++i) {
+    const std::string color = kPalette[i % 8];
+    for (size_t c = 0; c < p.categories.size() && c < p.series[i].values.size(); ++c) {
+      const double v = p.series[i].values[c];
+      if (!std::isfinite(v)) continue;
+      const double x =
+          left + group * static_cast<double>(c) + 0.1 * group + bar * static_cast<double>(i);
+      s += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\"/>\n", x,
+          Y(std::max(v, 0.0)), bar, std::abs(Y(0) - Y(v)), color);
+    }
+    s += legend_entry(left + w + 12, top + 10 + 18 * static_cast<double>(i), color,
+                      p.series[i].label);
   }
   return s + "</svg>\n";
 }

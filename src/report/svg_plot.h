@@ -1,5 +1,5 @@
-// Minimal SVG charts (line and scatter series on linear or log axes), enough for the reports'
-// throughput, loss and Pareto plots without a plotting dependency.
+// Minimal SVG charts (line and scatter series on linear or log axes, grouped bars), enough for
+// the reports' throughput, loss, Pareto and comparison plots without a plotting dependency.
 #pragma once
 
 #include <string>
@@ -24,5 +24,19 @@ struct PlotSpec {
 
 // Renders the chart as a standalone SVG document.
 std::string render_svg(const PlotSpec& spec);
+
+// Grouped bars: one group per category, one bar per series in each group, from zero.
+struct BarSpec {
+  std::string title, y_label;
+  std::vector<std::string> categories;
+  struct Series {
+    std::string label;
+    std::vector<double> values;  // one per category
+  };
+  std::vector<Series> series;
+  int width = 720, height = 440;
+};
+
+std::string render_bars_svg(const BarSpec& spec);
 
 }  // namespace hwt
