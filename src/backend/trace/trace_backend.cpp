@@ -255,6 +255,7 @@ void TraceBackend::attention_forward(const AttentionFwd& a) {
   r.flops = r.gemm_flops() + (kSoftmaxFlops + (d.drop.active() ? kDropoutFlops : 0)) *
                                  static_cast<double>(r.rows * r.cols);
   set_io(r, io(a.qkv) + io(d.key_lengths), io(a.out) + io(a.lse));
+  r.computed_share = d.causal ? 0.5 : 1.0;
   r.detail = fmt::format("b={} s={} heads={} d={} causal={}", d.batch, d.seq, d.heads, d.head_dim,
                          d.causal);
 }
@@ -274,6 +275,7 @@ void TraceBackend::attention_backward(const AttentionBwd& a) {
   r.flops = r.gemm_flops() + (kSoftmaxFlops + (d.drop.active() ? kDropoutFlops : 0)) *
                                  static_cast<double>(r.rows * r.cols);
   set_io(r, io(a.qkv) + io(a.out) + io(a.d_out) + io(a.lse) + io(d.key_lengths), io(a.d_qkv));
+  r.computed_share = d.causal ? 0.5 : 1.0;
   r.detail = fmt::format("b={} s={} heads={} d={} causal={}", d.batch, s, d.heads, hd, d.causal);
 }
 

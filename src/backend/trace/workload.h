@@ -41,6 +41,9 @@ struct OpRecord {
   int64_t elements = 0;         // elements the op produces (elementwise work)
   int64_t params = 0;           // optimizer ops: parameters updated
   double flops = 0;             // all floating-point operations, GEMM and otherwise
+  // The share of the listed products' entries the kernels compute: about half for attention
+  // under a causal mask, which skips the tiles above the diagonal (FLOPs above count them all).
+  double computed_share = 1.0;
   double bytes_read = 0, bytes_written = 0;        // minimum device-memory traffic
   double elements_read = 0, elements_written = 0;  // the same traffic in elements
   std::string detail;                              // shapes, human-readable

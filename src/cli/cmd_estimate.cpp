@@ -1,0 +1,134 @@
+// `hwt estimate`: a config's training step priced on catalogued GPUs that need not be at hand
+// (analysis/step_estimate.h).
+#include <fmt/format.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "analysis/gemm_calibration.h"
+#include "analysis/step_estimate.h"
+#include "cli/commands.h"
+#include "cli/config_options.h"
+#include "hw/gpu_catalog.h"
+
+namespace hwt {
+namespace {
+
+struct Opts {
+  ConfigOptions config;
+  std::string gpus = "H200", precision;
+  std::vector<std::string> catalogs;
+  double epoch_tokens = 0;
+  bool json = false;
+};
+
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream in(list);
+  for (std::string part; std::getline(in, part, ',');)
+    if (!part.empty()) out.push_back(part);
+  if (out.empty()) fail_input("--gpu '{}': name at least one GPU", list);
+  return out;
+}
+
+struct GpuEstimate {
+  const GpuSpec* gpu;
+  StepEstimate step;
+};
+
+void print_json(const std::vector<GpuEstimate>& all, Precision p, double tokens) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [gpu, e] : all)
+    out.push_back({{"gpu", gpu->name},
+                   {"precision", precision_name(p)},
+                   {"step_s", e.seconds()},
+                   {"gemm_s", e.gemm_s},
+                   {"attention_s", e.attention_s},
+                   {"memory_s", e.memory_s},
+                   {"optimizer_s", e.optimizer_s},
+                   {"overhead_s", e.overhead_s},
+                   {"tokens_per_s", tokens / e.seconds()},
+                   {"energy_j_at_tdp", gpu->tdp_w * e.seconds()},
+                   {"cost_usd", gpu->price_per_hour * e.seconds() / 3600},
+                   {"notes", e.notes}});
+  fmt::print("{}\n", out.dump(1));
+}
+
+void print_table(const std::vector<GpuEstimate>& all, double tokens, double epoch_tokens) {
+  fmt::print("{:<10} {:>9} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>11} {:>10}{}\n", "GPU",
+             "step ms", "tokens/s", "GEMM ms", "attn ms", "mem ms", "optim ms", "gaps ms",
+             "TFLOP/s", "J/step@TDP", "$/1M tok", epoch_tokens > 0 ? "   epoch" : "");
+  for (const auto& [gpu, e] : all) {
+    const double s = e.seconds();
+    fmt::print(
+        "{:<10} {:>9.2f} {:>10.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.1f} {:>11.1f} "
+        "{:>10.3f}{}\n",
+        gpu->name, 1e3 * s, tokens / s, 1e3 * e.gemm_s, 1e3 * e.attention_s, 1e3 * e.memory_s,
+        1e3 * e.optimizer_s, 1e3 * e.overhead_s, e.flops / s / 1e12, gpu->tdp_w * s,
+        gpu->price_per_hour * s / 3600 / tokens * 1e6,
+        epoch_tokens > 0 ? fmt::format(" {:>6.1f} h", epoch_tokens / tokens * s / 3600)
+                         : std::string());
+  }
+  fmt::print("\nslowest ops (share of the step):\n");
+  for (const auto& [gpu, e] : all) {
+    std::string line;
+    for (const OpGroupEstimate& g : e.slowest)
+      line += fmt::format("{}{} {:.0f}%", line.empty() ? "" : ", ", g.name,
+                          100 * g.seconds / e.seconds());
+    fmt::print("  {:<10} {}\n", gpu->name, line);
+    for (const std::string& n : e.notes) fmt::print("  {:<10} note: {}\n", "", n);
+  }
+  fmt::print(
+      "\nEnergy is at the GPU's TDP for the whole step (an upper bound; hwt train's telemetry "
+      "measures it); cost at the catalogue's price per GPU-hour.\n");
+}
+
+void run(const Opts& o) {
+  const GpuCatalog cat = load_gpu_catalog(o.catalogs);
+  RunConfig rc = o.config.load();
+  if (!o.precision.empty()) {
+    const auto p = parse_precision(o.precision);
+    if (!p || *p == Precision::Fp8)
+      fail_input("--precision {}: use fp32, tf32, bf16 or fp16", o.precision);
+    rc.train.precision = *p;
+  }
+  if (o.epoch_tokens < 0) fail_input("--epoch-tokens must not be negative");
+  const Precision p = rc.train.precision;
+  const StepSpec spec = o.config.step(rc);
+  const Workload w = trace_step(spec);
+  std::vector<GpuEstimate> all;
+  for (const std::string& name : split_names(o.gpus)) {
+    const GpuSpec& gpu = cat.find(name);
+    if (gpu.peak_tflops(p) <= 0)
+      fail_input("{} has no {} rate in the catalogue", gpu.name, precision_name(p));
+    all.push_back(
+        {&gpu, estimate_step(w, GemmModel(gpu, p, resolve_constants(gpu, p, "").constants))});
+  }
+  const double tokens = static_cast<double>(spec.batch * spec.seq);
+  if (o.json) return print_json(all, p, tokens);
+  fmt::print("{} at {}, batch {} x seq {} ({} tokens a step), {:.3g} GFLOP a step\n\n",
+             o.config.config, precision_name(p), spec.batch, spec.seq, tokens,
+             w.total_flops() / 1e9);
+  print_table(all, tokens, o.epoch_tokens);
+}
+
+}  // namespace
+
+void add_estimate_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "estimate",
+      "Predicted step time, throughput, energy and cost of a config on catalogued GPUs");
+  auto o = std::make_shared<Opts>();
+  add_step_options(cmd, o->config);
+  cmd->add_option("--gpu", o->gpus, "GPU names from the catalogue, comma-separated")
+      ->capture_default_str();
+  cmd->add_option("--precision", o->precision,
+                  "fp32, tf32, bf16 or fp16 (default: train.precision)");
+  cmd->add_option("--catalog", o->catalogs, "Extra GPU catalog file merged by name (repeatable)");
+  cmd->add_option("--epoch-tokens", o->epoch_tokens, "Tokens in an epoch: also print its time");
+  cmd->add_flag("--json", o->json, "Print the estimates as JSON");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace hwt

@@ -1,0 +1,108 @@
+// hwt estimate: the traced step priced op by op on a catalogued GPU; attention by the rates
+// hwt's kernels reach; what it cannot price is said.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/gemm_calibration.h"
+#include "analysis/step_estimate.h"
+#include "cli_util.h"
+#include "shape_test_util.h"
+
+namespace hwt {
+namespace {
+
+const GpuCatalog& catalog() {
+  static const GpuCatalog c = load_gpu_catalog();
+  return c;
+}
+
+GemmModel model(const char* gpu, Precision p) {
+  const GpuSpec& g = catalog().find(gpu);
+  return GemmModel(g, p, resolve_constants(g, p, "").constants);
+}
+
+TEST(Estimate, AttentionRatesFollowTheKernelThatRuns) {
+  EXPECT_DOUBLE_EQ(attention_peak_fraction(GpuArch::Hopper, Precision::Bf16, 64, false), 0.2338);
+  // 40 runs the 64 kernel, 125 the 128 kernel (on padded copies).
+  EXPECT_DOUBLE_EQ(attention_peak_fraction(GpuArch::Hopper, Precision::Bf16, 40, true), 0.1570);
+  EXPECT_DOUBLE_EQ(attention_peak_fraction(GpuArch::Ampere, Precision::Fp16, 125, false), 0.1998);
+  EXPECT_DOUBLE_EQ(attention_peak_fraction(GpuArch::Hopper, Precision::Tf32, 128, true), 0.0402);
+  // The generic kernels: exact fp32, TF32 above 128, GPUs before sm_80.
+  EXPECT_EQ(attention_peak_fraction(GpuArch::Hopper, Precision::Fp32, 64, false), 0.0);
+  EXPECT_EQ(attention_peak_fraction(GpuArch::Hopper, Precision::Tf32, 256, false), 0.0);
+  EXPECT_EQ(attention_peak_fraction(GpuArch::Volta, Precision::Fp16, 64, false), 0.0);
+}
+
+TEST(Estimate, PricesEachOpOnce) {
+  const StepSpec c = test::causal_lm(768, 12, 3072, 2, 50304, 8, 512);
+  const Workload w = trace_at(c, Precision::Bf16);
+  const GemmModel m = model("H200", Precision::Bf16);
+  const StepEstimate e = estimate_step(w, m);
+  double gemm = 0, memory = 0, optimizer = 0, attention = 0;
+  const double bw = m.gpu().memory_bandwidth_gbs * 1e9 * m.constants().memory_fraction;
+  for (const OpRecord& op : w.ops) {
+    if (op.kind == OpKind::Gemm) {
+      for (const GemmCall& g : op.gemms) gemm += m.predict(g.shape).seconds;
+    } else if (op.kind == OpKind::Attention) {
+      const double f = attention_peak_fraction(GpuArch::Hopper, Precision::Bf16, 64,
+                                               op.phase == Phase::Backward);
+      attention += 0.5 * op.gemm_flops() / (989.5e12 * f);  // causal: half the products
+    } else {
+      (op.phase == Phase::Optimizer ? optimizer : memory) +=
+          (op.bytes_read + op.bytes_written) / bw;
+    }
+  }
+  EXPECT_NEAR(e.gemm_s, gemm, 1e-12);
+  EXPECT_NEAR(e.attention_s, attention, 1e-12);
+  EXPECT_NEAR(e.memory_s, memory, 1e-12);
+  EXPECT_NEAR(e.optimizer_s, optimizer, 1e-12);
+  const double modelled = gemm + attention + memory + optimizer;
+  EXPECT_NEAR(
+      e.overhead_s,
+      (kSustainedRateFactor - 1) * modelled + kOpGapSeconds * static_cast<double>(w.ops.size()),
+      1e-12);
+  EXPECT_NEAR(e.seconds(), modelled + e.overhead_s, 1e-12);
+  EXPECT_GT(e.attention_s, 0);
+  EXPECT_GT(e.optimizer_s, 0);
+  ASSERT_EQ(e.slowest.size(), 3u);
+  EXPECT_GE(e.slowest[0].seconds, e.slowest[1].seconds);
+  EXPECT_GE(e.slowest[1].seconds, e.slowest[2].seconds);
+  EXPECT_EQ(e.slowest[0].name.find("layers.*"), e.slowest[0].name.find("layers."));
+  EXPECT_TRUE(e.notes.empty());
+}
+
+TEST(Estimate, NonCausalAttentionCostsTwiceAndSlowPathsAreSaid) {
+  StepSpec c = test::causal_lm(768, 12, 3072, 2, 50304, 8, 512);
+  const GemmModel m = model("H200", Precision::Bf16);
+  const double causal = estimate_step(trace_at(c, Precision::Bf16), m).attention_s;
+  c.config.model.causal = false;  // a classifier: an LM must be causal
+  c.config.model.head = Task::Classify;
+  c.config.model.num_labels = 2;
+  EXPECT_NEAR(estimate_step(trace_at(c, Precision::Bf16), m).attention_s, 2 * causal, 1e-12);
+  const StepEstimate v100 =
+      estimate_step(trace_at(c, Precision::Fp16), model("V100", Precision::Fp16));
+  ASSERT_EQ(v100.notes.size(), 1u);
+  EXPECT_NE(v100.notes[0].find("lower bound"), std::string::npos);
+}
+
+TEST(Estimate, CommandPrintsEveryGpuAndFailsCleanly) {
+  test::TempDir tmp("estimate_cli");
+  const test::CliResult ok =
+      test::run_hwt("estimate --config bert_base --gpu h200,a100-80gb --json", tmp);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  const nlohmann::json j = nlohmann::json::parse(ok.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["gpu"], "H200");
+  EXPECT_GT(j[1]["step_s"].get<double>(), j[0]["step_s"].get<double>());  // the A100 is slower
+  EXPECT_NEAR(j[0]["energy_j_at_tdp"].get<double>(), 700 * j[0]["step_s"].get<double>(), 1e-9);
+  const test::CliResult table = test::run_hwt("estimate --config gpt2_124m --gpu h200", tmp);
+  EXPECT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.out.find("slowest ops"), std::string::npos);
+  EXPECT_EQ(test::run_hwt("estimate --config bert_base --gpu nope", tmp).exit_code, 2);
+  EXPECT_EQ(test::run_hwt("estimate --config bert_base --precision fp8", tmp).exit_code, 2);
+  EXPECT_EQ(test::run_hwt("estimate --config bert_base --gpu ,", tmp).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace hwt
