@@ -93,6 +93,29 @@ std::string document_head(int width, int height, double title_x, const std::stri
       width, height, title_x, escape(title));
 }
 
+// Horizontal grid lines with their labels at the y ticks, and the plot frame.
+std::string y_grid_and_frame(const Axis& ay, double left, double top, double w, double h) {
+  std::string s;
+  for (double t : ay.ticks()) {
+    const double y = top + (1 - ay.map(t)) * h;
+    s += fmt::format(
+        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>"
+        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+        left, y, left + w, left - 6, y + 4, tick_label(t));
+  }
+  return s + fmt::format(
+                 "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
+                 "stroke=\"#444\"/>\n",
+                 left, top, w, h);
+}
+
+std::string y_label(const std::string& label, double y) {
+  return fmt::format(
+      "<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 "
+      "{0})\">{1}</text>\n",
+      y, escape(label));
+}
+
 std::string legend_entry(double x, double y, const std::string& color, const std::string& label) {
   return fmt::format(
       "<rect x=\"{}\" y=\"{:.1f}\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" "
@@ -115,20 +138,10 @@ std::string render_svg(const PlotSpec& p) {
         "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#eee\"/>"
         "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
         X(t), top, top + h, top + h + 16, tick_label(t));
-  for (double t : ay.ticks())
-    s += fmt::format(
-        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>"
-        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-        left, Y(t), left + w, left - 6, Y(t) + 4, tick_label(t));
-  s += fmt::format(
-      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", left,
-      top, w, h);
+  s += y_grid_and_frame(ay, left, top, w, h);
   s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + w / 2,
                    p.height - 12, escape(p.x_label));
-  s += fmt::format(
-      "<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 "
-      "{0})\">{1}</text>\n",
-      top + h / 2, escape(p.y_label));
+  s += y_label(p.y_label, top + h / 2);
 
   size_t next_color = 0;
   for (size_t i = 0; i < p.series.size(); ++i) {
@@ -163,18 +176,8 @@ std::string render_bars_svg(const BarSpec& p) {
   if (ay.hi == ay.lo) ay.hi = ay.lo + 1;
   auto Y = [&](double v) { return top + (1 - ay.map(v)) * h; };
   std::string s = document_head(p.width, p.height, left + w / 2, p.title);
-  for (double t : ay.ticks())
-    s += fmt::format(
-        "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>"
-        "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-        left, Y(t), left + w, left - 6, Y(t) + 4, tick_label(t));
-  s += fmt::format(
-      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#444\"/>\n", left,
-      top, w, h);
-  s += fmt::format(
-      "<text x=\"16\" y=\"{0}\" text-anchor=\"middle\" transform=\"rotate(-90 16 "
-      "{0})\">{1}</text>\n",
-      top + h / 2, escape(p.y_label));
+  s += y_grid_and_frame(ay, left, top, w, h);
+  s += y_label(p.y_label, top + h / 2);
   const double group = w / static_cast<double>(std::max<size_t>(1, p.categories.size()));
   const double bar = 0.8 * group / static_cast<double>(std::max<size_t>(1, p.series.size()));
   for (size_t c = 0; c < p.categories.size(); ++c)
