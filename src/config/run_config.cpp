@@ -220,6 +220,12 @@ void add_train_keys(Keys& k) {
   k.add(
       "train.seed", "Seed of initialisation, shuffling and dropout",
       [](R & c) -> auto& { return c.train.seed; });
+  k.add(
+      "train.telemetry",
+      "Sample GPU power, energy, utilisation, clock, temperature and memory (NVML) and CPU "
+      "package energy (RAPL) every 100 ms into run.json and metrics.jsonl; false measures "
+      "nothing (to time telemetry's own overhead)",
+      [](R & c) -> auto& { return c.train.telemetry; });
 }
 
 void add_optim_keys(Keys& k) {

@@ -31,6 +31,7 @@ struct TrainConfig {
   int64_t early_stop_patience = 0;  // evaluations without improvement; 0: off
   double max_grad_norm = 1.0;       // 0: no clipping
   int64_t seed = 42;
+  bool telemetry = true;  // sample GPU/CPU power, energy and utilisation during the run
 };
 
 struct OptimConfig {

@@ -18,6 +18,7 @@
 #include "train/progress.h"
 #include "train/run_files.h"
 #include "train/run_setup.h"
+#include "train/run_telemetry.h"
 #include "train/schedule.h"
 
 namespace hwt {
@@ -57,7 +58,7 @@ struct PhaseTimes {
 
 class Run {
  public:
-  explicit Run(const TrainRequest& r) : req_(r), cfg_(r.config) {}
+  explicit Run(const TrainRequest& r) : req_(r), cfg_(r.config), telemetry_(cfg_.train) {}
   nlohmann::json execute();
 
  private:
@@ -68,11 +69,13 @@ class Run {
   bool captures(const Batch& b, bool timed) const;
   void evaluate_and_track(int64_t step);
   void save(const std::string& name, bool with_optimizer);
+  nlohmann::json telemetry_report();
   nlohmann::json report(const std::string& stopped, const EvalResult& valid,
                         const std::optional<EvalResult>& test, double total_s);
 
   const TrainRequest& req_;
   RunConfig cfg_;
+  RunTelemetry telemetry_;  // first, so that it measures the whole run
   Dataset data_;
   std::optional<Checkpoint> resume_;
   std::unique_ptr<Backend> backend_;
@@ -86,7 +89,7 @@ class Run {
   std::vector<float> best_params_;
   std::vector<std::string> notices_;  // the backend's slow paths, in run.json
   int64_t total_steps_ = 0, steps_per_epoch_ = 0;
-  int64_t tokens_since_log_ = 0;
+  int64_t tokens_since_log_ = 0, tokens_trained_ = 0;
   Clock::time_point last_log_ = Clock::now();
   bool data_exhausted_ = false;
   // train.cuda_graph: the (batch, seq) shapes of finished steps.
@@ -181,6 +184,7 @@ void Run::train_step(int64_t step) {
     }
     model().set_batch(b, 1.0f / static_cast<float>(accum));
     tokens_since_log_ += b.tokens();
+    tokens_trained_ += b.tokens();
     lap(t, times_.data);
     const uint64_t seed = mix_seed(static_cast<uint64_t>(cfg_.train.seed) ^
                                    mix_seed(static_cast<uint64_t>(step * accum + micro)));
@@ -207,8 +211,10 @@ void Run::train_step(int64_t step) {
       static_cast<double>(tokens_since_log_) / std::max(1e-9, seconds_since(last_log_));
   tokens_since_log_ = 0;
   last_log_ = Clock::now();
-  log_->write(
-      {{"step", step}, {"epoch", state_.epoch}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", tps}});
+  nlohmann::json line = {
+      {"step", step}, {"epoch", state_.epoch}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", tps}};
+  line.update(telemetry_.next_log_interval());
+  log_->write(line);
   curve_.train_step.push_back(static_cast<double>(step));
   curve_.train_loss.push_back(loss);
   progress_->update(step, loss, lr, tps, cfg_.train.log_every);
@@ -217,6 +223,7 @@ void Run::train_step(int64_t step) {
 void Run::evaluate_and_track(int64_t step) {
   if (data_.valid.size() == 0) return;
   const auto t = Clock::now();
+  telemetry_.begin("eval");
   const EvalResult r = evaluate(model(), data_, data_.valid, cfg_.train.batch_size,
                                 cfg_.data.max_len, cfg_.train.eval_batches);
   nlohmann::json line = r.to_json();
@@ -234,6 +241,7 @@ void Run::evaluate_and_track(int64_t step) {
   } else {
     ++state_.evals_since_best;
   }
+  telemetry_.end("eval");
   times_.eval += seconds_since(t);
   progress_->message(
       fmt::format("step {} validation: {}{}", step, r.summary(), improved ? " (best)" : ""));
@@ -249,11 +257,18 @@ void Run::save(const std::string& name, bool with_optimizer) {
 
 nlohmann::json Run::execute() {
   const auto start = Clock::now();
+  telemetry_.begin("total");
   setup();
   const int64_t eval_every = cfg_.train.eval_every > 0 ? cfg_.train.eval_every : steps_per_epoch_;
   std::string stopped = cfg_.train.max_steps > 0 ? "max_steps" : "epochs";
   const auto train_start = Clock::now();
   const int64_t first_step = state_.step + 1;
+  // The device first finishes the steps it was given, so that their energy stays in "train".
+  auto pause_training = [&] {
+    backend_->synchronize();
+    telemetry_.pause_training();
+  };
+  telemetry_.resume_training();
   for (int64_t step = first_step; step <= total_steps_; ++step) {
     const auto step_start = Clock::now();
     train_step(step);
@@ -266,9 +281,15 @@ nlohmann::json Run::execute() {
       }
     }
     if (data_exhausted_) break;
-    if (step % eval_every == 0 || step == total_steps_) evaluate_and_track(step);
-    if (cfg_.train.checkpoint_every > 0 && step % cfg_.train.checkpoint_every == 0)
-      save(fmt::format("checkpoint-step{}.safetensors", step), true);
+    const bool eval_now = step % eval_every == 0 || step == total_steps_;
+    const bool save_now =
+        cfg_.train.checkpoint_every > 0 && step % cfg_.train.checkpoint_every == 0;
+    if (eval_now || save_now) {
+      pause_training();
+      if (eval_now) evaluate_and_track(step);
+      if (save_now) save(fmt::format("checkpoint-step{}.safetensors", step), true);
+      telemetry_.resume_training();
+    }
     if (cfg_.train.early_stop_patience > 0 &&
         state_.evals_since_best >= cfg_.train.early_stop_patience) {
       stopped = "early_stop";
@@ -279,11 +300,13 @@ nlohmann::json Run::execute() {
       break;
     }
   }
+  pause_training();
   progress_->finish();
   save("checkpoint.safetensors", true);
 
   // Final figures: validation with the final weights; test with the best-on-validation ones.
   const auto t = Clock::now();
+  telemetry_.begin("eval");
   const EvalResult valid =
       data_.valid.size() > 0
           ? evaluate(model(), data_, data_.valid, cfg_.train.batch_size, cfg_.data.max_len)
@@ -296,14 +319,23 @@ nlohmann::json Run::execute() {
     }
     test = evaluate(model(), data_, data_.test, cfg_.train.batch_size, cfg_.data.max_len);
   }
+  telemetry_.end("eval");
   times_.eval += seconds_since(t);
   write_loss_plot(req_.out_dir, curve_);
   return report(stopped, valid, test, seconds_since(start));
 }
 
+nlohmann::json Run::telemetry_report() {
+  telemetry_.end("total");
+  RunCosting c{req_.price_per_gpu_hour, tokens_trained_, {}};
+  if (req_.flops_per_token) c.flops_per_token = [this] { return req_.flops_per_token(cfg_); };
+  return telemetry_.report(cfg_, c);
+}
+
 nlohmann::json Run::report(const std::string& stopped, const EvalResult& valid,
                            const std::optional<EvalResult>& test, double total_s) {
   nlohmann::json results = {{"steps", state_.step},
+                            {"tokens_trained", tokens_trained_},
                             {"epochs_completed", static_cast<double>(state_.step) /
                                                      static_cast<double>(steps_per_epoch_)},
                             {"stopped_by", stopped},
@@ -327,6 +359,7 @@ nlohmann::json Run::report(const std::string& stopped, const EvalResult& valid,
                           {"activation_bytes", model().activation_bytes()}}},
                         {"results", results},
                         {"timing", timing},
+                        {"telemetry", telemetry_report()},
                         {"notices", notices_},
                         {"resumed_from", req_.resume}};
   write_file_atomic(req_.out_dir + "/run.json", run.dump(2) + "\n");

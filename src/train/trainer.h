@@ -2,7 +2,9 @@
 // accumulation, periodic evaluation, early stopping, checkpoints, metrics and run report.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "config/run_config.h"
@@ -14,6 +16,10 @@ struct TrainRequest {
   std::string out_dir;
   std::string resume;  // checkpoint to continue from; empty starts fresh
   bool progress = true;
+  std::optional<double> price_per_gpu_hour = {};  // --price; else the GPU catalogue's
+  // FLOPs per token of one training step of the model (resolved against the data), for MFU;
+  // the caller traces it (workload/ sits above train/). Unset: MFU is null.
+  std::function<std::optional<double>(const RunConfig&)> flops_per_token = {};
 };
 
 // Trains and returns what it wrote to out_dir/run.json.

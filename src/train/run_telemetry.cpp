@@ -1,0 +1,80 @@
+#include "train/run_telemetry.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdlib>
+
+#include "train/run_setup.h"
+
+namespace hwt {
+namespace {
+
+// The NVML index of the GPU the CUDA backend uses (the first visible one). NVML numbers GPUs
+// without regard to CUDA_VISIBLE_DEVICES, so its first entry, when a number, is that index.
+TelemetryOptions gpu_options(const TrainConfig& train) {
+  TelemetryOptions o;
+  const bool gpu = train.device == DeviceChoice::Cuda ||
+                   (train.device == DeviceChoice::Auto && cuda_available());
+  if (!gpu) {
+    o.gpu_off_reason = "the run is on the CPU";
+    return o;
+  }
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string first =
+      visible ? std::string(visible).substr(0, std::string(visible).find(',')) : std::string("0");
+  if (first.empty() || !std::isdigit(static_cast<unsigned char>(first[0]))) {
+    o.gpu_off_reason = fmt::format(
+        "CUDA_VISIBLE_DEVICES={} does not name the GPU by index, which telemetry needs", visible);
+    return o;
+  }
+  o.gpu_index = static_cast<unsigned>(std::stoul(first));
+  return o;
+}
+
+nlohmann::json or_null(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+RunTelemetry::RunTelemetry(const TrainConfig& train) {
+  if (train.telemetry) t_ = std::make_unique<Telemetry>(gpu_options(train));
+}
+
+void RunTelemetry::pause_training() {
+  end("train");
+  end("log");
+}
+
+void RunTelemetry::resume_training() {
+  begin("train");
+  begin("log");
+}
+
+nlohmann::json RunTelemetry::next_log_interval() {
+  if (!t_) return {{"gpu_power_w", nullptr}, {"gpu_util_pct", nullptr}, {"gpu_energy_j", nullptr}};
+  t_->end("log");
+  const WindowStats s = t_->stats("log");
+  t_->reset("log");
+  t_->begin("log");
+  return {{"gpu_power_w", or_null(s.gpu_power_mean_w)},
+          {"gpu_util_pct", or_null(s.gpu_util_mean_pct)},
+          {"gpu_energy_j", or_null(s.gpu_energy_j)}};
+}
+
+nlohmann::json RunTelemetry::report(const RunConfig& config, const RunCosting& costing) const {
+  if (!t_) return nullptr;
+  const WindowStats train = t_->stats("train"), total = t_->stats("total");
+  nlohmann::json j = {{"gpu", t_->gpu_json()}};
+  if (j["gpu"].is_null()) j["gpu_unavailable"] = t_->gpu_unavailable();
+  j["train"] = train.to_json();
+  j["eval"] = t_->stats("eval").to_json();
+  j["total"] = total.to_json();
+
+  j.update(cost_and_mfu(t_->gpu_name(), t_->gpu_unavailable(), train, total, config.train.precision,
+                        costing));
+  return j;
+}
+
+}  // namespace hwt
