@@ -11,6 +11,7 @@
 #include "cli_util.h"
 #include "hw/gpu_catalog.h"
 #include "train/run_cost.h"
+#include "train/run_files.h"
 #include "train/trainer.h"
 
 namespace hwt {
@@ -205,6 +206,25 @@ TEST(RunCost, UnknownOrMissingGpuGivesReasons) {
                                         window_of(20), Precision::Bf16, c);
   EXPECT_EQ(n["mfu_null_reason"], "cannot load NVML (x)");
   EXPECT_FALSE(traced);  // no peak, no trace
+}
+
+TEST(RunPlots, PowerChartOnlyWhenTheGpuWasMeasured) {
+  TempDir dir("run_plots");
+  RunCurves c;
+  c.train_step = {1, 2};
+  c.train_loss = {3.0, 2.5};
+  write_run_plots(dir.path().string(), c);
+  EXPECT_TRUE(std::filesystem::exists(dir / "loss.svg"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "power.svg"));
+  c.gpu_step = {1, 2};
+  c.gpu_power_w = {430, 437};
+  c.gpu_util_pct = {80, 81};
+  write_run_plots(dir.path().string(), c);
+  const std::string svg = test::slurp(dir / "power.svg");
+  EXPECT_NE(svg.find("power (W)"), std::string::npos);
+  EXPECT_NE(svg.find("utilisation (%)"), std::string::npos);
+  ASSERT_NE(svg.find("<polyline"), std::string::npos);
+  EXPECT_NE(svg.find("<polyline"), svg.rfind("<polyline"));  // two series
 }
 
 }  // namespace

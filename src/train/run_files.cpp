@@ -24,7 +24,7 @@ void MetricsLog::write(const nlohmann::json& line) {
     fail("cannot write {}: {}", path_, std::strerror(errno));
 }
 
-void write_loss_plot(const std::string& dir, const LossCurve& c) {
+void write_run_plots(const std::string& dir, const RunCurves& c) {
   PlotSpec p;
   p.title = "Training and validation loss";
   p.x_label = "optimizer step";
@@ -33,6 +33,14 @@ void write_loss_plot(const std::string& dir, const LossCurve& c) {
   if (!c.valid_step.empty())
     p.series.push_back({"validation", c.valid_step, c.valid_loss, true, true, ""});
   write_file_atomic(dir + "/loss.svg", render_svg(p));
+  if (c.gpu_step.empty()) return;
+  PlotSpec g;
+  g.title = "GPU power and utilisation per logged interval";
+  g.x_label = "optimizer step";
+  g.y_label = "W, %";
+  g.series.push_back({"power (W)", c.gpu_step, c.gpu_power_w, true, false, ""});
+  g.series.push_back({"utilisation (%)", c.gpu_step, c.gpu_util_pct, true, false, ""});
+  write_file_atomic(dir + "/power.svg", render_svg(g));
 }
 
 }  // namespace hwt

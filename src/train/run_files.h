@@ -24,11 +24,13 @@ class MetricsLog {
   std::string path_;
 };
 
-struct LossCurve {
+struct RunCurves {
   std::vector<double> train_step, train_loss, valid_step, valid_loss;
+  // Per logged interval where telemetry measured them: mean GPU power and utilisation.
+  std::vector<double> gpu_step, gpu_power_w, gpu_util_pct;
 };
 
-// Writes DIR/loss.svg (atomically).
-void write_loss_plot(const std::string& dir, const LossCurve& curve);
+// Writes DIR/loss.svg and, when the GPU was measured, DIR/power.svg (atomically).
+void write_run_plots(const std::string& dir, const RunCurves& curves);
 
 }  // namespace hwt

@@ -85,7 +85,7 @@ class Run {
   std::unique_ptr<Progress> progress_;
   TrainState state_;
   PhaseTimes times_;
-  LossCurve curve_;
+  RunCurves curve_;
   std::vector<float> best_params_;
   std::vector<std::string> notices_;  // the backend's slow paths, in run.json
   int64_t total_steps_ = 0, steps_per_epoch_ = 0;
@@ -215,6 +215,12 @@ void Run::train_step(int64_t step) {
       {"step", step}, {"epoch", state_.epoch}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", tps}};
   line.update(telemetry_.next_log_interval());
   log_->write(line);
+  if (line.value("gpu_power_w", nlohmann::json()).is_number() &&
+      line.value("gpu_util_pct", nlohmann::json()).is_number()) {
+    curve_.gpu_step.push_back(static_cast<double>(step));
+    curve_.gpu_power_w.push_back(line["gpu_power_w"].get<double>());
+    curve_.gpu_util_pct.push_back(line["gpu_util_pct"].get<double>());
+  }
   curve_.train_step.push_back(static_cast<double>(step));
   curve_.train_loss.push_back(loss);
   progress_->update(step, loss, lr, tps, cfg_.train.log_every);
@@ -321,7 +327,7 @@ nlohmann::json Run::execute() {
   }
   telemetry_.end("eval");
   times_.eval += seconds_since(t);
-  write_loss_plot(req_.out_dir, curve_);
+  write_run_plots(req_.out_dir, curve_);
   return report(stopped, valid, test, seconds_since(start));
 }
 
