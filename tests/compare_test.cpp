@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/compare_plan.h"
 #include "analysis/run_compare.h"
 #include "cli_util.h"
 #include "core/error.h"
@@ -155,6 +156,84 @@ TEST(Compare, CommandWritesTablesAndChartsAndFailsCleanly) {
   const test::CliResult weights = test::run_hwt("compare " + runs + " --weights 1,2", root);
   EXPECT_EQ(weights.exit_code, 2);
   EXPECT_NE(weights.err.find("four weights"), std::string::npos);
+}
+
+// A tiny CPU classifier config and its data, for plans that really train.
+void write_tiny_config(const TempDir& dir) {
+  dir.write("train.tsv", test::tiny_sentiment_tsv(120, 3));
+  dir.write("tiny.toml", "[data]\nformat = \"tsv\"\npath = \"" + dir / "train.tsv" +
+                             "\"\nmin_freq = 1\nmax_len = 16\n[model]\nhidden = 16\nheads = 2\n"
+                             "ffn = 32\nlayers = 1\nmax_seq = 16\n[train]\ndevice = \"cpu\"\n"
+                             "batch_size = 8\nthreads = 1\neval_every = 2\n");
+}
+
+TEST(ComparePlan, BudgetsAndSettingsPerRun) {
+  TempDir dir("compare_plan_load");
+  write_tiny_config(dir);
+  dir.write("plan.toml", "base = \"" + dir / "tiny.toml" +
+                             "\"\nset = [\"optim.lr=0.002\"]\ntokens = 300\n"
+                             "[[run]]\nname = \"adamw\"\n"
+                             "[[run]]\nname = \"adan-b4\"\nset = [\"optim.name=adan\", "
+                             "\"train.batch_size=4\"]\n");
+  const ComparePlan p = load_compare_plan(dir / "plan.toml");
+  ASSERT_EQ(p.runs.size(), 2u);
+  EXPECT_EQ(p.runs[0].name, "adamw");
+  EXPECT_EQ(p.runs[0].config.train.max_steps, 3);  // ceil(300 / (8 x 16))
+  EXPECT_EQ(p.runs[1].config.train.max_steps, 5);  // ceil(300 / (4 x 16))
+  EXPECT_EQ(p.runs[1].config.optim.name, OptimizerKind::Adan);
+  EXPECT_FLOAT_EQ(static_cast<float>(p.runs[1].config.optim.lr), 0.002f);  // the shared setting
+}
+
+TEST(ComparePlan, BadPlansAreRefusedWhole) {
+  TempDir dir("compare_plan_bad");
+  write_tiny_config(dir);
+  const std::string base = "base = \"" + dir / "tiny.toml" + "\"\n";
+  const std::string two = "[[run]]\nname = \"a\"\n[[run]]\nname = \"b\"\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {base + two, "steps"},                                          // no budget
+      {base + "steps = 2\ntokens = 9\n" + two, "steps"},              // both budgets
+      {base + "steps = 0\n" + two, "at least 1"},                     //
+      {base + "steps = 2\n[[run]]\nname = \"a\"\n", "at least two"},  //
+      {base + "steps = 2\n[[run]]\nname = \"a\"\n[[run]]\nname = \"a\"\n", "twice"},
+      {base + "steps = 2\n[[run]]\nname = \"../x\"\n[[run]]\nname = \"b\"\n", "folder"},
+      {base + "steps = 2\n[[run]]\nname = \"a\"\nsets = []\n[[run]]\nname = \"b\"\n", "sets"},
+      {base + "steps = 2\n[[run]]\nname = \"a\"\nset = [\"train.nope=1\"]\n[[run]]\n"
+              "name = \"b\"\n",
+       "train.nope"}};
+  for (const auto& [text, expect] : cases) {
+    dir.write("plan.toml", text);
+    try {
+      load_compare_plan(dir / "plan.toml");
+      ADD_FAILURE() << "accepted:\n" << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(expect), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ComparePlan, CommandTrainsEveryRunThenCompares) {
+  TempDir dir("compare_plan_cli");
+  write_tiny_config(dir);
+  dir.write("plan.toml", "base = \"" + dir / "tiny.toml" +
+                             "\"\nsteps = 2\n[[run]]\nname = \"adamw\"\n"
+                             "[[run]]\nname = \"adan\"\nset = [\"optim.name=adan\"]\n");
+  const test::CliResult r = test::run_hwt(
+      "compare --plan " + dir / "plan.toml" + " --out " + dir / "out" + " --price 2", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("run 2/2: adan (2 steps)"), std::string::npos) << r.out;
+  const nlohmann::json run = nlohmann::json::parse(test::slurp(dir.path() / "out/adan/run.json"));
+  EXPECT_EQ(run["results"]["steps"], 2);
+  EXPECT_EQ(run["config"]["optim.name"], "adan");
+  const std::string csv = test::slurp(dir / "out/compare.csv");
+  EXPECT_NE(csv.find("\nadamw,fp32,adamw,8,2,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\nadan,fp32,adan,8,2,"), std::string::npos) << csv;
+  // Again into the same folder: refused before anything trains; the runs stay as they were.
+  const test::CliResult again =
+      test::run_hwt("compare --plan " + dir / "plan.toml" + " --out " + dir / "out", dir);
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("exists"), std::string::npos);
+  EXPECT_EQ(test::run_hwt("compare --plan " + dir / "plan.toml", dir).exit_code, 2);  // no --out
+  EXPECT_EQ(test::run_hwt("compare", dir).exit_code, 2);  // neither runs nor a plan
 }
 
 }  // namespace

@@ -2,14 +2,24 @@
 // configurations (analysis/run_compare.h).
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
 
+#include "analysis/compare_plan.h"
 #include "analysis/run_compare.h"
 #include "cli/commands.h"
+#include "cli/train_run.h"
+#include "core/error.h"
 #include "core/files.h"
 
 namespace hwt {
 namespace {
+
+struct CompareOpts {
+  std::vector<std::string> runs;
+  std::string weights, out, plan, price;
+  bool force = false, json = false;
+};
 
 std::string cell(const RunRecord& r, Metric m) {
   const auto& v = r.metrics[static_cast<int>(m)];
@@ -46,18 +56,39 @@ void print_comparison(const Comparison& c) {
   for (const std::string& n : c.notes) fmt::print("note: {}\n", n);
 }
 
+// Trains every run of the plan into out/<name> (checked whole before the first starts) and
+// returns the folders.
+std::vector<std::string> train_plan(const CompareOpts& o) {
+  const ComparePlan plan = load_compare_plan(o.plan);
+  std::vector<std::string> dirs;
+  for (const ComparePlan::Run& r : plan.runs) {
+    dirs.push_back((std::filesystem::path(o.out) / r.name).string());
+    if (std::filesystem::exists(dirs.back()))
+      fail_input("{} exists: --out must not hold runs of the plan's names already", dirs.back());
+  }
+  const bool quiet = o.json;  // keep stdout one JSON document
+  for (size_t i = 0; i < plan.runs.size(); ++i) {
+    if (!quiet)
+      fmt::print("run {}/{}: {} ({} steps)\n", i + 1, plan.runs.size(), plan.runs[i].name,
+                 plan.runs[i].config.train.max_steps);
+    const nlohmann::json run =
+        train(training_request(plan.runs[i].config, dirs[i], o.price, !quiet));
+    if (!quiet) print_run_summary(run, dirs[i]);
+  }
+  return dirs;
+}
+
 }  // namespace
 
 void add_compare_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "compare", "Score and rank finished runs by time, cost, energy and GPU utilisation");
-  struct Opts {
-    std::vector<std::string> runs;
-    std::string weights, out;
-    bool force = false, json = false;
-  };
-  auto o = std::make_shared<Opts>();
-  cmd->add_option("runs", o->runs, "Run folders written by hwt train (two or more)")->required();
+  auto o = std::make_shared<CompareOpts>();
+  cmd->add_option("runs", o->runs, "Run folders written by hwt train (two or more)");
+  cmd->add_option("--plan", o->plan,
+                  "TOML listing configurations to train one after another into --out, then compare "
+                  "(docs/compare.md)");
+  cmd->add_option("--price", o->price, "With --plan: USD per GPU-hour for the runs' cost");
   cmd->add_option(
       "--weights", o->weights,
       "Custom weights time,cost,energy,utilisation, scored beside the seven named sets");
@@ -65,10 +96,15 @@ void add_compare_command(CLI::App& app) {
   cmd->add_flag("--force", o->force, "Compare runs of different models or datasets");
   cmd->add_flag("--json", o->json, "Print the comparison as JSON");
   cmd->callback([o] {
+    if (o->plan.empty() == o->runs.empty())
+      fail_input("hwt compare: give run folders or --plan FILE (one of them)");
+    if (!o->plan.empty() && o->out.empty())
+      fail_input("--plan needs --out, the folder the runs go to");
     std::vector<WeightSet> sets = thesis_weight_sets();
     if (!o->weights.empty()) sets.push_back(parse_weights(o->weights));
+    const std::vector<std::string> dirs = o->plan.empty() ? o->runs : train_plan(*o);
     std::vector<RunRecord> runs;
-    for (const std::string& dir : o->runs) runs.push_back(read_run(dir));
+    for (const std::string& dir : dirs) runs.push_back(read_run(dir));
     const Comparison c = compare_runs(std::move(runs), std::move(sets), o->force);
     if (o->json)
       fmt::print("{}\n", comparison_json(c).dump(2));
