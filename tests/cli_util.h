@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "config/run_config.h"
+
 namespace hwt::test {
 
 struct CliResult {
@@ -79,6 +81,24 @@ inline std::string tiny_sentiment_tsv(int lines, unsigned seed) {
     s += text + "\t" + (p ? "pos" : "neg") + "\n";
   }
   return s;
+}
+
+// A small classifier on dir/train.tsv (tiny_sentiment_tsv), run on one CPU thread.
+inline RunConfig tiny_tsv_classifier(const TempDir& dir) {
+  RunConfig c;
+  c.data.format = DataFormat::Tsv;
+  c.data.path = dir / "train.tsv";
+  c.data.min_freq = 1;
+  c.data.max_len = 16;
+  c.model.hidden = 32;
+  c.model.heads = 4;
+  c.model.ffn = 64;
+  c.model.layers = 2;
+  c.model.max_seq = 16;
+  c.train.batch_size = 16;
+  c.train.threads = 1;
+  c.train.log_every = 5;
+  return c;
 }
 
 }  // namespace hwt::test

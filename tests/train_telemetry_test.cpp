@@ -30,18 +30,10 @@ class TrainTelemetry : public ::testing::Test {
   TrainTelemetry() : dir("train_telemetry") {
     dir.write("train.tsv", test::tiny_sentiment_tsv(120, 2));
     setenv("HWT_POWERCAP_ROOT", (dir / "no-powercap").c_str(), 1);  // CPU energy: a known null
-    c.data.format = DataFormat::Tsv;
-    c.data.path = dir / "train.tsv";
-    c.data.min_freq = 1;
-    c.data.max_len = 16;
-    c.model.hidden = 16;
-    c.model.heads = 2;
-    c.model.ffn = 32;
+    c = test::tiny_tsv_classifier(dir);
     c.model.layers = 1;
-    c.model.max_seq = 16;
     c.train.device = DeviceChoice::Cpu;
     c.train.batch_size = 8;
-    c.train.threads = 1;
     c.train.max_steps = 6;
     c.train.log_every = 2;
     c.train.eval_every = 3;

@@ -14,23 +14,6 @@ namespace {
 
 using test::TempDir;
 
-RunConfig tiny_config(const TempDir& dir) {
-  RunConfig c;
-  c.data.format = DataFormat::Tsv;
-  c.data.path = dir / "train.tsv";
-  c.data.min_freq = 1;
-  c.data.max_len = 16;
-  c.model.hidden = 32;
-  c.model.heads = 4;
-  c.model.ffn = 64;
-  c.model.layers = 2;
-  c.model.max_seq = 16;
-  c.train.batch_size = 16;
-  c.train.threads = 1;
-  c.train.log_every = 5;
-  return c;
-}
-
 std::vector<uint8_t> tensor_bytes(const std::string& path, bool params_only) {
   const SafetensorsFile f = SafetensorsFile::open(path);
   std::vector<uint8_t> out;
@@ -46,7 +29,7 @@ std::vector<uint8_t> tensor_bytes(const std::string& path, bool params_only) {
 TEST(Train, LearnsATinyTextTaskAndWritesRunFiles) {
   TempDir dir("train_learns");
   dir.write("train.tsv", test::tiny_sentiment_tsv(400, 7));
-  RunConfig c = tiny_config(dir);
+  RunConfig c = test::tiny_tsv_classifier(dir);
   c.train.epochs = 4;
   c.optim.warmup_steps = 5;
   const nlohmann::json run = train({c, dir / "out", "", false});
@@ -73,7 +56,7 @@ TEST(Train, LearnsATinyTextTaskAndWritesRunFiles) {
 TEST(Train, ResumeIsBitExact) {
   TempDir dir("train_resume");
   dir.write("train.tsv", test::tiny_sentiment_tsv(200, 3));
-  RunConfig c = tiny_config(dir);
+  RunConfig c = test::tiny_tsv_classifier(dir);
   c.model.dropout = c.model.attn_dropout = 0.1;  // dropout masks must repeat after resume
   c.train.max_steps = 20;
   c.train.grad_accum = 2;
@@ -111,7 +94,7 @@ void expect_cuda_graph_changes_no_bit(RunConfig c, const TempDir& dir) {
 
 TEST(Train, CudaGraphChangesNothingOnTheCpu) {
   TempDir dir("train_graph_cpu");
-  RunConfig c = tiny_config(dir);
+  RunConfig c = test::tiny_tsv_classifier(dir);
   c.train.device = DeviceChoice::Cpu;
   expect_cuda_graph_changes_no_bit(c, dir);
 }
@@ -119,7 +102,7 @@ TEST(Train, CudaGraphChangesNothingOnTheCpu) {
 TEST(Train, CudaGraphStepsMatchUncapturedOnTheGpu) {
   HWT_REQUIRE_GPU();
   TempDir dir("train_graph_gpu");
-  RunConfig c = tiny_config(dir);
+  RunConfig c = test::tiny_tsv_classifier(dir);
   c.train.device = DeviceChoice::Cuda;
   c.train.precision = Precision::Bf16;
   expect_cuda_graph_changes_no_bit(c, dir);
