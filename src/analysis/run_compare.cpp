@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "core/text_number.h"
 #include "report/svg_plot.h"
 
 namespace hwt {
@@ -115,9 +116,8 @@ RunRecord read_run(const std::string& dir) {
 
   const nlohmann::json tel = j.value("telemetry", nlohmann::json());
   const std::string no_tel = "run.json has no telemetry (a run of hwt before it measured any)";
-  take(r, Metric::Time,
-       number_at(tel, {"train", "seconds"}).has_value() ? number_at(tel, {"train", "seconds"})
-                                                        : number_at(j, {"timing", "train_s"}),
+  const std::optional<double> train_s = number_at(tel, {"train", "seconds"});
+  take(r, Metric::Time, train_s ? train_s : number_at(j, {"timing", "train_s"}),
        "run.json has no training time");
   take(r, Metric::Cost, number_at(tel, {"cost_usd", "total"}),
        tel.is_null() ? no_tel
@@ -149,16 +149,10 @@ WeightSet parse_weights(const std::string& text) {
   while (std::getline(in, part, ',')) {
     if (n == kMetrics)
       fail_input("--weights {}: give four weights (time,cost,energy,utilisation)", text);
-    size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != part.size() || !std::isfinite(v) || v < 0)
+    const auto v = parse_whole_double(part);
+    if (!v || !std::isfinite(*v) || *v < 0)
       fail_input("--weights {}: '{}' is not a non-negative number", text, part);
-    s.w[n++] = v;
+    s.w[n++] = *v;
   }
   if (n != kMetrics)
     fail_input("--weights {}: give four weights (time,cost,energy,utilisation)", text);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/text_number.h"
 #include "workload/trace_step.h"
 
 namespace hwt {
@@ -39,16 +40,10 @@ void print_results(const nlohmann::json& run, const std::string& dir) {
 
 // --price: a positive number of USD per GPU-hour.
 double parse_price(const std::string& text) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || !std::isfinite(v) || v <= 0)
+  const auto v = parse_whole_double(text);
+  if (!v || !std::isfinite(*v) || *v <= 0)
     fail_input("--price {}: expected a positive number of USD per GPU-hour", text);
-  return v;
+  return *v;
 }
 
 // One training step of the run's model traced as `hwt flops` does, per token of the step.

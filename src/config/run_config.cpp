@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "core/paths.h"
+#include "core/text_number.h"
 #include "core/toml_reader.h"
 
 namespace hwt {
@@ -345,12 +346,7 @@ nlohmann::json parse_override_value(const ConfigKey<R>& k, const std::string& te
     return v;
   }
   if (k.type == "float") {
-    try {
-      size_t used = 0;
-      const double v = std::stod(text, &used);
-      if (used == text.size()) return v;
-    } catch (const std::exception&) {
-    }
+    if (const auto v = parse_whole_double(text)) return *v;
     fail_input("--set {}: expected a number, got '{}'", k.name, text);
   }
   if (k.type == "bool") {
