@@ -4,7 +4,9 @@
 // model, optimizer and backend are built as `hwt train` builds them from the same config.
 // bench/train_step.py measures PyTorch on the same shapes; scripts/gpu_check.sh runs both.
 //   bench_train_step [--config gpt2_124m|bert_base|FILE] [--set key=value ...] [--batch N]
-//                    [--seq N] [--steps N] [--profile]
+//                    [--seq N] [--steps N] [--profile] [--power-seconds S]
+// --power-seconds S: afterwards, steps for about S more seconds with NVML telemetry (as hwt train
+// measures it), adding the mean GPU power and the energy per step to the line.
 // Useful keys: train.precision (bf16, fp16, fp32 = tf32 GEMMs here), optim.name (adamw, adan),
 // train.gemm_autotune, train.deterministic_attention=false (dQ summed with atomics),
 // train.cuda_graph (every step after the first captured as one CUDA graph; not with --profile,
@@ -14,14 +16,51 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
 #include "cuda_bench_util.h"
 #include "measure/device_time.h"
+#include "measure/telemetry.h"
 #include "op_profile.h"
 #include "train/run_setup.h"
 #include "workload/trace_step.h"
+
+namespace {
+
+// Steps for about `seconds` inside a telemetry window; the JSON fields it adds to the line.
+template <typename Step>
+std::string measure_power(hwt::Backend& be, Step& step, double seconds) {
+  using Clock = std::chrono::steady_clock;
+  hwt::TelemetryOptions o;
+  o.gpu_index = 0;  // the benchmark runs on the first visible GPU
+  hwt::Telemetry tel(o);
+  if (!tel.gpu_name()) return fmt::format(", \"power_null_reason\": \"{}\"", tel.gpu_unavailable());
+  be.synchronize();
+  tel.begin("steps");
+  const auto start = Clock::now();
+  int64_t n = 0;
+  do {
+    step();
+    ++n;
+    if (n % 8 == 0) be.synchronize();  // keep the queue short so the window ends with the work
+  } while (std::chrono::duration<double>(Clock::now() - start).count() < seconds);
+  be.synchronize();
+  tel.end("steps");
+  const hwt::WindowStats w = tel.stats("steps");
+  const auto num = [](const std::optional<double>& v) {
+    return v ? fmt::format("{:.2f}", *v) : std::string("null");
+  };
+  return fmt::format(
+      ", \"power_steps\": {}, \"power_s\": {:.3f}, \"gpu_power_w\": {}, \"gpu_util_pct\": {}, "
+      "\"energy_j_per_step\": {}, \"energy_method\": \"{}\", \"gpu_name\": \"{}\"",
+      n, w.seconds, num(w.gpu_power_mean_w), num(w.gpu_util_mean_pct),
+      w.gpu_energy_j ? fmt::format("{:.4f}", *w.gpu_energy_j / static_cast<double>(n)) : "null",
+      w.gpu_energy_method, *tel.gpu_name());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace hwt;
@@ -32,12 +71,16 @@ int main(int argc, char** argv) {
   int64_t batch = 0, seq = 0;
   int steps = 20;
   bool profile = false;
+  double power_seconds = 0;
   app.add_option("--config", config, "Config TOML or name in configs/")->capture_default_str();
   app.add_option("--set", sets, "Override a config key (repeatable)");
   app.add_option("--batch", batch, "Micro-batch (default: train.batch_size)");
   app.add_option("--seq", seq, "Sequence length (default: data.max_len)");
   app.add_option("--steps", steps, "Timed steps")->capture_default_str();
   app.add_flag("--profile", profile, "Time each op of one step (synchronising around each)");
+  app.add_option("--power-seconds", power_seconds,
+                 "Then step this long with NVML telemetry: GPU power and energy per step")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
   if (!cuda_available()) {
     std::puts("{\"skipped\": \"no GPU\"}");
@@ -102,6 +145,8 @@ int main(int argc, char** argv) {
   timing.max_calls_per_batch = 200;
   const double ms = 1e3 * median_seconds(be, step, timing);
   const auto step_ops = prof.totals();  // the one profiled step, before the evaluation below
+  std::string power;
+  if (power_seconds > 0 && !profile) power = measure_power(be, step, power_seconds);
   model.forward(false, 0);
   const double loss = model.losses().mean();
   const double used = device_used_bytes() - used0;
@@ -124,13 +169,13 @@ int main(int argc, char** argv) {
       "\"tokens_per_s\": {:.0f}, \"seq_per_s\": {:.1f}, \"tflops\": {:.1f}, "
       "\"mfu_vs_989\": {:.3f}, \"peak_mem_GB\": {:.3f}, \"params\": {}, \"loss_before\": {:.4f}, "
       "\"loss_after\": {:.4f}, \"profiled\": {}, \"gemm_autotune\": {}, "
-      "\"atomic_attention\": {}, \"cuda_graph\": {}}}",
+      "\"atomic_attention\": {}, \"cuda_graph\": {}{}}}",
       config, precision_name(cfg.train.precision), to_json(cfg)["optim.name"].get<std::string>(),
       spec.batch, spec.seq, cfg.model.vocab_size, cfg.model.padded_vocab(), ms,
       per_s * static_cast<double>(rows), per_s * static_cast<double>(spec.batch),
       gemm_flops * per_s / 1e12, gemm_flops * per_s / 989e12, used / 1e9,
       model.params().parameters(), loss0, loss, flag(profile), flag(cfg.train.gemm_autotune),
-      flag(!cfg.train.deterministic_attention), flag(graph)));
+      flag(!cfg.train.deterministic_attention), flag(graph), power));
   if (!std::isfinite(loss)) return 1;
   if (profile) {
     double total = 0;

@@ -86,6 +86,17 @@ TEST(Estimate, NonCausalAttentionCostsTwiceAndSlowPathsAreSaid) {
   EXPECT_NE(v100.notes[0].find("lower bound"), std::string::npos);
 }
 
+TEST(Estimate, PowerRisesWithTheShareOfTensorCoreWork) {
+  StepEstimate e;
+  e.memory_s = 1;
+  EXPECT_DOUBLE_EQ(e.power_fraction(), kPowerAtNoTensorWork);
+  e.gemm_s = 3;  // three quarters of the step in GEMMs
+  EXPECT_DOUBLE_EQ(e.power_fraction(), kPowerAtNoTensorWork + 0.75 * kPowerPerTensorShare);
+  e.memory_s = 0;
+  EXPECT_LE(e.power_fraction(), 1.0);
+  EXPECT_DOUBLE_EQ(StepEstimate{}.power_fraction(), kPowerAtNoTensorWork);
+}
+
 TEST(Estimate, CommandPrintsEveryGpuAndFailsCleanly) {
   test::TempDir tmp("estimate_cli");
   const test::CliResult ok =
@@ -95,7 +106,11 @@ TEST(Estimate, CommandPrintsEveryGpuAndFailsCleanly) {
   ASSERT_EQ(j.size(), 2u);
   EXPECT_EQ(j[0]["gpu"], "H200");
   EXPECT_GT(j[1]["step_s"].get<double>(), j[0]["step_s"].get<double>());  // the A100 is slower
-  EXPECT_NEAR(j[0]["energy_j_at_tdp"].get<double>(), 700 * j[0]["step_s"].get<double>(), 1e-9);
+  // Power between the fitted floor and the TDP, energy = power × step time.
+  const double watts = j[0]["power_w"].get<double>();
+  EXPECT_GT(watts, 700 * kPowerAtNoTensorWork);
+  EXPECT_LE(watts, 700);
+  EXPECT_NEAR(j[0]["energy_j"].get<double>(), watts * j[0]["step_s"].get<double>(), 1e-9);
   const test::CliResult table = test::run_hwt("estimate --config gpt2_124m --gpu h200", tmp);
   EXPECT_EQ(table.exit_code, 0);
   EXPECT_NE(table.out.find("slowest ops"), std::string::npos);

@@ -53,6 +53,11 @@ double attention_peak_fraction(GpuArch arch, Precision p, int64_t head_dim, bool
   return p == Precision::Tf32 ? pick(kTf32) : pick(k16Bit);
 }
 
+double StepEstimate::power_fraction() const {
+  const double tensor_share = seconds() > 0 ? (gemm_s + attention_s) / seconds() : 0;
+  return std::min(1.0, kPowerAtNoTensorWork + kPowerPerTensorShare * tensor_share);
+}
+
 StepEstimate estimate_step(const Workload& w, const GemmModel& gemm) {
   StepEstimate e;
   const GpuSpec& gpu = gemm.gpu();

@@ -29,6 +29,9 @@ struct StepEstimate {
   std::vector<std::string> notes;        // what the estimate cannot price
 
   double seconds() const { return gemm_s + attention_s + memory_s + optimizer_s + overhead_s; }
+  // The GPU's mean power over the step as a fraction of its TDP: it rises with the share of the
+  // step spent in tensor-core products (kPowerAtNoTensorWork, kPowerPerTensorShare).
+  double power_fraction() const;
 };
 
 // Fitted (least squares on the relative error) to six training steps measured on an H200 with
@@ -36,6 +39,13 @@ struct StepEstimate {
 // (docs/benchmarks.md, "Step time estimates"). Assumed to hold on other GPUs.
 inline constexpr double kOpGapSeconds = 8.04e-6;
 inline constexpr double kSustainedRateFactor = 1.060;
+
+// GPU power while hwt trains = TDP × (kPowerAtNoTensorWork + kPowerPerTensorShare × the step's
+// share of GEMM and attention time), fitted (least squares) to the mean power NVML reported on an
+// H200 over the six "calib" steps of bench/estimate_accuracy.py (docs/benchmarks.md, "Step time
+// estimates"). On other GPUs it is the same fraction of their TDP: an estimate.
+inline constexpr double kPowerAtNoTensorWork = 0.575;
+inline constexpr double kPowerPerTensorShare = 0.436;
 
 StepEstimate estimate_step(const Workload& w, const GemmModel& gemm);
 

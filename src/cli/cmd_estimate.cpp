@@ -49,23 +49,25 @@ void print_json(const std::vector<GpuEstimate>& all, Precision p, double tokens)
                    {"optimizer_s", e.optimizer_s},
                    {"overhead_s", e.overhead_s},
                    {"tokens_per_s", tokens / e.seconds()},
-                   {"energy_j_at_tdp", gpu->tdp_w * e.seconds()},
+                   {"power_w", gpu->tdp_w * e.power_fraction()},
+                   {"energy_j", gpu->tdp_w * e.power_fraction() * e.seconds()},
                    {"cost_usd", gpu->price_per_hour * e.seconds() / 3600},
                    {"notes", e.notes}});
   fmt::print("{}\n", out.dump(1));
 }
 
 void print_table(const std::vector<GpuEstimate>& all, double tokens, double epoch_tokens) {
-  fmt::print("{:<10} {:>9} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>11} {:>10}{}\n", "GPU",
-             "step ms", "tokens/s", "GEMM ms", "attn ms", "mem ms", "optim ms", "gaps ms",
-             "TFLOP/s", "J/step@TDP", "$/1M tok", epoch_tokens > 0 ? "   epoch" : "");
+  fmt::print("{:<10} {:>9} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>7} {:>8} {:>10}{}\n",
+             "GPU", "step ms", "tokens/s", "GEMM ms", "attn ms", "mem ms", "optim ms", "gaps ms",
+             "TFLOP/s", "power W", "J/step", "$/1M tok", epoch_tokens > 0 ? "   epoch" : "");
   for (const auto& [gpu, e] : all) {
     const double s = e.seconds();
     fmt::print(
-        "{:<10} {:>9.2f} {:>10.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.1f} {:>11.1f} "
-        "{:>10.3f}{}\n",
+        "{:<10} {:>9.2f} {:>10.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.1f} {:>7.0f} "
+        "{:>8.2f} {:>10.3f}{}\n",
         gpu->name, 1e3 * s, tokens / s, 1e3 * e.gemm_s, 1e3 * e.attention_s, 1e3 * e.memory_s,
-        1e3 * e.optimizer_s, 1e3 * e.overhead_s, e.flops / s / 1e12, gpu->tdp_w * s,
+        1e3 * e.optimizer_s, 1e3 * e.overhead_s, e.flops / s / 1e12,
+        gpu->tdp_w * e.power_fraction(), gpu->tdp_w * e.power_fraction() * s,
         gpu->price_per_hour * s / 3600 / tokens * 1e6,
         epoch_tokens > 0 ? fmt::format(" {:>6.1f} h", epoch_tokens / tokens * s / 3600)
                          : std::string());
@@ -80,8 +82,9 @@ void print_table(const std::vector<GpuEstimate>& all, double tokens, double epoc
     for (const std::string& n : e.notes) fmt::print("  {:<10} note: {}\n", "", n);
   }
   fmt::print(
-      "\nEnergy is at the GPU's TDP for the whole step (an upper bound; hwt train's telemetry "
-      "measures it); cost at the catalogue's price per GPU-hour.\n");
+      "\nPower is an estimate: a fraction of the GPU's TDP that grows with the step's share of "
+      "tensor-core work, fitted on an H200 (hwt train's telemetry measures it); cost at the "
+      "catalogue's price per GPU-hour.\n");
 }
 
 void run(const Opts& o) {
