@@ -92,18 +92,22 @@ class Encoder(nn.Module):
     """hwt's encoder as its bert_base preset configures it (model.norm = "post"): layernorm after
     the embeddings and after each residual sum, the first token's final state classified."""
 
-    def __init__(self, vocab=30522, ctx=512, d=768, layers=12, heads=12, ffn=None, labels=2):
+    def __init__(self, vocab=30522, ctx=512, d=768, layers=12, heads=12, ffn=None, labels=2,
+                 drop=0.0):
         super().__init__()
+        self.p = drop
         self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
         self.ln = nn.LayerNorm(d, eps=1e-12)
         self.blocks = nn.ModuleList(
-            Block(d, heads, ffn or 4 * d, causal=False, post_ln=True, gelu="none", eps=1e-12)
+            Block(d, heads, ffn or 4 * d, drop, causal=False, post_ln=True, gelu="none",
+                  eps=1e-12)
             for _ in range(layers))
         self.classifier = nn.Linear(d, labels)
         init_gpt2(self)
 
     def forward(self, idx, labels):
         x = self.ln(self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device)))
+        x = dropout(x, self.p if self.training else 0.0)
         for blk in self.blocks:
             x = blk(x)
         return F.cross_entropy(self.classifier(x[:, 0]), labels)
