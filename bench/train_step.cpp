@@ -34,7 +34,7 @@ template <typename Step>
 std::string measure_power(hwt::Backend& be, Step& step, double seconds) {
   using Clock = std::chrono::steady_clock;
   hwt::TelemetryOptions o;
-  o.gpu_index = 0;  // the benchmark runs on the first visible GPU
+  o.gpu = hwt::NvmlGpu{hwt::training_gpu_pci_bus_id(), 0};
   hwt::Telemetry tel(o);
   if (!tel.gpu_name()) return fmt::format(", \"power_null_reason\": \"{}\"", tel.gpu_unavailable());
   be.synchronize();

@@ -35,7 +35,7 @@ class TelemetryTest : public ::testing::Test {
   }
   static TelemetryOptions gpu0(double counter_min_window_s = 0.05) {
     TelemetryOptions o;
-    o.gpu_index = 0;
+    o.gpu = NvmlGpu{};
     o.sample_period_s = 0.01;
     o.counter_min_window_s = counter_min_window_s;
     return o;
@@ -140,6 +140,20 @@ TEST_F(TelemetryTest, LibraryWithoutTheEnergyFunction) {
   EXPECT_TRUE(j["gpu_energy_j"].is_null());
   EXPECT_TRUE(j["gpu_energy_method"].is_null());
   EXPECT_EQ(j["gpu_energy_null_reason"], s.gpu_energy_null_reason);
+}
+
+TEST_F(TelemetryTest, GpuFoundByItsPciBusId) {
+  script("bus_id 0000:3b:00.0\nindex 2\nname NVIDIA_H200\n");
+  TelemetryOptions o;
+  o.gpu = NvmlGpu{"0000:3b:00.0", 0};
+  Telemetry found(o);
+  ASSERT_TRUE(found.gpu_name()) << found.gpu_unavailable();
+  EXPECT_EQ(found.gpu_json()["index"], 2);  // NVML's number for it, not CUDA's
+  o.gpu = NvmlGpu{"0000:19:00.0", 0};
+  Telemetry other(o);
+  EXPECT_TRUE(other.gpu_json().is_null());
+  EXPECT_EQ(other.gpu_unavailable(),
+            "nvmlDeviceGetHandleByPciBusId_v2(0000:19:00.0) failed: Not Found");
 }
 
 TEST_F(TelemetryTest, MissingLibraryOrInitFailureGivesReasons) {

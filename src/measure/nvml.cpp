@@ -31,6 +31,8 @@ struct Nvml::Api {
   nvmlReturn_t (*shutdown)() = nullptr;
   const char* (*error_string)(nvmlReturn_t) = nullptr;
   nvmlReturn_t (*handle_by_index)(unsigned, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*handle_by_bus_id)(const char*, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*get_index)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*get_name)(nvmlDevice_t, char*, unsigned) = nullptr;
   nvmlReturn_t (*total_energy)(nvmlDevice_t, unsigned long long*) = nullptr;
   nvmlReturn_t (*power_usage)(nvmlDevice_t, unsigned*) = nullptr;
@@ -50,7 +52,7 @@ struct Nvml::Api {
   }
 };
 
-Nvml::Nvml(unsigned index) : api_(std::make_unique<Api>()), index_(index) {
+Nvml::Nvml(const NvmlGpu& gpu) : api_(std::make_unique<Api>()), index_(gpu.index) {
   const char* env = std::getenv("HWT_NVML_LIBRARY");
   const std::string path = env && *env ? env : "libnvidia-ml.so.1";
   Api& a = *api_;
@@ -64,6 +66,8 @@ Nvml::Nvml(unsigned index) : api_(std::make_unique<Api>()), index_(index) {
   a.bind(a.shutdown, "nvmlShutdown");
   a.bind(a.error_string, "nvmlErrorString");
   a.bind(a.handle_by_index, "nvmlDeviceGetHandleByIndex_v2");
+  a.bind(a.handle_by_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
+  a.bind(a.get_index, "nvmlDeviceGetIndex");
   a.bind(a.get_name, "nvmlDeviceGetName");
   a.bind(a.total_energy, "nvmlDeviceGetTotalEnergyConsumption");
   a.bind(a.power_usage, "nvmlDeviceGetPowerUsage");
@@ -72,10 +76,11 @@ Nvml::Nvml(unsigned index) : api_(std::make_unique<Api>()), index_(index) {
   a.bind(a.temperature, "nvmlDeviceGetTemperature");
   a.bind(a.memory_info, "nvmlDeviceGetMemoryInfo");
   a.bind(a.power_limit, "nvmlDeviceGetEnforcedPowerLimit");
-  for (const auto& [fn, symbol] :
-       {std::pair<bool, const char*>{a.init != nullptr, "nvmlInit_v2"},
-        {a.shutdown != nullptr, "nvmlShutdown"},
-        {a.handle_by_index != nullptr, "nvmlDeviceGetHandleByIndex_v2"}}) {
+  for (const auto& [fn, symbol] : {std::pair<bool, const char*>{a.init != nullptr, "nvmlInit_v2"},
+                                   {a.shutdown != nullptr, "nvmlShutdown"},
+                                   {a.handle_by_index != nullptr, "nvmlDeviceGetHandleByIndex_v2"},
+                                   {gpu.pci_bus_id.empty() || a.handle_by_bus_id != nullptr,
+                                    "nvmlDeviceGetHandleByPciBusId_v2"}}) {
     if (!fn) {
       reason_ = fmt::format("{} has no {}", path, symbol);
       return;
@@ -86,15 +91,22 @@ Nvml::Nvml(unsigned index) : api_(std::make_unique<Api>()), index_(index) {
     return;
   }
   a.initialised = true;
-  if (const nvmlReturn_t r = a.handle_by_index(index, &a.device); r != 0) {
-    reason_ = a.error(fmt::format("nvmlDeviceGetHandleByIndex_v2({})", index).c_str(), r);
+  if (!gpu.pci_bus_id.empty()) {
+    if (const nvmlReturn_t r = a.handle_by_bus_id(gpu.pci_bus_id.c_str(), &a.device); r != 0) {
+      reason_ =
+          a.error(fmt::format("nvmlDeviceGetHandleByPciBusId_v2({})", gpu.pci_bus_id).c_str(), r);
+      return;
+    }
+    if (unsigned i = 0; a.get_index && a.get_index(a.device, &i) == 0) index_ = i;
+  } else if (const nvmlReturn_t r = a.handle_by_index(gpu.index, &a.device); r != 0) {
+    reason_ = a.error(fmt::format("nvmlDeviceGetHandleByIndex_v2({})", gpu.index).c_str(), r);
     return;
   }
   ok_ = true;
   char name[96] = {};
   name_ = a.get_name && a.get_name(a.device, name, sizeof(name) - 1) == 0
               ? std::string(name)
-              : fmt::format("GPU {}", index);
+              : fmt::format("GPU {}", index_);
   if (unsigned mw = 0; a.power_limit && a.power_limit(a.device, &mw) == 0)
     power_limit_w_ = mw / 1e3;
   if (!a.total_energy) {

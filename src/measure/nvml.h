@@ -20,18 +20,26 @@ struct NvmlReading {
   std::optional<uint64_t> energy_mj;      // energy counter since the driver loaded
 };
 
+// Which GPU to open: the one at this PCI bus id when given (as CUDA names the device a run uses:
+// NVML numbers GPUs in PCI order regardless of CUDA_VISIBLE_DEVICES and CUDA's own order), else
+// NVML's index.
+struct NvmlGpu {
+  std::string pci_bus_id;
+  unsigned index = 0;
+};
+
 class Nvml {
  public:
-  // Loads $HWT_NVML_LIBRARY (default libnvidia-ml.so.1), initialises NVML and opens GPU
-  // `index` (NVML's numbering). Never throws: on failure ok() is false and reason() says why.
-  explicit Nvml(unsigned index);
+  // Loads $HWT_NVML_LIBRARY (default libnvidia-ml.so.1), initialises NVML and opens the GPU.
+  // Never throws: on failure ok() is false and reason() says why.
+  explicit Nvml(const NvmlGpu& gpu);
   ~Nvml();
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;
 
   bool ok() const { return ok_; }
   const std::string& reason() const { return reason_; }
-  unsigned index() const { return index_; }
+  unsigned index() const { return index_; }  // NVML's numbering
   const std::string& name() const { return name_; }
   std::optional<double> power_limit_w() const { return power_limit_w_; }
   // Whether the GPU has a total-energy counter; if not, energy_counter_reason() says why.

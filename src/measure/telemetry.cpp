@@ -47,8 +47,8 @@ nlohmann::json WindowStats::to_json() const {
 }
 
 Telemetry::Telemetry(TelemetryOptions o) : opt_(std::move(o)) {
-  if (opt_.gpu_index) {
-    nvml_ = std::make_unique<Nvml>(*opt_.gpu_index);
+  if (opt_.gpu) {
+    nvml_ = std::make_unique<Nvml>(*opt_.gpu);
     if (!nvml_->ok()) {
       gpu_unavailable_ = nvml_->reason();
       nvml_.reset();

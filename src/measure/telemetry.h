@@ -19,8 +19,8 @@
 namespace hwt {
 
 struct TelemetryOptions {
-  std::optional<unsigned> gpu_index;  // NVML index of the run's GPU; none: no GPU telemetry
-  std::string gpu_off_reason;         // why there is none
+  std::optional<NvmlGpu> gpu;  // the run's GPU; none: no GPU telemetry
+  std::string gpu_off_reason;  // why there is none
   double sample_period_s = 0.1;
   // Windows shorter than this integrate power over time instead of differencing the energy
   // counter, which advances in steps too coarse for them.

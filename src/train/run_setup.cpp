@@ -9,6 +9,8 @@
 namespace hwt {
 namespace {
 
+constexpr int kTrainingDevice = 0;  // the first visible CUDA device
+
 DType training_dtype(Precision p, Device device) {
   if (p == Precision::Fp8 && device != Device::Trace)
     fail_input(
@@ -30,6 +32,13 @@ bool cuda_available() {
 #endif
 }
 
+std::string training_gpu_pci_bus_id() {
+#ifdef HWT_WITH_CUDA
+  if (cuda_available()) return cuda_pci_bus_id(kTrainingDevice);
+#endif
+  return {};
+}
+
 std::unique_ptr<Backend> make_backend(const TrainConfig& train) {
   if (train.device == DeviceChoice::Cpu ||
       (train.device == DeviceChoice::Auto && !cuda_available()))
@@ -40,7 +49,7 @@ std::unique_ptr<Backend> make_backend(const TrainConfig& train) {
     options.tf32 = train.precision == Precision::Tf32;
     options.gemm_autotune = train.gemm_autotune;
     options.deterministic_attention = train.deterministic_attention;
-    return std::make_unique<CudaBackend>(0, options);
+    return std::make_unique<CudaBackend>(kTrainingDevice, options);
   }
   fail_input("train.device=\"cuda\" but no CUDA GPU is visible");
 #else

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "backend/backend.h"
 #include "config/run_config.h"
@@ -17,6 +18,8 @@ namespace hwt {
 
 // True when hwt was built with CUDA and a GPU is visible.
 bool cuda_available();
+// The PCI bus id of the GPU make_backend trains on; empty without one.
+std::string training_gpu_pci_bus_id();
 
 // auto: CUDA when available, else CPU. cuda without a GPU raises InputError. On the GPU,
 // train.precision tf32 runs fp32 GEMMs on TF32 tensor cores; train.gemm_autotune and

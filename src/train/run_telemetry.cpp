@@ -1,17 +1,12 @@
 #include "train/run_telemetry.h"
 
-#include <fmt/format.h>
-
-#include <cctype>
-#include <cstdlib>
-
 #include "train/run_setup.h"
 
 namespace hwt {
 namespace {
 
-// The NVML index of the GPU the CUDA backend uses (the first visible one). NVML numbers GPUs
-// without regard to CUDA_VISIBLE_DEVICES, so its first entry, when a number, is that index.
+// NVML finds the run's GPU by the PCI bus id CUDA gives it, so CUDA_VISIBLE_DEVICES and CUDA's
+// device order cannot point telemetry at another GPU.
 TelemetryOptions gpu_options(const TrainConfig& train) {
   TelemetryOptions o;
   const bool gpu = train.device == DeviceChoice::Cuda ||
@@ -20,15 +15,11 @@ TelemetryOptions gpu_options(const TrainConfig& train) {
     o.gpu_off_reason = "the run is on the CPU";
     return o;
   }
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  const std::string first =
-      visible ? std::string(visible).substr(0, std::string(visible).find(',')) : std::string("0");
-  if (first.empty() || !std::isdigit(static_cast<unsigned char>(first[0]))) {
-    o.gpu_off_reason = fmt::format(
-        "CUDA_VISIBLE_DEVICES={} does not name the GPU by index, which telemetry needs", visible);
-    return o;
-  }
-  o.gpu_index = static_cast<unsigned>(std::stoul(first));
+  const std::string bus_id = training_gpu_pci_bus_id();
+  if (bus_id.empty())
+    o.gpu_off_reason = "CUDA did not give the PCI bus id of the run's GPU";
+  else
+    o.gpu = NvmlGpu{bus_id, 0};
   return o;
 }
 

@@ -1,6 +1,7 @@
 // A stand-in libnvidia-ml.so.1 for telemetry tests on machines without a GPU. Every call reads
 // "key value" lines from the file $FAKE_NVML_STATE, so a test scripts the readings as it goes:
-// energy_mj, power_mw, util, sm_mhz, temp_c, mem_used, power_limit_mw, name.
+// energy_mj, power_mw, util, sm_mhz, temp_c, mem_used, power_limit_mw, name, and bus_id with
+// index: the one GPU's PCI bus id and NVML index (default 0000:19:00.0 and 0).
 // FAKE_NVML_NO_ENERGY builds a library without nvmlDeviceGetTotalEnergyConsumption.
 #include <cstdlib>
 #include <cstring>
@@ -49,11 +50,22 @@ int nvmlShutdown() {
   return 0;
 }
 const char* nvmlErrorString(int r) {
-  return r == 3 ? "Not Supported" : "Unknown Error";
+  return r == 3 ? "Not Supported" : r == 6 ? "Not Found" : "Unknown Error";
 }
 int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** device) {
   if (index != 0) return 2;
   *device = &dummy_device;
+  return 0;
+}
+int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, void** device) {
+  const auto m = state();
+  if (bus_id != (m.count("bus_id") ? m.at("bus_id") : "0000:19:00.0")) return 6;
+  *device = &dummy_device;
+  return 0;
+}
+int nvmlDeviceGetIndex(void*, unsigned* index) {
+  *index = 0;
+  get("index", index);
   return 0;
 }
 int nvmlDeviceGetName(void*, char* name, unsigned length) {

@@ -20,6 +20,15 @@ int cuda_device_count() {
   return n;
 }
 
+std::string cuda_pci_bus_id(int device) {
+  char id[32] = {};
+  if (cudaDeviceGetPCIBusId(id, sizeof(id), device) != cudaSuccess) {
+    cudaGetLastError();
+    return {};
+  }
+  return id;
+}
+
 CudaBackend::CudaBackend(int device, CudaOptions options) : device_(device), options_(options) {
   const int count = cuda_device_count();
   if (device < 0 || device >= count)

@@ -34,6 +34,8 @@ struct CudaOptions {
 
 // Number of visible CUDA devices; 0 when there is no GPU or no driver (never throws).
 int cuda_device_count();
+// The PCI bus id of a visible device ("0000:19:00.0"); empty if CUDA cannot say (never throws).
+std::string cuda_pci_bus_id(int device);
 
 class CudaBackend final : public Backend {
  public:
