@@ -55,6 +55,10 @@ TEST(Config, ValidationNamesTheKey) {
   EXPECT_NE(message({"data.max_len=4096"}).find("model.max_seq"), std::string::npos);
   EXPECT_NE(message({"model.head=lm"}).find("model.causal"), std::string::npos);
   EXPECT_NE(message({"train.batch_size=0"}).find("train.batch_size"), std::string::npos);
+  EXPECT_NE(message({"model.ffn_multiple=0"}).find("config model.ffn_multiple=0 must be positive"),
+            std::string::npos);
+  EXPECT_NE(message({"model.ffn_multiple=-8"}).find("model.ffn_multiple=-8 must be positive"),
+            std::string::npos);
   EXPECT_NE(message({"nosection"}).find("key=value"), std::string::npos);
   EXPECT_EQ(message({"model.hidden=512", "model.heads=8"}), "no error");
 }

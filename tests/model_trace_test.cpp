@@ -78,6 +78,33 @@ TEST_P(TraceFlops, GemmFlopsMatchPublishedFormula) {
 INSTANTIATE_TEST_SUITE_P(Norms, TraceFlops,
                          ::testing::Values(NormPlacement::Pre, NormPlacement::Post));
 
+// An FFN width of 37 runs stored as 40 (model.ffn_multiple 8): the trace shows the MLP GEMMs as
+// they run, at 40, while the parameter count stays that of width 37.
+TEST(Trace, FfnGemmsRunAtTheStoredWidth) {
+  StepSpec r;
+  r.config.model.vocab_size = 500;
+  r.config.model.max_seq = 32;
+  r.config.model.hidden = 64;
+  r.config.model.ffn = 37;
+  r.config.model.num_labels = 2;
+  r.batch = 4;
+  r.seq = 32;
+  auto mlp_dims = [](const Workload& w) {
+    std::set<int64_t> dims;
+    for (const OpRecord& op : w.ops)
+      if (op.scope.ends_with(".mlp"))
+        for (const GemmCall& g : op.gemms) dims.insert({g.shape.m, g.shape.n, g.shape.k});
+    return dims;
+  };
+  const Workload padded = trace_step(r);
+  r.config.model.ffn_multiple = 1;
+  const Workload unpadded = trace_step(r);
+  EXPECT_EQ(padded.parameters, unpadded.parameters);
+  EXPECT_TRUE(mlp_dims(padded).contains(40));
+  EXPECT_FALSE(mlp_dims(padded).contains(37));
+  EXPECT_TRUE(mlp_dims(unpadded).contains(37));
+}
+
 TEST(Trace, RecordsEveryPhaseScopeAndTheOptimizer) {
   StepSpec r;
   r.config.model.vocab_size = 500;

@@ -74,6 +74,21 @@ TEST(ShapeRules, MisalignedWidthsAreSlow) {
   EXPECT_EQ(severity(causal_lm(2600, 20, 10400, 2, 50304, 4, 1024), "hidden"), RuleSeverity::Warn);
 }
 
+// The rule reads the FFN width as stored: SwiGLU's 10922 padded to 10928 (model.ffn_multiple 8)
+// is 16-byte aligned, a warning whose fix offers the key; padded to 64 it passes.
+TEST(ShapeRules, FfnRuleReadsTheStoredWidthAndOffersTheMultiple) {
+  StepSpec swiglu = causal_lm(4096, 32, 10922, 2, 50304, 4, 1024);
+  swiglu.config.model.ffn_multiple = 8;
+  const std::vector<RuleViolation> v =
+      check_shape_rules(swiglu.config.model, swiglu.batch, swiglu.seq, Precision::Bf16);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].severity, RuleSeverity::Warn);
+  EXPECT_NE(v[0].message.find("stored ffn width = 10928"), std::string::npos) << v[0].message;
+  EXPECT_NE(v[0].message.find("model.ffn_multiple to 64"), std::string::npos) << v[0].message;
+  swiglu.config.model.ffn_multiple = 64;
+  EXPECT_TRUE(rules(swiglu).empty());
+}
+
 TEST(ShapeRules, TokensSequenceAndTensorParallel) {
   EXPECT_TRUE(has(rules(causal_lm(768, 12, 3072, 2, 50304, 7, 100)), "tokens"));
   EXPECT_EQ(severity(causal_lm(768, 12, 3072, 2, 50304, 8, 77), "seq"), RuleSeverity::Slow);

@@ -84,7 +84,7 @@ Case encoder_joint() {
   Case c{"encoder_joint_postln", {}, {}};
   ModelConfig& m = c.model;
   m.vocab_size = 23;
-  m.vocab_multiple = 1;  // the oracle stores the vocabulary as it is
+  m.vocab_multiple = m.ffn_multiple = 1;  // the oracle stores the widths as they are
   m.max_seq = 8;
   m.hidden = 16;
   m.heads = 4;
@@ -103,7 +103,7 @@ Case decoder_lm() {
   Case c{"decoder_lm_preln", {}, {}};
   ModelConfig& m = c.model;
   m.vocab_size = 29;
-  m.vocab_multiple = 1;  // the oracle stores the vocabulary as it is
+  m.vocab_multiple = m.ffn_multiple = 1;  // the oracle stores the widths as they are
   m.max_seq = 10;
   m.hidden = 16;
   m.heads = 2;
@@ -121,7 +121,7 @@ Case encoder_mean_pool() {
   Case c{"encoder_classify_preln_mean", {}, {}};
   ModelConfig& m = c.model;
   m.vocab_size = 17;
-  m.vocab_multiple = 1;  // the oracle stores the vocabulary as it is
+  m.vocab_multiple = m.ffn_multiple = 1;  // the oracle stores the widths as they are
   m.max_seq = 6;
   m.hidden = 12;
   m.heads = 3;

@@ -78,7 +78,10 @@ std::vector<std::string> describe(const ModelConfig& a, const ModelConfig& b) {
         fmt::format("heads {} -> {} (h/a {} -> {})", a.heads, b.heads, a.head_dim(), b.head_dim()));
   else if (a.head_dim() != b.head_dim())
     c.push_back(fmt::format("h/a {} -> {} (heads {})", a.head_dim(), b.head_dim(), a.heads));
-  if (a.ffn != b.ffn) c.push_back(fmt::format("ffn {} -> {}", a.ffn, b.ffn));
+  if (a.ffn != b.ffn)
+    c.push_back(
+        fmt::format("ffn {} -> {}{}", a.ffn, b.ffn,
+                    b.padded_ffn() != b.ffn ? fmt::format(" (stored as {})", b.padded_ffn()) : ""));
   if (a.padded_vocab() != b.padded_vocab())
     c.push_back(fmt::format("vocab stored as {} -> {} rows (model.vocab_multiple {})",
                             a.padded_vocab(), b.padded_vocab(), b.vocab_multiple));

@@ -21,11 +21,13 @@ std::string pct(double v) {
 
 std::string describe_shape(const StepSpec& c) {
   const ModelConfig& m = c.config.model;
-  const std::string stored =
-      m.padded_vocab() != m.vocab_size ? fmt::format(" (stored as {})", m.padded_vocab()) : "";
+  auto stored = [](int64_t width, int64_t padded) {
+    return padded != width ? fmt::format(" (stored as {})", padded) : "";
+  };
   return fmt::format(
-      "hidden {}, heads {} (h/a {}), ffn {}, layers {}, vocab {}{}, batch {} x seq {}", m.hidden,
-      m.heads, m.head_dim(), m.ffn, m.layers, m.vocab_size, stored, c.batch, c.seq);
+      "hidden {}, heads {} (h/a {}), ffn {}{}, layers {}, vocab {}{}, batch {} x seq {}", m.hidden,
+      m.heads, m.head_dim(), m.ffn, stored(m.ffn, m.padded_ffn()), m.layers, m.vocab_size,
+      stored(m.vocab_size, m.padded_vocab()), c.batch, c.seq);
 }
 
 const double* find_time(const MeasuredTimes& m, const GemmCall& g) {
@@ -39,6 +41,7 @@ nlohmann::json config_json(const StepSpec& c) {
           {"heads", m.heads},
           {"head_dim", m.head_dim()},
           {"ffn", m.ffn},
+          {"stored_ffn", m.padded_ffn()},
           {"layers", m.layers},
           {"vocab_size", m.vocab_size},
           {"stored_vocab", m.padded_vocab()},

@@ -75,7 +75,9 @@ std::vector<RuleViolation> check_shape_rules(const ModelConfig& m, int64_t batch
                    fmt::format("h/a = {} at {}: hwt's CUDA attention runs its generic kernels, "
                                "many times slower than the tensor-core ones, because {}",
                                m.head_dim(), precision_name(p), why)});
-  c.aligned("ffn", "ffn width", m.ffn, 64, "it is a leading dimension of both MLP GEMMs");
+  c.aligned("ffn", "stored ffn width", m.padded_ffn(), 64,
+            "it is a leading dimension of both MLP GEMMs; set model.ffn_multiple to 64 (the "
+            "padding is zero and exact, its FLOPs are spent for nothing)");
   c.aligned("seq", "sequence length s", seq, 64,
             "the attention score matrix is s x s per head; s is its leading dimension");
   const int64_t tokens = batch * seq;
@@ -87,7 +89,7 @@ std::vector<RuleViolation> check_shape_rules(const ModelConfig& m, int64_t batch
   if (tp > 1) {
     c.divides("hidden h", m.hidden, tp);
     c.divides("heads a", m.heads, tp);
-    c.divides("ffn width", m.ffn, tp);
+    c.divides("stored ffn width", m.padded_ffn(), tp);
     c.divides("b*a (attention batch)", batch * m.heads, tp);
     if (m.head == Task::Lm) c.divides("stored vocabulary", m.padded_vocab(), tp);
   }

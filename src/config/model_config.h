@@ -48,6 +48,9 @@ struct ModelConfig {
   int64_t hidden = 128;
   int64_t heads = 4;
   int64_t ffn = 512;
+  // The feed-forward width is stored padded to a multiple of this (zero rows of the first FFN
+  // weight and bias, zero columns of the second), so the FFN GEMMs run aligned; exact.
+  int64_t ffn_multiple = 8;
   int64_t layers = 2;
   double dropout = 0.1;       // embeddings, attention output, FFN output
   double attn_dropout = 0.1;  // attention probabilities
@@ -69,6 +72,8 @@ struct ModelConfig {
     if (head != Task::Lm) return vocab_size;
     return round_up(vocab_size, vocab_multiple);
   }
+  // The feed-forward width as stored and multiplied: ffn rounded up to ffn_multiple.
+  int64_t padded_ffn() const { return round_up(ffn, ffn_multiple); }
 };
 
 // Throws InputError naming the first inconsistent field.

@@ -39,6 +39,12 @@ void add_model_keys(Keys& k) {
   k.add(
       "model.ffn", "Feed-forward width", [](R & c) -> auto& { return c.model.ffn; });
   k.add(
+      "model.ffn_multiple",
+      "Store the feed-forward width padded to a multiple of this (1: none), so the FFN GEMMs run "
+      "aligned; the padding is zero, exact (same outputs and gradients), and checkpoints keep "
+      "the true width",
+      [](R & c) -> auto& { return c.model.ffn_multiple; });
+  k.add(
       "model.layers", "Transformer blocks", [](R & c) -> auto& { return c.model.layers; });
   k.add(
       "model.dropout", "Dropout on embeddings and on each sublayer output",

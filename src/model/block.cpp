@@ -14,8 +14,12 @@ Block::Block(const ModelConfig& cfg, ParamStore& ps, int index) : cfg_(cfg), ind
   qkv_ = Linear(ps, p + "attn.qkv", h, 3 * h, true, std);
   out_ = Linear(ps, p + "attn.out", h, h, true, std);
   ln2_ = LayerNormParams(ps, p + "ln2", h);
-  fc1_ = Linear(ps, p + "mlp.fc1", h, cfg.ffn, true, std);
-  fc2_ = Linear(ps, p + "mlp.fc2", cfg.ffn, h, true, std);
+  // The FFN width is stored padded: fc1's extra output rows and bias entries and fc2's extra
+  // input columns start at zero, so the padded activations are act(0) = 0, and the padded
+  // parameters get zero gradients and stay zero.
+  const int64_t ffn = cfg.padded_ffn(), pad = ffn - cfg.ffn;
+  fc1_ = Linear(ps, p + "mlp.fc1", h, ffn, true, std, pad);
+  fc2_ = Linear(ps, p + "mlp.fc2", ffn, h, true, std, 0, pad);
 }
 
 void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
@@ -31,8 +35,8 @@ void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
   x1_ = arena.reserve(dt, max_rows * h);
   ln2_mean_ = arena.reserve(DType::F32, max_rows);
   ln2_rstd_ = arena.reserve(DType::F32, max_rows);
-  f_pre_ = arena.reserve(dt, max_rows * cfg_.ffn);
-  f_ = arena.reserve(dt, max_rows * cfg_.ffn);
+  f_pre_ = arena.reserve(dt, max_rows * fc1_.out());
+  f_ = arena.reserve(dt, max_rows * fc1_.out());
   if (!pre) sum2_ = arena.reserve(dt, max_rows * h);
   out_act_ = arena.reserve(dt, max_rows * h);
   scratch_ = arena.reserve(dt, max_rows * h);
@@ -95,7 +99,7 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   const Tensor ffn_in = pre ? s1 : x1;
 
   be.set_scope(scope + ".mlp", Phase::Forward);
-  const Tensor f_pre = c.act(f_pre_, cfg_.ffn), f = c.act(f_, cfg_.ffn);
+  const Tensor f_pre = c.act(f_pre_, fc1_.out()), f = c.act(f_, fc1_.out());
   fc1_.forward(c, ffn_in, f, cfg_.activation, f_pre);
   fc2_.forward(c, f, tmp);
 
@@ -125,7 +129,7 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
   const bool pre = cfg_.norm == NormPlacement::Pre;
   Backend& be = c.backend;
   const std::string scope = fmt::format("layers.{}", index_);
-  const Tensor da = c.act(s.a, h), db = c.act(s.b, h), df = c.act(s.ffn, cfg_.ffn);
+  const Tensor da = c.act(s.a, h), db = c.act(s.b, h), df = c.act(s.ffn, fc1_.out());
   const Tensor dqkv = c.act(s.qkv, 3 * h);
   const Tensor x1 = c.act(x1_, h), s1 = c.act(sum1_, h);
   const Tensor ffn_in = pre ? s1 : x1;
@@ -149,10 +153,10 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
     r2.d_beta = c.params.grad(ln2_.beta);
   }
   be.residual_backward(r2);
-  fc2_.backward(c, c.act(f_, cfg_.ffn), da, df);
+  fc2_.backward(c, c.act(f_, fc1_.out()), da, df);
   // Pre-LN: the FFN input is LN2(x1), so its gradient goes through LN2 below; post-LN: the
   // FFN input is x1 itself, so add it to the skip gradient now.
-  fc1_.backward(c, ffn_in, df, pre ? db : dres, !pre, cfg_.activation, c.act(f_pre_, cfg_.ffn));
+  fc1_.backward(c, ffn_in, df, pre ? db : dres, !pre, cfg_.activation, c.act(f_pre_, fc1_.out()));
 
   be.set_scope(scope + ".attn", Phase::Backward);
   ResidualBwd r1;

@@ -12,7 +12,7 @@ namespace hwt {
 
 // Backward scratch shared by all blocks (activation gradients are consumed layer by layer).
 struct BlockScratch {
-  ActivationArena::Slot a, b, ffn, qkv;  // [rows, hidden] x2, [rows, ffn], [rows, 3*hidden]
+  ActivationArena::Slot a, b, ffn, qkv;  // [rows, hidden] x2, [rows, stored ffn], [rows, 3*hidden]
 };
 
 class Block {

@@ -3,12 +3,12 @@
 namespace hwt {
 
 Linear::Linear(ParamStore& ps, const std::string& name, int64_t in, int64_t out, bool bias,
-               float std, int64_t pad_out)
-    : w_(ps.add(name + ".weight", Shape{out, in}, true, Init::Normal, std, pad_out)),
+               float std, int64_t pad_out, int64_t pad_in)
+    : w_(ps.add(name + ".weight", Shape{out, in}, true, Init::Normal, std, pad_out, pad_in)),
       has_bias_(bias),
       in_(in),
       out_(out) {
-  if (bias) b_ = ps.add(name + ".bias", Shape{out}, false, Init::Zeros);
+  if (bias) b_ = ps.add(name + ".bias", Shape{out}, false, Init::Zeros, 0.0f, pad_out);
 }
 
 Linear Linear::tied(ParamStore::Handle weight, int64_t in, int64_t out) {

@@ -10,9 +10,11 @@ namespace hwt {
 class Linear {
  public:
   Linear() = default;
-  // pad_out: trailing output rows that only align the weight's storage (ParamInfo::pad_rows).
+  // `in` and `out` as stored. pad_out: trailing output rows (of the weight and the bias), pad_in:
+  // trailing input columns of the weight, that only align the storage (ParamInfo::pad_rows,
+  // pad_cols).
   Linear(ParamStore& ps, const std::string& name, int64_t in, int64_t out, bool bias, float std,
-         int64_t pad_out = 0);
+         int64_t pad_out = 0, int64_t pad_in = 0);
   // A bias-free linear map reusing an existing [out, in] parameter (tied LM head).
   static Linear tied(ParamStore::Handle weight, int64_t in, int64_t out);
 

@@ -49,7 +49,7 @@ void Model::plan(int64_t max_batch, int64_t max_seq) {
   heads_->plan(arena_, dt, max_batch, rows);
   dres_ = arena_.reserve(dt, rows * h);
   scratch_ = {arena_.reserve(dt, rows * h), arena_.reserve(dt, rows * h),
-              arena_.reserve(dt, rows * cfg_.ffn), arena_.reserve(dt, rows * 3 * h)};
+              arena_.reserve(dt, rows * cfg_.padded_ffn()), arena_.reserve(dt, rows * 3 * h)};
   loss_sums_ = arena_.reserve(DType::F32, 2);
   seq_pred_ = arena_.reserve(DType::I32, max_batch);
   token_pred_ = arena_.reserve(DType::I32, rows);

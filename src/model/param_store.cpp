@@ -40,16 +40,37 @@ void fill_normal(float* out, int64_t n, float std, uint64_t seed) {
 Shape ParamInfo::data_shape() const {
   Shape s = shape;
   s.dims[0] -= pad_rows;
+  if (pad_cols > 0) s.dims[1] -= pad_cols;
   return s;
 }
 
+ParamInfo::Runs ParamInfo::data_runs() const {
+  const Shape d = data_shape();
+  if (pad_cols == 0) return {1, d.numel(), shape.numel()};
+  return {d[0], d[1], shape[1]};
+}
+
+void scatter_data(const ParamInfo& p, const float* data, float* flat) {
+  const ParamInfo::Runs r = p.data_runs();
+  for (int64_t i = 0; i < r.count; ++i)
+    std::copy_n(data + i * r.length, r.length, flat + p.offset + i * r.stride);
+}
+
+void gather_data(const ParamInfo& p, const float* flat, float* data) {
+  const ParamInfo::Runs r = p.data_runs();
+  for (int64_t i = 0; i < r.count; ++i)
+    std::copy_n(flat + p.offset + i * r.stride, r.length, data + i * r.length);
+}
+
 ParamStore::Handle ParamStore::add(std::string name, Shape shape, bool decay, Init init, float std,
-                                   int64_t pad_rows) {
+                                   int64_t pad_rows, int64_t pad_cols) {
   HWT_CHECK(!backend_, "parameter {} added after allocation", name);
   HWT_CHECK(!find(name), "duplicate parameter {}", name);
   HWT_CHECK(pad_rows >= 0 && pad_rows < shape[0], "{}: {} padding rows of {}", name, pad_rows,
             shape.str());
-  infos_.push_back(ParamInfo{std::move(name), shape, decay, init, std, -1, pad_rows});
+  HWT_CHECK(pad_cols == 0 || (shape.rank == 2 && pad_cols > 0 && pad_cols < shape[1]),
+            "{}: {} padding columns of {}", name, pad_cols, shape.str());
+  infos_.push_back(ParamInfo{std::move(name), shape, decay, init, std, -1, pad_rows, pad_cols});
   return infos_.size() - 1;
 }
 
@@ -85,22 +106,22 @@ void ParamStore::allocate(Backend& backend, DType compute) {
 }
 
 void ParamStore::initialize(uint64_t seed) {
-  std::vector<float> host(static_cast<size_t>(count_));
+  std::vector<float> host(static_cast<size_t>(count_)), data;  // the padding stays zero
   for (const ParamInfo& p : infos_) {
-    float* dst = host.data() + p.offset;
     const int64_t n = p.data_shape().numel();
-    std::fill(dst + n, dst + p.shape.numel(), 0.0f);  // padding rows
+    data.resize(static_cast<size_t>(n));
     switch (p.init) {
       case Init::Zeros:
-        std::fill_n(dst, n, 0.0f);
+        std::fill_n(data.data(), n, 0.0f);
         break;
       case Init::Ones:
-        std::fill_n(dst, n, 1.0f);
+        std::fill_n(data.data(), n, 1.0f);
         break;
       case Init::Normal:
-        fill_normal(dst, n, p.std, mix_seed(seed ^ hash_name(p.name)));
+        fill_normal(data.data(), n, p.std, mix_seed(seed ^ hash_name(p.name)));
         break;
     }
+    scatter_data(p, data.data(), host.data());
   }
   backend_->upload(params_flat(), host.data());
   sync_compute();

@@ -22,22 +22,35 @@ struct ParamInfo {
   float std = 0.0f;
   int64_t offset = -1;   // element offset in the flat buffers, set by allocate()
   int64_t pad_rows = 0;  // trailing rows of storage only (alignment): zero, never data
+  int64_t pad_cols = 0;  // trailing columns of a matrix's storage only, as pad_rows
 
-  // The parameter itself: the stored shape without its padding rows.
+  // The parameter itself: the stored shape without its padding rows and columns.
   Shape data_shape() const;
+  // Where the data lies in the flat buffers: `count` runs of `length` elements, `stride` apart,
+  // from `offset` on (one run unless columns are padded).
+  struct Runs {
+    int64_t count, length, stride;
+  };
+  Runs data_runs() const;
 };
+
+// Copies a parameter's data, dense in data_shape(), into its place in a host copy of a flat
+// buffer (the padding is left as it is), and back.
+void scatter_data(const ParamInfo& p, const float* data, float* flat);
+void gather_data(const ParamInfo& p, const float* flat, float* data);
 
 class ParamStore {
  public:
   using Handle = size_t;
 
-  // pad_rows: trailing rows of `shape` that only align the storage (ParamInfo::pad_rows).
+  // pad_rows, pad_cols: trailing rows and columns of `shape` that only align the storage
+  // (ParamInfo::pad_rows, pad_cols).
   Handle add(std::string name, Shape shape, bool decay, Init init, float std = 0.0f,
-             int64_t pad_rows = 0);
+             int64_t pad_rows = 0, int64_t pad_cols = 0);
   // Lays out and allocates the flat buffers; `compute` is the dtype layers read weights in.
   void allocate(Backend& backend, DType compute);
-  // Deterministic initialisation: each parameter's values depend only on (seed, its name);
-  // padding rows are zero.
+  // Deterministic initialisation: each parameter's values depend only on (seed, its name), not
+  // on its padding, which is zero.
   void initialize(uint64_t seed);
 
   Tensor param(Handle h) const;    // fp32 master

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 namespace hwt {
 namespace {
@@ -45,11 +44,19 @@ void save_checkpoint(const std::string& path, const RunConfig& config, const nlo
                      const TrainState& state, const ParamStore& params,
                      const Optimizer* optimizer) {
   Backend& be = params.backend();
-  // Copies bytes [offset, offset + bytes) of `t`, from element `first` on, to the host.
-  auto reader = [&be](Tensor t, int64_t first) {
-    return [&be, t, first](size_t offset, size_t bytes, void* dst) {
-      const auto element = static_cast<int64_t>(offset / sizeof(float));
-      be.download(dst, t.flat_slice(first + element, static_cast<int64_t>(bytes / sizeof(float))));
+  // Copies bytes [offset, offset + bytes) of data that lies in `t` as `runs` from element
+  // `first` on (ParamInfo::data_runs) to the host.
+  auto reader = [&be](Tensor t, int64_t first, ParamInfo::Runs runs) {
+    return [&be, t, first, runs](size_t offset, size_t bytes, void* dst) {
+      auto e = static_cast<int64_t>(offset / sizeof(float));
+      auto n = static_cast<int64_t>(bytes / sizeof(float));
+      for (auto* out = static_cast<float*>(dst); n > 0;) {
+        const int64_t at = e % runs.length, len = std::min(n, runs.length - at);
+        be.download(out, t.flat_slice(first + e / runs.length * runs.stride + at, len));
+        out += len;
+        e += len;
+        n -= len;
+      }
     };
   };
   std::vector<SafetensorsEntry> entries;
@@ -58,13 +65,16 @@ void save_checkpoint(const std::string& path, const RunConfig& config, const nlo
   for (const ParamInfo& p : params.infos()) order.push_back(&p);
   std::sort(order.begin(), order.end(),
             [](const ParamInfo* a, const ParamInfo* b) { return a->offset < b->offset; });
-  // Each parameter without its padding rows (a padded vocabulary is saved as the true one).
+  // Each parameter without its padding (a padded vocabulary or FFN width is saved as the true
+  // one); the optimizer states as they lie.
   for (const ParamInfo* p : order)
     entries.push_back({p->name, DType::F32, dims(p->data_shape()), nullptr,
-                       reader(params.params_flat(), p->offset)});
+                       reader(params.params_flat(), p->offset, p->data_runs())});
+  const ParamInfo::Runs whole{1, params.count(), params.count()};
   if (optimizer)
     for (const auto& [name, t] : optimizer->state())
-      entries.push_back({"optim." + name, DType::F32, {params.count()}, nullptr, reader(t, 0)});
+      entries.push_back(
+          {"optim." + name, DType::F32, {params.count()}, nullptr, reader(t, 0, whole)});
   std::map<std::string, std::string> meta = {
       {"format", kFormat},
       {"hwt_version", HWT_VERSION},
@@ -99,7 +109,7 @@ Checkpoint::Checkpoint(const std::string& path) : file_(SafetensorsFile::open(pa
 }
 
 void Checkpoint::load_parameters(ParamStore& params) const {
-  std::vector<float> host(static_cast<size_t>(params.count()));  // padding rows stay zero
+  std::vector<float> host(static_cast<size_t>(params.count()));  // the padding stays zero
   for (const ParamInfo& p : params.infos()) {
     if (!file_.contains(p.name))
       fail_input("checkpoint {} was saved for another model: it has no parameter '{}'",
@@ -108,13 +118,26 @@ void Checkpoint::load_parameters(ParamStore& params) const {
     if (v.dtype != DType::F32 || v.shape != dims(p.data_shape()))
       fail_input("checkpoint {} was saved for another model shape: '{}' is {} there, {} here",
                  file_.path(), p.name, shape_str(v.shape), p.data_shape().str());
-    std::memcpy(host.data() + p.offset, v.data, v.bytes);
+    scatter_data(p, static_cast<const float*>(v.data), host.data());
   }
   params.backend().upload(params.params_flat(), host.data());
   params.sync_compute();
 }
 
-void Checkpoint::load_optimizer(Optimizer& optimizer) const {
+void Checkpoint::load_optimizer(Optimizer& optimizer, const ModelConfig& model) const {
+  const ModelConfig& saved = info_.config.model;
+  auto same_padding = [&](const char* what, int64_t stored, int64_t here, const char* key,
+                          int64_t multiple) {
+    if (stored != here)
+      fail_input(
+          "checkpoint {}: its optimizer state holds the {} padded to {}, this run pads it to {}; "
+          "resume with {}={}",
+          file_.path(), what, stored, here, key, multiple);
+  };
+  same_padding("vocabulary", saved.padded_vocab(), model.padded_vocab(), "model.vocab_multiple",
+               saved.vocab_multiple);
+  same_padding("FFN width", saved.padded_ffn(), model.padded_ffn(), "model.ffn_multiple",
+               saved.ffn_multiple);
   for (const auto& [name, t] : optimizer.state()) {
     const std::string key = "optim." + name;
     if (!file_.contains(key))
@@ -122,10 +145,8 @@ void Checkpoint::load_optimizer(Optimizer& optimizer) const {
                  file_.path(), key);
     const SafetensorsFile::View v = file_.get(key);
     if (v.dtype != DType::F32 || v.shape != std::vector<int64_t>{t.numel()})
-      fail_input(
-          "checkpoint {}: optimizer state '{}' does not match this model (saved with another "
-          "model.vocab_multiple?)",
-          file_.path(), key);
+      fail_input("checkpoint {}: optimizer state '{}' does not match this model", file_.path(),
+                 key);
     optimizer.params().backend().upload(t, v.data);
   }
 }

@@ -42,7 +42,9 @@ class Checkpoint {
   // Copies parameters into `params`; InputError naming the first tensor whose name or shape
   // differs (a checkpoint of another model shape).
   void load_parameters(ParamStore& params) const;
-  void load_optimizer(Optimizer& optimizer) const;
+  // Copies the optimizer states, which lie as the padded parameters do: InputError when `model`
+  // (the run's) pads the vocabulary or the FFN width otherwise than the checkpoint's run did.
+  void load_optimizer(Optimizer& optimizer, const ModelConfig& model) const;
 
  private:
   SafetensorsFile file_;

@@ -116,7 +116,7 @@ void Run::setup() {
     resume_->load_parameters(model().params());
     if (!resume_->info().has_optimizer)
       fail_input("checkpoint {} has no optimizer state to resume from", req_.resume);
-    resume_->load_optimizer(training_->optimizer());
+    resume_->load_optimizer(training_->optimizer(), cfg_.model);
     state_ = resume_->info().state;
   }
 
