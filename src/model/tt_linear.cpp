@@ -119,21 +119,20 @@ void TtLinear::backward(const StepContext& c, Tensor x, Tensor dy, Tensor dx, bo
     const int64_t r = chain_.middle_rank();
     const Run& in_run = run(rts[1].first, rts[1].second);
     const Tensor t = c.act(t_, r), dt = c.act(dt_, r);
-    be.linear_backward({t, value(c, first, out()), dy, pre_act, act, dt,
-                        weight_grad(c, first, out()), dbias, false});
-    be.linear_backward({x,
-                        value(c, in_run, r),
-                        dt,
-                        {},
-                        Activation::None,
-                        dx,
-                        weight_grad(c, in_run, r),
-                        {},
-                        accumulate_dx});
+    const Tensor d_out_side = weight_grad(c, first, out()), d_in_side = weight_grad(c, in_run, r);
+    be.linear_backward({t, value(c, first, out()), dy, pre_act, act, dt, d_out_side, dbias, false});
+    LinearBwd in_side;
+    in_side.x = x;
+    in_side.w = value(c, in_run, r);
+    in_side.dy = dt;
+    in_side.dx = dx;
+    in_side.dw = d_in_side;
+    in_side.accumulate_dx = accumulate_dx;
+    be.linear_backward(in_side);
     finish_weight_grad(c, in_run);
   } else {
-    be.linear_backward({x, value(c, first, out()), dy, pre_act, act, dx,
-                        weight_grad(c, first, out()), dbias, accumulate_dx});
+    const Tensor dw = weight_grad(c, first, out());
+    be.linear_backward({x, value(c, first, out()), dy, pre_act, act, dx, dw, dbias, accumulate_dx});
   }
   finish_weight_grad(c, first);
   // Down the merge tree: a merge P = A·B passes dA = dP·Bᵀ and dB = Aᵀ·dP; cores accumulate.
