@@ -67,6 +67,21 @@ TEST_F(CliErrors, HeadsNotDividingHidden) {
   EXPECT_FALSE(out_created());
 }
 
+TEST_F(CliErrors, BadTensorTrainFactorisations) {
+  expect_one_line_error(run_hwt(train_args("--set model.tt.ffn.in=4,8 --set model.tt.ffn.out=8,4 "
+                                           "--set model.tt.ffn.ranks=2,2,2"),
+                                dir),
+                        "model.tt.ffn.in=[4, 8] multiplies to 32, not model.hidden=16");
+  dir.write("tt.toml", "[model.tt.attention]\nin = [4, \"four\"]\n");
+  expect_one_line_error(run_hwt(train_args("--config " + (dir / "tt.toml")), dir),
+                        "model.tt.attention.in must be a list of integers");
+  expect_one_line_error(run_hwt("compress --checkpoint " + (dir / "missing.safetensors") +
+                                    " --config tt_tiny --out " + (dir / "tt.safetensors"),
+                                dir),
+                        "missing.safetensors");
+  EXPECT_FALSE(out_created());
+}
+
 TEST_F(CliErrors, MissingAndEmptyDataFiles) {
   expect_one_line_error(run_hwt(train_args("--set data.path=" + (dir / "absent.tsv")), dir),
                         "absent.tsv");
@@ -138,7 +153,8 @@ TEST_F(CliErrors, AnalysesNameConfigsAndOutputFolders) {
 }
 
 TEST_F(CliErrors, EveryCommandHasHelp) {
-  for (const char* cmd : {"train", "eval", "predict", "flops", "config", "shape", "sim"}) {
+  for (const char* cmd :
+       {"train", "eval", "predict", "flops", "config", "shape", "sim", "compress"}) {
     const auto r = run_hwt(std::string(cmd) + " --help", dir);
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("--"), std::string::npos) << cmd;

@@ -37,6 +37,15 @@ ModelConfig encoder() {
   return m;
 }
 
+// The encoder with every layer kind a tensor train (model.tt).
+ModelConfig tt_encoder() {
+  ModelConfig m = encoder();
+  m.tt.embedding = {{8, 8}, {8, 16}, {6}};
+  m.tt.attention = {{8, 16}, {16, 8}, {6, 6, 6}};
+  m.tt.ffn = {{8, 16}, {16, 16}, {6, 6, 6}};
+  return m;
+}
+
 using test::read_floats;
 
 struct Twin {
@@ -160,7 +169,9 @@ INSTANTIATE_TEST_SUITE_P(Models, CudaModel,
                                            Case{"encoder_bf16", encoder(), DType::BF16},
                                            Case{"decoder_f32", test::small_decoder(4), DType::F32},
                                            Case{"decoder_bf16", test::small_decoder(4),
-                                                DType::BF16}),
+                                                DType::BF16},
+                                           Case{"tt_encoder_f32", tt_encoder(), DType::F32},
+                                           Case{"tt_encoder_bf16", tt_encoder(), DType::BF16}),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
 
 }  // namespace

@@ -527,6 +527,53 @@ TEST_P(CudaOps, EmbeddingForwardBackwardDeterministic) {
   }
 }
 
+TEST_P(CudaOps, TtEmbeddingForwardBackwardDeterministic) {
+  // A 1200-row TTM table of 2·4·4 = 32 columns, ranks 1-4-3-1.
+  const std::vector<int64_t> vocab{10, 10, 12}, hidden{2, 4, 4}, ranks{1, 4, 3, 1};
+  const int64_t rows = 96, seq = 12, h = 32;
+  std::vector<int32_t> ids(static_cast<size_t>(rows));
+  const Vec u = randn(rows, 90);
+  for (size_t i = 0; i < ids.size(); ++i)  // skewed: low ids repeat often
+    ids[i] = static_cast<int32_t>(std::min<double>(1199, std::fabs(u[i]) * 300));
+  std::vector<Tensor> ccores, gcores, cgrads;
+  std::vector<Vec> grad0;
+  for (size_t k = 0; k < vocab.size(); ++k) {
+    const Shape s{ranks[k], vocab[k], hidden[k], ranks[k + 1]};
+    const Vec core = r(randn(s.numel(), 91 + k));
+    ccores.push_back(cp.f32(s, core));
+    gcores.push_back(gp.act(s, core));
+    grad0.push_back(randn(s.numel(), 95 + k));
+    cgrads.push_back(cp.f32(s, grad0.back()));
+  }
+  const Vec pos = r(randn(seq * h, 98)), dout = r(randn(rows * h, 99)), dp0 = randn(seq * h, 100);
+  TtEmbeddingFwd cf{cp.i32({rows}, ids), ccores, cp.f32({seq, h}, pos), cp.poisoned({rows, h}),
+                    seq};
+  cpu.tt_embedding_forward(cf);
+  TtEmbeddingFwd gf{gp.i32({rows}, ids), gcores, gp.act({seq, h}, pos), gp.poisoned_act({rows, h}),
+                    seq};
+  be().tt_embedding_forward(gf);
+  EXPECT_LT(rel_err(gp.read(gf.out), cp.read(cf.out)), tol());
+  TtEmbeddingBwd cb{cf.ids, cp.f32({rows, h}, dout), ccores, cgrads, cp.f32({seq, h}, dp0), seq};
+  cpu.tt_embedding_backward(cb);
+  const Tensor gdout = gp.act({rows, h}, dout);
+  std::vector<Vec> first;
+  for (int rep = 0; rep < 2; ++rep) {
+    std::vector<Tensor> ggrads;
+    for (size_t k = 0; k < vocab.size(); ++k) ggrads.push_back(gp.f32(cgrads[k].shape, grad0[k]));
+    TtEmbeddingBwd gb{gf.ids, gdout, gcores, ggrads, gp.f32({seq, h}, dp0), seq};
+    be().tt_embedding_backward(gb);
+    EXPECT_LT(rel_err(gp.read(gb.d_pos), cp.read(cb.d_pos)), tol(1e-6, 1e-5)) << "d_pos";
+    for (size_t k = 0; k < vocab.size(); ++k) {
+      const Vec g = gp.read(ggrads[k]);
+      EXPECT_LT(rel_err(g, cp.read(cgrads[k])), tol(1e-5, 1e-2)) << "core " << k;
+      if (rep == 0)
+        first.push_back(g);
+      else
+        EXPECT_EQ(g, first[k]) << "TTM embedding backward is not deterministic";
+    }
+  }
+}
+
 TEST_P(CudaOps, EmbeddingReportsIdsOutsideVocabulary) {
   const Tensor out = gp.poisoned_act({1, 8});
   be().embedding_forward({gp.i32({1}, {9}), gp.act({3, 8}, randn(24, 1)), {}, out, 1});

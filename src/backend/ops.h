@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "config/model_config.h"
 #include "core/tensor.h"
@@ -143,6 +144,26 @@ struct EmbeddingBwd {
   int64_t seq = 0;
 };
 
+// A tensor-train-matrix token table (model.tt.embedding): core k is [r_k, vocab_k, hidden_k,
+// r_{k+1}] with r_0 = r_d = 1, and with ids[r] = (v_1 … v_d), hidden index h = (h_1 … h_d) (the
+// row-major digits of the cores' factors), out[r, h] = G_1[:, v_1, h_1, :] ··· G_d[:, v_d, h_d, :]
+// + pos[r % seq] (pos optional). The table itself is never formed.
+struct TtEmbeddingFwd {
+  Tensor ids;
+  std::vector<Tensor> cores;
+  Tensor pos, out;
+  int64_t seq = 0;
+};
+
+// d_cores[k] (f32) += the gradient of every looked-up row through core k; d_pos as
+// EmbeddingBwd. Deterministic on every backend.
+struct TtEmbeddingBwd {
+  Tensor ids, d_out;
+  std::vector<Tensor> cores, d_cores;
+  Tensor d_pos;
+  int64_t seq = 0;
+};
+
 // out[b] = x[b*seq] (First) or the mean of x[b*seq + t] for t < lengths[b] (Mean).
 struct PoolFwd {
   Tensor x, out, lengths;
@@ -245,32 +266,34 @@ struct LossScaleUpdate {
 // virtuals of Backend, the overrides every backend declares (HWT_BACKEND_OP_OVERRIDE), the Op
 // enum the trace records and op_name(). A new op: its Args struct above, a line here, its CPU,
 // CUDA and trace implementations, and a test of CUDA against the CPU (docs/architecture.md).
-#define HWT_BACKEND_OPS(X)            \
-  X(copy, Copy)                       \
-  X(fill, Fill)                       \
-  X(convert, Convert)                 \
-  X(linear_forward, LinearFwd)        \
-  X(linear_backward, LinearBwd)       \
-  X(matmul, Matmul)                   \
-  X(layernorm_forward, LayerNormFwd)  \
-  X(layernorm_backward, LayerNormBwd) \
-  X(residual_forward, ResidualFwd)    \
-  X(residual_backward, ResidualBwd)   \
-  X(dropout_forward, DropoutFwd)      \
-  X(dropout_backward, DropoutBwd)     \
-  X(attention_forward, AttentionFwd)  \
-  X(attention_backward, AttentionBwd) \
-  X(embedding_forward, EmbeddingFwd)  \
-  X(embedding_backward, EmbeddingBwd) \
-  X(pool_forward, PoolFwd)            \
-  X(pool_backward, PoolBwd)           \
-  X(cross_entropy, CrossEntropy)      \
-  X(argmax_rows, ArgmaxRows)          \
-  X(sum, Reduce)                      \
-  X(sum_squares, Reduce)              \
-  X(adamw_step, AdamWStep)            \
-  X(adan_step, AdanStep)              \
-  X(sgd_step, SgdStep)                \
+#define HWT_BACKEND_OPS(X)                 \
+  X(copy, Copy)                            \
+  X(fill, Fill)                            \
+  X(convert, Convert)                      \
+  X(linear_forward, LinearFwd)             \
+  X(linear_backward, LinearBwd)            \
+  X(matmul, Matmul)                        \
+  X(layernorm_forward, LayerNormFwd)       \
+  X(layernorm_backward, LayerNormBwd)      \
+  X(residual_forward, ResidualFwd)         \
+  X(residual_backward, ResidualBwd)        \
+  X(dropout_forward, DropoutFwd)           \
+  X(dropout_backward, DropoutBwd)          \
+  X(attention_forward, AttentionFwd)       \
+  X(attention_backward, AttentionBwd)      \
+  X(embedding_forward, EmbeddingFwd)       \
+  X(embedding_backward, EmbeddingBwd)      \
+  X(tt_embedding_forward, TtEmbeddingFwd)  \
+  X(tt_embedding_backward, TtEmbeddingBwd) \
+  X(pool_forward, PoolFwd)                 \
+  X(pool_backward, PoolBwd)                \
+  X(cross_entropy, CrossEntropy)           \
+  X(argmax_rows, ArgmaxRows)               \
+  X(sum, Reduce)                           \
+  X(sum_squares, Reduce)                   \
+  X(adamw_step, AdamWStep)                 \
+  X(adan_step, AdanStep)                   \
+  X(sgd_step, SgdStep)                     \
   X(loss_scale_update, LossScaleUpdate)
 
 // In a backend class: `HWT_BACKEND_OPS(HWT_BACKEND_OP_OVERRIDE)` declares every op.

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   hwt::add_shape_command(app);
   hwt::add_compare_command(app);
   hwt::add_estimate_command(app);
+  hwt::add_compress_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -17,7 +17,7 @@ namespace hwt {
 template <class Root>
 struct ConfigKey {
   std::string name;  // "model.hidden"
-  std::string type;  // "int", "float", "bool", "string" or "choice"
+  std::string type;  // "int", "float", "bool", "string", "ints" (a list) or "choice"
   std::string doc;
   std::vector<std::string> choices;  // for "choice"
   std::function<void(Root&, const nlohmann::json&)> set;
@@ -40,6 +40,8 @@ class ConfigKeys {
       k.type = "int";
     } else if constexpr (std::is_floating_point_v<T>) {
       k.type = "float";
+    } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+      k.type = "ints";
     } else {
       static_assert(std::is_same_v<T, std::string>);
       k.type = "string";
@@ -54,6 +56,11 @@ class ConfigKeys {
         field(r) = v.get<T>();
       } else if constexpr (std::is_floating_point_v<T>) {
         if (!v.is_number()) bad(key, "a number", v);
+        field(r) = v.get<T>();
+      } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+        if (!v.is_array()) bad(key, "a list of integers", v);
+        for (const auto& e : v)
+          if (!e.is_number_integer()) bad(key, "a list of integers", v);
         field(r) = v.get<T>();
       } else {
         if (!v.is_string()) bad(key, "a string", v);

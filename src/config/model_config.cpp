@@ -1,8 +1,69 @@
 #include "config/model_config.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "core/error.h"
 
 namespace hwt {
+namespace {
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t x : v) p *= x;
+  return p;
+}
+
+// One layer kind's factors: all three lists, positive entries, `cores - 1` ranks.
+void check_lists(const TtFactors& t, const std::string& key, size_t cores) {
+  if (t.in.empty() || t.out.empty())
+    fail_input("config {}: in and out factors must both be given (with ranks)", key);
+  for (const auto* list : {&t.in, &t.out})
+    for (int64_t f : *list)
+      if (f < 1)
+        fail_input("config {}.{}={} has a factor below 1", key, list == &t.in ? "in" : "out",
+                   *list);
+  for (int64_t r : t.ranks)
+    if (r < 1) fail_input("config {}.ranks={} has a rank below 1", key, t.ranks);
+  if (t.ranks.size() != cores - 1)
+    fail_input("config {}.ranks={} has {} ranks; its {} cores need {}", key, t.ranks,
+               t.ranks.size(), cores, cores - 1);
+}
+
+void check_product(const std::vector<int64_t>& factors, const std::string& key, int64_t dim,
+                   const char* dim_key) {
+  if (product(factors) != dim)
+    fail_input("config {}={} multiplies to {}, not {}={}", key, factors, product(factors), dim_key,
+               dim);
+}
+
+void validate_tt(const ModelConfig& c) {
+  const TtFactors& e = c.tt.embedding;
+  if (e.enabled()) {
+    const std::string key = "model.tt.embedding";
+    if (e.in.size() != e.out.size())
+      fail_input("config {}.in={} and .out={} need one factor per core each", key, e.in, e.out);
+    check_lists(e, key, e.in.size());
+    check_product(e.out, key + ".out", c.hidden, "model.hidden");
+    if (c.vocab_size > 0 && product(e.in) < c.vocab_size)
+      fail_input("config {}.in={} multiplies to {}, fewer rows than the vocabulary ({})", key, e.in,
+                 product(e.in), c.vocab_size);
+    if (c.head == Task::Lm && c.tie_embeddings)
+      fail_input("config {} needs model.tie_embeddings=false: the LM head reads a dense table",
+                 key);
+  }
+  const auto linear = [&](const TtFactors& t, const std::string& key, int64_t out_dim,
+                          const char* out_key) {
+    if (!t.enabled()) return;
+    check_lists(t, key, t.in.size() + t.out.size());
+    check_product(t.in, key + ".in", c.hidden, "model.hidden");
+    check_product(t.out, key + ".out", out_dim, out_key);
+  };
+  linear(c.tt.attention, "model.tt.attention", c.hidden, "model.hidden");
+  linear(c.tt.ffn, "model.tt.ffn", c.ffn, "model.ffn");
+}
+
+}  // namespace
 
 std::string_view task_name(Task t) {
   switch (t) {
@@ -41,6 +102,7 @@ void validate(const ModelConfig& c) {
   if (!(c.init_std > 0)) fail_input("config model.init_std must be positive");
   if (c.head == Task::Lm && !c.causal)
     fail_input("config model.head=\"lm\" needs model.causal=true");
+  validate_tt(c);
 }
 
 }  // namespace hwt

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "core/activation_math.h"
 #include "core/integer_math.h"
@@ -39,6 +40,24 @@ constexpr bool has_token_outputs(Task t) {
 // How a sequence classifier summarises the hidden states.
 enum class Pooling : uint8_t { First, Mean };
 
+// A tensor-train factorisation of one layer kind (model.tt.<kind>.*, after Tian et al. 2025);
+// empty lists keep the kind dense. Linear kinds are TT: the weight [out, in] as a tensor indexed
+// by the out factors then the in factors, one core [r_{k-1}, factor_k, r_k] per factor. The
+// embedding is TTM: core k is [r_{k-1}, in_k, out_k, r_k] (in: vocabulary, out: hidden). ranks
+// are the ranks between consecutive cores; the boundary ranks are 1.
+struct TtFactors {
+  std::vector<int64_t> in, out, ranks;
+  bool enabled() const { return !in.empty() || !out.empty() || !ranks.empty(); }
+};
+
+// The layer kinds that can be tensor-trained: token embedding, attention projections (in and out
+// factor model.hidden; the fused q|k|v projection triples the first out factor) and the
+// feed-forward pair (in factors model.hidden, out factors model.ffn; the second layer swaps
+// them).
+struct TtConfig {
+  TtFactors embedding, attention, ffn;
+};
+
 struct ModelConfig {
   int64_t vocab_size = 0;  // 0: taken from the tokenizer
   // An LM's token embedding and head are stored with their rows padded to a multiple of this,
@@ -64,6 +83,7 @@ struct ModelConfig {
   int64_t num_token_labels = 0;  // token classes; 0: from the data
   double ln_eps = 1e-5;
   double init_std = 0.02;
+  TtConfig tt;
 
   int64_t head_dim() const { return hidden / heads; }
   // Rows of the stored token embedding (and LM head): for an LM, vocab_size rounded up to
@@ -72,8 +92,9 @@ struct ModelConfig {
     if (head != Task::Lm) return vocab_size;
     return round_up(vocab_size, vocab_multiple);
   }
-  // The feed-forward width as stored and multiplied: ffn rounded up to ffn_multiple.
-  int64_t padded_ffn() const { return round_up(ffn, ffn_multiple); }
+  // The feed-forward width as stored and multiplied: ffn rounded up to ffn_multiple (a
+  // tensor-trained FFN stores no matrix to pad: its width is the true one).
+  int64_t padded_ffn() const { return tt.ffn.enabled() ? ffn : round_up(ffn, ffn_multiple); }
 };
 
 // Throws InputError naming the first inconsistent field.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <sstream>
 #include <variant>
 
 #include "core/paths.h"
@@ -17,6 +18,50 @@ namespace {
 
 using Keys = ConfigKeys<RunConfig>;
 using R = RunConfig;
+
+// model.tt.<kind>.{in,out,ranks}: the tensor-train layers (docs/tensor_train.md).
+void add_tt_keys(Keys& k) {
+  k.add(
+      "model.tt.embedding.in",
+      "TTM token embedding: vocabulary factors, one per core (their product at least the "
+      "vocabulary); empty keeps the table dense",
+      [](R & c) -> auto& { return c.model.tt.embedding.in; });
+  k.add(
+      "model.tt.embedding.out", "TTM token embedding: factors of model.hidden, one per core",
+      [](R & c) -> auto& { return c.model.tt.embedding.out; });
+  k.add(
+      "model.tt.embedding.ranks",
+      "TTM token embedding: ranks between consecutive cores (one fewer than the cores)",
+      [](R & c) -> auto& { return c.model.tt.embedding.ranks; });
+  k.add(
+      "model.tt.attention.in",
+      "TT attention projections: input factors (product model.hidden); empty keeps them dense",
+      [](R & c) -> auto& { return c.model.tt.attention.in; });
+  k.add(
+      "model.tt.attention.out",
+      "TT attention projections: output factors (product model.hidden); the fused q, k, v "
+      "projection triples the first",
+      [](R & c) -> auto& { return c.model.tt.attention.out; });
+  k.add(
+      "model.tt.attention.ranks",
+      "TT attention projections: ranks between consecutive cores, out cores first, then in "
+      "cores (len(out) + len(in) - 1 of them)",
+      [](R & c) -> auto& { return c.model.tt.attention.ranks; });
+  k.add(
+      "model.tt.ffn.in",
+      "TT feed-forward: factors of model.hidden (the first layer's input, the second's output); "
+      "empty keeps it dense",
+      [](R & c) -> auto& { return c.model.tt.ffn.in; });
+  k.add(
+      "model.tt.ffn.out",
+      "TT feed-forward: factors of model.ffn (the first layer's output, the second's input)",
+      [](R & c) -> auto& { return c.model.tt.ffn.out; });
+  k.add(
+      "model.tt.ffn.ranks",
+      "TT feed-forward: ranks between consecutive cores of the first layer, out cores first (the "
+      "second layer swaps the out and in parts, each keeping its ranks)",
+      [](R & c) -> auto& { return c.model.tt.ffn.ranks; });
+}
 
 void add_model_keys(Keys& k) {
   k.add(
@@ -91,6 +136,7 @@ void add_model_keys(Keys& k) {
   k.add(
       "model.init_std", "Standard deviation of the normal weight initialisation",
       [](R & c) -> auto& { return c.model.init_std; });
+  add_tt_keys(k);
 }
 
 void add_data_keys(Keys& k) {
@@ -337,8 +383,12 @@ void apply_table(RunConfig& c, const TomlReader& t) {
       continue;
     }
     const std::string key = t.path(name);
-    if (!find_key(key)) unknown_key(key);
-    set_key(c, key, std::visit([](const auto& v) { return nlohmann::json(v); }, t.scalar(name)));
+    const ConfigKey<R>* k = find_key(key);
+    if (!k) unknown_key(key);
+    if (k->type == "ints")
+      k->set(c, t.integers(name));
+    else
+      k->set(c, std::visit([](const auto& v) { return nlohmann::json(v); }, t.scalar(name)));
   }
 }
 
@@ -354,6 +404,24 @@ nlohmann::json parse_override_value(const ConfigKey<R>& k, const std::string& te
   if (k.type == "float") {
     if (const auto v = parse_whole_double(text)) return *v;
     fail_input("--set {}: expected a number, got '{}'", k.name, text);
+  }
+  if (k.type == "ints") {  // "8,8,12" or "[8, 8, 12]"; "" or "[]" is the empty list
+    std::string list = text;
+    if (list.size() >= 2 && list.front() == '[' && list.back() == ']')
+      list = list.substr(1, list.size() - 2);
+    nlohmann::json v = nlohmann::json::array();
+    if (list.find_first_not_of(' ') == std::string::npos) return v;
+    std::stringstream items(list);
+    for (std::string item; std::getline(items, item, ',');) {
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      int64_t x = 0;
+      const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), x);
+      if (item.empty() || ec != std::errc() || p != item.data() + item.size())
+        fail_input("--set {}: expected integers separated by commas, got '{}'", k.name, text);
+      v.push_back(x);
+    }
+    return v;
   }
   if (k.type == "bool") {
     if (text == "true" || text == "1") return true;
@@ -478,7 +546,7 @@ std::string config_reference_markdown() {
           fmt::format("\n## [{}]\n\n| key | type | default | meaning |\n|---|---|---|---|\n", sec);
       section = sec;
     }
-    std::string type = k.type;
+    std::string type = k.type == "ints" ? "int list" : k.type;
     if (k.type == "choice") {
       type.clear();
       for (const auto& ch : k.choices) type += (type.empty() ? "" : " \\| ") + ch;

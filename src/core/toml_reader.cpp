@@ -154,6 +154,17 @@ std::vector<std::string> TomlReader::strings(const std::string& key) const {
   return out;
 }
 
+std::vector<int64_t> TomlReader::integers(const std::string& key) const {
+  const toml::array* a = require(key).as_array();
+  if (!a) fail(key, "must be a list of integers");
+  std::vector<int64_t> out;
+  for (const toml::node& e : *a) {
+    if (!e.is_integer()) fail(key, "must be a list of integers");
+    out.push_back(*e.value<int64_t>());
+  }
+  return out;
+}
+
 TomlReader TomlReader::table(const std::string& key) const {
   const toml::node& n = require(key);
   const toml::table* t = n.as_table();

@@ -36,6 +36,8 @@ class TomlReader {
   // A scalar or an array of scalars, as a list.
   std::vector<double> numbers(const std::string& key) const;
   std::vector<std::string> strings(const std::string& key) const;
+  // A list of integers (an empty list allowed).
+  std::vector<int64_t> integers(const std::string& key) const;
   // An integer, number, boolean or string, whichever it is.
   using Scalar = std::variant<int64_t, double, bool, std::string>;
   Scalar scalar(const std::string& key) const;

@@ -1,25 +1,58 @@
 #include "model/block.h"
 
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
 namespace hwt {
+namespace {
+
+enum class TtRole { Plain, Qkv, Swapped };
+
+// The chain of a layer kind's TT factors: as given; for the fused q|k|v projection with the
+// first out factor tripled; for the second feed-forward layer with out and in swapped (each
+// part keeping its ranks, the middle rank between them).
+std::optional<TtChain> tt_chain(const TtFactors& f, TtRole role) {
+  if (!f.enabled()) return std::nullopt;
+  std::vector<int64_t> out = f.out, in = f.in, ranks = f.ranks;
+  if (role == TtRole::Qkv) out[0] *= 3;
+  if (role == TtRole::Swapped) {
+    const size_t p = out.size();
+    std::swap(out, in);
+    ranks.assign(f.ranks.begin() + static_cast<std::ptrdiff_t>(p), f.ranks.end());
+    ranks.push_back(f.ranks[p - 1]);
+    ranks.insert(ranks.end(), f.ranks.begin(),
+                 f.ranks.begin() + static_cast<std::ptrdiff_t>(p - 1));
+  }
+  return tt_linear_chain(out, in, ranks);
+}
+
+}  // namespace
 
 Block::Block(const ModelConfig& cfg, ParamStore& ps, int index) : cfg_(cfg), index_(index) {
   const std::string p = fmt::format("layers.{}.", index);
   const int64_t h = cfg.hidden;
   const float std = static_cast<float>(cfg.init_std);
+  const TtFactors &attn = cfg.tt.attention, &ffn_tt = cfg.tt.ffn;
   ln1_ = LayerNormParams(ps, p + "ln1", h);
-  qkv_ = Linear(ps, p + "attn.qkv", h, 3 * h, true, std);
-  out_ = Linear(ps, p + "attn.out", h, h, true, std);
+  qkv_ = Projection(ps, p + "attn.qkv", h, 3 * h, std, tt_chain(attn, TtRole::Qkv));
+  out_ = Projection(ps, p + "attn.out", h, h, std, tt_chain(attn, TtRole::Plain));
   ln2_ = LayerNormParams(ps, p + "ln2", h);
   // The FFN width is stored padded: fc1's extra output rows and bias entries and fc2's extra
   // input columns start at zero, so the padded activations are act(0) = 0, and the padded
-  // parameters get zero gradients and stay zero.
+  // parameters get zero gradients and stay zero (a tensor-trained FFN is not padded).
   const int64_t ffn = cfg.padded_ffn(), pad = ffn - cfg.ffn;
-  fc1_ = Linear(ps, p + "mlp.fc1", h, ffn, true, std, pad);
-  fc2_ = Linear(ps, p + "mlp.fc2", ffn, h, true, std, 0, pad);
+  fc1_ = Projection(ps, p + "mlp.fc1", h, ffn, std, tt_chain(ffn_tt, TtRole::Plain), pad);
+  fc2_ = Projection(ps, p + "mlp.fc2", ffn, h, std, tt_chain(ffn_tt, TtRole::Swapped), 0, pad);
+}
+
+std::vector<std::pair<std::string, const TtLinear*>> Block::tt_layers() const {
+  std::vector<std::pair<std::string, const TtLinear*>> out;
+  for (const auto& [name, proj] : {std::pair{"attn.qkv", &qkv_}, std::pair{"attn.out", &out_},
+                                   std::pair{"mlp.fc1", &fc1_}, std::pair{"mlp.fc2", &fc2_}})
+    if (proj->tt()) out.emplace_back(name, proj->tt());
+  return out;
 }
 
 void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
@@ -40,6 +73,7 @@ void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
   if (!pre) sum2_ = arena.reserve(dt, max_rows * h);
   out_act_ = arena.reserve(dt, max_rows * h);
   scratch_ = arena.reserve(dt, max_rows * h);
+  for (Projection* proj : {&qkv_, &out_, &fc1_, &fc2_}) proj->plan(arena, dt, max_rows);
 }
 
 Tensor Block::output(const StepContext& c) const {

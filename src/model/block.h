@@ -4,9 +4,11 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config/model_config.h"
-#include "model/linear.h"
+#include "model/projection.h"
 
 namespace hwt {
 
@@ -24,6 +26,8 @@ class Block {
   Tensor output(const StepContext& c) const;  // what forward returned, for backward
   // dres holds the gradient of the block output on entry and of its input on return.
   void backward(const StepContext& c, Tensor x, Tensor dres, const BlockScratch& s) const;
+  // The tensor-train projections by name ("attn.qkv", …), for reports of their contraction.
+  std::vector<std::pair<std::string, const TtLinear*>> tt_layers() const;
 
  private:
   AttentionDims attention_dims(const StepContext& c) const;
@@ -34,7 +38,7 @@ class Block {
   const ModelConfig& cfg_;
   int index_;
   LayerNormParams ln1_, ln2_;
-  Linear qkv_, out_, fc1_, fc2_;
+  Projection qkv_, out_, fc1_, fc2_;
   // Saved activations (slots in the arena). sum1_ is the pre-LN1 sum in post-LN blocks and
   // LN2's output (the FFN input) in pre-LN blocks.
   ActivationArena::Slot ln1_out_ = 0, ln1_mean_ = 0, ln1_rstd_ = 0, qkv_act_ = 0, ctx_ = 0,

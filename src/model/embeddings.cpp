@@ -2,13 +2,20 @@
 
 namespace hwt {
 
-Embeddings::Embeddings(const ModelConfig& cfg, ParamStore& ps)
-    : cfg_(cfg),
-      tok_(ps.add("embed.tokens", Shape{cfg.padded_vocab(), cfg.hidden}, true, Init::Normal,
-                  static_cast<float>(cfg.init_std), cfg.padded_vocab() - cfg.vocab_size)),
-      pos_(ps.add("embed.positions", Shape{cfg.max_seq, cfg.hidden}, true, Init::Normal,
-                  static_cast<float>(cfg.init_std))) {
+Embeddings::Embeddings(const ModelConfig& cfg, ParamStore& ps) : cfg_(cfg) {
+  const float std = static_cast<float>(cfg.init_std);
+  if (cfg.tt.embedding.enabled())
+    tt_.emplace(ps, "embed.tokens", cfg.tt.embedding, std);
+  else
+    tok_ = ps.add("embed.tokens", Shape{cfg.padded_vocab(), cfg.hidden}, true, Init::Normal, std,
+                  cfg.padded_vocab() - cfg.vocab_size);
+  pos_ = ps.add("embed.positions", Shape{cfg.max_seq, cfg.hidden}, true, Init::Normal, std);
   if (cfg.norm == NormPlacement::Post) ln_ = LayerNormParams(ps, "embed.ln", cfg.hidden);
+}
+
+ParamStore::Handle Embeddings::token_table() const {
+  HWT_CHECK(!tt_, "a tensor-train token table has no dense matrix");
+  return tok_;
 }
 
 void Embeddings::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
@@ -27,7 +34,10 @@ Tensor Embeddings::forward(const StepContext& c, Tensor ids) const {
   Backend& be = c.backend;
   be.set_scope("embed", Phase::Forward);
   const Tensor sum = c.act(sum_, cfg_.hidden);
-  be.embedding_forward({ids, c.params.compute(tok_), c.params.compute(pos_), sum, c.seq});
+  if (tt_)
+    tt_->forward(c, ids, c.params.compute(pos_), sum);
+  else
+    be.embedding_forward({ids, c.params.compute(tok_), c.params.compute(pos_), sum, c.seq});
   Tensor out = sum;
   if (cfg_.norm == NormPlacement::Post) {
     out = c.act(out_, cfg_.hidden);
@@ -59,7 +69,10 @@ void Embeddings::backward(const StepContext& c, Tensor ids, Tensor dx, Tensor sc
     be.layernorm_backward(l);
     d_sum = scratch;
   }
-  be.embedding_backward({ids, d_sum, c.params.grad(tok_), c.params.grad(pos_), c.seq});
+  if (tt_)
+    tt_->backward(c, ids, d_sum, c.params.grad(pos_));
+  else
+    be.embedding_backward({ids, d_sum, c.params.grad(tok_), c.params.grad(pos_), c.seq});
 }
 
 }  // namespace hwt

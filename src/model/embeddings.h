@@ -1,9 +1,12 @@
 // Token + learned position embeddings, followed by layernorm (post-LN models, as BERT) and
-// dropout.
+// dropout. The token table is dense or a tensor-train matrix (model.tt.embedding).
 #pragma once
+
+#include <optional>
 
 #include "config/model_config.h"
 #include "model/linear.h"
+#include "model/tt_embedding.h"
 
 namespace hwt {
 
@@ -15,12 +18,14 @@ class Embeddings {
   Tensor output(const StepContext& c) const;  // what forward returned, for backward
   // dx: gradient of the output (modified in place); scratch: [rows, hidden].
   void backward(const StepContext& c, Tensor ids, Tensor dx, Tensor scratch) const;
-  ParamStore::Handle token_table() const { return tok_; }
+  // The dense token table (the tied LM head's weight); a TT table has none.
+  ParamStore::Handle token_table() const;
 
  private:
   static constexpr uint64_t kDropSite = 0;
   const ModelConfig& cfg_;
-  ParamStore::Handle tok_, pos_;
+  std::optional<TtEmbedding> tt_;
+  ParamStore::Handle tok_ = 0, pos_ = 0;
   LayerNormParams ln_;
   ActivationArena::Slot sum_ = 0, out_ = 0, mean_ = 0, rstd_ = 0;
 };

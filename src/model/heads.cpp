@@ -1,8 +1,10 @@
 #include "model/heads.h"
 
+#include "model/embeddings.h"
+
 namespace hwt {
 
-Heads::Heads(const ModelConfig& cfg, ParamStore& ps, ParamStore::Handle token_table) : cfg_(cfg) {
+Heads::Heads(const ModelConfig& cfg, ParamStore& ps, const Embeddings& embed) : cfg_(cfg) {
   const float std = static_cast<float>(cfg.init_std);
   if (has_sequence_labels(cfg.head))
     cls_ = Linear(ps, "head.classifier", cfg.hidden, cfg.num_labels, true, std);
@@ -11,7 +13,7 @@ Heads::Heads(const ModelConfig& cfg, ParamStore& ps, ParamStore::Handle token_ta
   // The LM head has the embedding's padded rows: its logits beyond vocab_size are padding.
   const int64_t vocab = cfg.padded_vocab(), pad = vocab - cfg.vocab_size;
   if (cfg.head == Task::Lm)
-    token_ = cfg.tie_embeddings ? Linear::tied(token_table, cfg.hidden, vocab)
+    token_ = cfg.tie_embeddings ? Linear::tied(embed.token_table(), cfg.hidden, vocab)
                                 : Linear(ps, "head.lm", cfg.hidden, vocab, false, std, pad);
 }
 

@@ -8,6 +8,8 @@
 
 namespace hwt {
 
+class Embeddings;
+
 struct HeadTargets {
   Tensor seq_labels;                       // i32 [batch]
   Tensor token_labels;                     // i32 [rows]
@@ -18,7 +20,7 @@ struct HeadTargets {
 
 class Heads {
  public:
-  Heads(const ModelConfig& cfg, ParamStore& ps, ParamStore::Handle token_table);
+  Heads(const ModelConfig& cfg, ParamStore& ps, const Embeddings& embed);
   void plan(ActivationArena& arena, DType dt, int64_t max_batch, int64_t max_rows);
   void forward(const StepContext& c, Tensor h, const HeadTargets& t) const;
   // Writes dh, the gradient of the hidden states.

@@ -21,7 +21,7 @@ Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype)
     blocks_.push_back(std::make_unique<Block>(cfg_, params_, i));
   if (cfg_.norm == NormPlacement::Pre)
     final_ln_ = LayerNormParams(params_, "final_ln", cfg_.hidden);
-  heads_ = std::make_unique<Heads>(cfg_, params_, embed_->token_table());
+  heads_ = std::make_unique<Heads>(cfg_, params_, *embed_);
   params_.allocate(backend_, act_dtype_);
 }
 
@@ -54,6 +54,13 @@ void Model::plan(int64_t max_batch, int64_t max_seq) {
   seq_pred_ = arena_.reserve(DType::I32, max_batch);
   token_pred_ = arena_.reserve(DType::I32, rows);
   arena_.allocate(backend_);
+}
+
+std::vector<std::string> Model::tt_contractions() const {
+  std::vector<std::string> out;
+  for (const auto& [name, tt] : blocks_.front()->tt_layers())
+    out.push_back(name + ": " + describe(tt->chain(), tt->contraction()));
+  return out;
 }
 
 StepContext Model::context() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "data/batch.h"
@@ -54,6 +55,9 @@ class Model {
   const ParamStore& params() const { return params_; }
   Backend& backend() const { return backend_; }
   size_t activation_bytes() const { return arena_.bytes(); }
+  // One line per tensor-train layer kind (every block contracts alike): "attn.qkv: factored
+  // (x·L'ᵀ)·R'ᵀ through rank 10, …" for the planned shape; empty for a dense model.
+  std::vector<std::string> tt_contractions() const;
 
  private:
   StepContext context();

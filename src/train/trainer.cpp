@@ -133,6 +133,8 @@ void Run::setup() {
   make_output_folder(req_.out_dir);
   log_ = std::make_unique<MetricsLog>(req_.out_dir + "/metrics.jsonl", resume_.has_value());
   progress_ = std::make_unique<Progress>(total_steps_, req_.progress);
+  for (const std::string& line : model().tt_contractions())
+    progress_->message("tensor train " + line);
   times_.setup = seconds_since(t0) - times_.data_load;
 }
 

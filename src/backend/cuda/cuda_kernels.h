@@ -147,6 +147,27 @@ void pool_forward(const Launch& l, DType dt, const void* x, void* out, const int
 void pool_backward(const Launch& l, DType dt, const void* d_out, void* d_x, const int* lengths,
                    int64_t batch, int64_t seq, int64_t cols, bool mean);
 
+// ---- tensor-train-matrix token tables (cuda_tt_embedding.cu)
+constexpr int kTtmMaxCores = 8;
+constexpr int kTtmMaxRank = 64;
+// The cores (TtEmbeddingFwd): core k is [ranks[k], vocab[k], hidden[k], ranks[k+1]] in the
+// launch's dtype; grad[k] (backward) its f32 gradient.
+struct TtmArgs {
+  int cores = 0;
+  const void* core[kTtmMaxCores] = {};
+  float* grad[kTtmMaxCores] = {};
+  int64_t ranks[kTtmMaxCores + 1] = {}, vocab[kTtmMaxCores] = {}, hidden[kTtmMaxCores] = {};
+  int64_t rows = 1, cols = 1;  // Π vocab, Π hidden
+};
+// out[r] = row ids[r] of the table + pos[r % seq] (pos optional); one thread per element.
+void tt_embedding_forward(const Launch& l, DType dt, const TtmArgs& t, const int* ids,
+                          const void* pos, void* out, int64_t rows, int64_t seq);
+size_t tt_embedding_backward_scratch_bytes(const TtmArgs& t, int64_t rows);
+// grad[k] += the core gradients of d_out's rows: each row's slice gradients into scratch, then
+// summed in row order (deterministic).
+void tt_embedding_backward(const Launch& l, DType dt, const TtmArgs& t, const int* ids,
+                           const void* d_out, int64_t rows, void* scratch);
+
 // ---- losses (cuda_loss.cu)
 // loss_scale (device f32[1], optional) multiplies the gradient besides grad_scale.
 // Rows of `cols` logits of which the first `classes` are classes (the rest: padding, out of the

@@ -7,6 +7,7 @@
 #include "backend/attention_paths.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/ttm_table.h"
 
 namespace hwt {
 
@@ -186,6 +187,71 @@ void CudaBackend::embedding_backward(const EmbeddingBwd& a) {
   cuda::embedding_backward(launch_, a.d_out.dtype, a.ids.as<int>(), a.d_out.data, dtable, dpos,
                            rows, h, vocab, std::max<int64_t>(a.seq, 1), s, bytes);
   cuda::check_launch("embedding_backward");
+}
+
+namespace {
+
+// The kernels' view of a TTM table's cores (in `dt`) and, for backward, their f32 gradients.
+cuda::TtmArgs ttm_args(const std::vector<Tensor>& cores, const std::vector<Tensor>& grads,
+                       DType dt) {
+  const TtmTable t = ttm_table(cores);
+  HWT_CHECK(t.cores() <= static_cast<size_t>(cuda::kTtmMaxCores), "{} TTM cores; at most {}",
+            t.cores(), cuda::kTtmMaxCores);
+  cuda::TtmArgs a;
+  a.cores = static_cast<int>(t.cores());
+  for (size_t k = 0; k < t.cores(); ++k) {
+    cuda::expect_dtype(cores[k], dt, "TTM core");
+    HWT_CHECK(t.ranks[k + 1] <= cuda::kTtmMaxRank, "TTM rank {}; at most {}", t.ranks[k + 1],
+              cuda::kTtmMaxRank);
+    a.core[k] = cores[k].data;
+    if (!grads.empty()) {
+      cuda::expect_dtype(grads[k], DType::F32, "TTM core gradient");
+      HWT_CHECK(grads[k].numel() == cores[k].numel(), "TTM core gradient {} for core {}",
+                grads[k].str(), cores[k].str());
+      a.grad[k] = grads[k].as<float>();
+    }
+    a.vocab[k] = t.vocab[k];
+    a.hidden[k] = t.hidden[k];
+  }
+  for (size_t k = 0; k <= t.cores(); ++k) a.ranks[k] = t.ranks[k];
+  a.rows = t.rows();
+  a.cols = t.cols();
+  return a;
+}
+
+}  // namespace
+
+void CudaBackend::tt_embedding_forward(const TtEmbeddingFwd& a) {
+  cuda::expect_dtype(a.ids, DType::I32, "ids");
+  cuda::expect_float(a.out, "out");
+  const cuda::TtmArgs t = ttm_args(a.cores, {}, a.out.dtype);
+  const int64_t rows = a.out.rows();
+  HWT_CHECK(a.ids.numel() == rows && a.out.cols() == t.cols, "TTM embedding ids {} out {}",
+            a.ids.str(), a.out.str());
+  if (a.pos.defined()) {
+    cuda::expect_dtype(a.pos, a.out.dtype, "pos");
+    HWT_CHECK(a.seq > 0 && a.pos.numel() >= a.seq * t.cols, "positions {} for seq {}", a.pos.str(),
+              a.seq);
+  }
+  cuda::tt_embedding_forward(launch_, a.out.dtype, t, a.ids.as<int>(),
+                             a.pos.defined() ? a.pos.data : nullptr, a.out.data, rows,
+                             std::max<int64_t>(a.seq, 1));
+  cuda::check_launch("tt_embedding_forward");
+}
+
+void CudaBackend::tt_embedding_backward(const TtEmbeddingBwd& a) {
+  cuda::expect_dtype(a.ids, DType::I32, "ids");
+  cuda::expect_float(a.d_out, "d_out");
+  const cuda::TtmArgs t = ttm_args(a.cores, a.d_cores, a.d_out.dtype);
+  const int64_t rows = a.d_out.rows();
+  HWT_CHECK(a.ids.numel() == rows && a.d_out.cols() == t.cols, "TTM embedding ids {} d_out {}",
+            a.ids.str(), a.d_out.str());
+  const size_t bytes = cuda::tt_embedding_backward_scratch_bytes(t, rows);
+  cuda::tt_embedding_backward(launch_, a.d_out.dtype, t, a.ids.as<int>(), a.d_out.data, rows,
+                              bytes ? scratch(bytes) : nullptr);
+  cuda::check_launch("tt_embedding_backward");
+  // The position gradient is the dense embedding's, without a table.
+  if (a.d_pos.defined()) embedding_backward({a.ids, a.d_out, {}, a.d_pos, a.seq});
 }
 
 void CudaBackend::pool_forward(const PoolFwd& a) {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backend/gemm.h"
+#include "backend/ttm_table.h"
 
 namespace hwt {
 namespace {
@@ -299,6 +300,36 @@ void TraceBackend::embedding_backward(const EmbeddingBwd& a) {
   set_io(r, io(a.ids) + io(a.d_out),
          Io{4.0 * n(a.d_out), n(a.d_out)} * (a.d_pos.defined() ? 2.0 : 1.0));
   r.detail = fmt::format("table{} rows={}", a.d_table.shape.str(), a.d_out.rows());
+}
+
+void TraceBackend::tt_embedding_forward(const TtEmbeddingFwd& a) {
+  OpRecord& r = record(Op::tt_embedding_forward, OpKind::Embedding, a.out.dtype);
+  const TtmTable t = ttm_table(a.cores);
+  r.rows = a.out.rows();
+  r.cols = a.out.cols();
+  r.elements = a.out.numel();
+  r.flops = t.forward_flops() * n(a.ids) + (a.pos.defined() ? 1.0 : 0.0) * n(a.out);
+  Io cores;
+  for (const Tensor& g : a.cores) cores = cores + io(g);
+  set_io(r, io(a.ids) + cores + io(a.pos), io(a.out));
+  r.detail = fmt::format("ttm cores={} rows={}", t.cores(), a.out.rows());
+}
+
+void TraceBackend::tt_embedding_backward(const TtEmbeddingBwd& a) {
+  OpRecord& r = record(Op::tt_embedding_backward, OpKind::Embedding, a.d_out.dtype);
+  const TtmTable t = ttm_table(a.cores);
+  r.rows = a.d_out.rows();
+  r.cols = a.d_out.cols();
+  r.elements = a.d_out.numel();
+  double slices = 0;
+  for (size_t k = 0; k < t.cores(); ++k) slices += static_cast<double>(t.slice(k));
+  // Per row: its core gradients, then their sum into the cores (f32, read and written).
+  r.flops = (t.backward_flops() + slices) * n(a.ids) + (a.d_pos.defined() ? 1.0 : 0.0) * n(a.d_out);
+  Io cores, grads;
+  for (const Tensor& g : a.cores) cores = cores + io(g);
+  for (const Tensor& g : a.d_cores) grads = grads + io(g);
+  set_io(r, io(a.ids) + io(a.d_out) + cores + grads + io(a.d_pos), grads + io(a.d_pos));
+  r.detail = fmt::format("ttm cores={} rows={}", t.cores(), a.d_out.rows());
 }
 
 void TraceBackend::pool_forward(const PoolFwd& a) {
