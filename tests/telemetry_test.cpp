@@ -81,8 +81,24 @@ TEST_F(TelemetryTest, CounterEnergyAndReadingsOverAWindow) {
   sleep_ms(50);
   t.end("w");
   EXPECT_DOUBLE_EQ(*t.stats("w").gpu_energy_j, 600);
-  t.reset("w");
-  EXPECT_EQ(t.stats("w").seconds, 0);
+}
+
+TEST_F(TelemetryTest, RollSplitsAWindowAtTheSamplersLatestReading) {
+  script("energy_mj 1000000\npower_mw 100000\n");
+  Telemetry t(gpu0());
+  EXPECT_EQ(t.roll("log").seconds, 0);  // a window not open yet is opened
+  sleep_ms(30);
+  script("energy_mj 1002000\npower_mw 100000\n");
+  sleep_ms(60);  // the sampler has read the new counter
+  const WindowStats first = t.roll("log");
+  script("energy_mj 1005000\npower_mw 100000\n");
+  sleep_ms(60);
+  t.end("log");
+  const WindowStats second = t.stats("log");
+  EXPECT_EQ(first.gpu_energy_method, "counter");
+  EXPECT_DOUBLE_EQ(*first.gpu_energy_j, 2);
+  EXPECT_DOUBLE_EQ(*second.gpu_energy_j, 3);  // from the roll's reading on, nothing twice
+  EXPECT_GE(first.seconds + second.seconds, 0.14);  // the time since the first roll, once
 }
 
 TEST_F(TelemetryTest, ShortWindowIntegratesPowerOverTime) {

@@ -165,17 +165,32 @@ void Telemetry::end(const std::string& window) {
   it->second.open = false;
 }
 
-void Telemetry::reset(const std::string& window) {
-  std::lock_guard lock(mu_);
-  windows_.erase(window);
+WindowStats Telemetry::roll(const std::string& window) {
+  std::unique_lock lock(mu_);
+  auto it = windows_.find(window);
+  if (it == windows_.end() || !it->second.open) {
+    lock.unlock();
+    begin(window);
+    return {};
+  }
+  Window& w = it->second;
+  const WindowStats closed = summarize(w);
+  Window next;
+  next.open = true;
+  next.prev = w.prev;  // the sampler's latest reading: it advances every open window
+  note_readings(next, next.prev.gpu);
+  w = next;
+  return closed;
 }
 
 WindowStats Telemetry::stats(const std::string& window) const {
   std::lock_guard lock(mu_);
-  WindowStats r;
   const auto it = windows_.find(window);
-  if (it == windows_.end()) return r;
-  const Window& w = it->second;
+  return it == windows_.end() ? WindowStats{} : summarize(it->second);
+}
+
+WindowStats Telemetry::summarize(const Window& w) const {
+  WindowStats r;
   r.seconds = w.seconds;
   if (r.seconds > 0) r.process_cpu_util_pct = 100 * w.cpu_s / r.seconds;
   if (!rapl_.ok())

@@ -56,8 +56,12 @@ class Telemetry {
 
   void begin(const std::string& window);  // opens it, or reopens it to add more time
   void end(const std::string& window);    // closes it until the next begin
-  void reset(const std::string& window);  // forgets it
   WindowStats stats(const std::string& window) const;
+  // Closes an open window and opens it again, returning what it saw, without reading any
+  // counter on the caller's thread: the boundary is the sampler's latest reading (up to one
+  // sample period back). For frequent windows (log intervals), where two fresh readings per
+  // boundary would cost the training thread milliseconds. A closed window is just opened.
+  WindowStats roll(const std::string& window);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -80,6 +84,7 @@ class Telemetry {
     std::optional<double> util_peak, temperature_max, memory_peak;
   };
   Sample take_sample() const;
+  WindowStats summarize(const Window& w) const;                // with mu_ held
   void add_sample(Window& w, const Sample& s) const;           // advances an open window to s
   static void note_readings(Window& w, const NvmlReading& r);  // utilisation, clock, peaks
   void loop();

@@ -45,10 +45,7 @@ void RunTelemetry::resume_training() {
 
 nlohmann::json RunTelemetry::next_log_interval() {
   if (!t_) return {{"gpu_power_w", nullptr}, {"gpu_util_pct", nullptr}, {"gpu_energy_j", nullptr}};
-  t_->end("log");
-  const WindowStats s = t_->stats("log");
-  t_->reset("log");
-  t_->begin("log");
+  const WindowStats s = t_->roll("log");
   return {{"gpu_power_w", or_null(s.gpu_power_mean_w)},
           {"gpu_util_pct", or_null(s.gpu_util_mean_pct)},
           {"gpu_energy_j", or_null(s.gpu_energy_j)}};
