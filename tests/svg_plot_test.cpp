@@ -47,6 +47,15 @@ TEST(SvgPlot, BarsForEveryFiniteValueFromZeroEitherWay) {
   EXPECT_NE(svg.find(">down<"), std::string::npos);
 }
 
+TEST(SvgPlot, ZeroTickIsNotNegativeZero) {
+  BarSpec b;
+  b.categories = {"x"};
+  b.series = {{"a", {0.8}}, {"b", {-0.09}}};  // scores: the lowest tick at or above -0.09 is -0.0
+  const std::string svg = render_bars_svg(b);
+  EXPECT_NE(svg.find(">0<"), std::string::npos);
+  EXPECT_EQ(svg.find(">-0<"), std::string::npos);
+}
+
 TEST(SvgPlot, LogAxesSkipNonPositiveValues) {
   PlotSpec p;
   p.log_x = p.log_y = true;

@@ -81,7 +81,7 @@ Axis fit(const std::vector<PlotSeries>& series, bool x, bool log) {
 
 std::string tick_label(double v) {
   if (v != 0 && (std::abs(v) >= 1e5 || std::abs(v) < 1e-3)) return fmt::format("{:.1e}", v);
-  return fmt::format("{:.6g}", v);
+  return fmt::format("{:.6g}", v + 0.0);  // + 0.0: a tick at -0.0 reads "0", not "-0"
 }
 
 std::string document_head(int width, int height, double title_x, const std::string& title) {
