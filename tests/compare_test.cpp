@@ -149,6 +149,10 @@ TEST(Compare, CommandWritesTablesAndChartsAndFailsCleanly) {
   const nlohmann::json j = nlohmann::json::parse(test::slurp(root / "out/compare.json"));
   EXPECT_EQ(j["runs"][1]["scores"]["custom"]["rank"], 1);
   EXPECT_NE(test::slurp(root / "out/compare_scores.svg").find("<rect"), std::string::npos);
+  const std::string ranks = test::slurp(root / "out/compare_ranks.svg");
+  EXPECT_NE(ranks.find(">custom<"), std::string::npos);
+  EXPECT_NE(ranks.find(">#1 ("), std::string::npos);
+  EXPECT_NE(ranks.find(">#3 ("), std::string::npos);
 
   const test::CliResult missing = test::run_hwt("compare " + root / "fp32 " + root / "nope", root);
   EXPECT_EQ(missing.exit_code, 2);

@@ -47,6 +47,21 @@ TEST(SvgPlot, BarsForEveryFiniteValueFromZeroEitherWay) {
   EXPECT_NE(svg.find(">down<"), std::string::npos);
 }
 
+TEST(SvgPlot, TableCellsWithTheirTextAndShade) {
+  TableSpec t;
+  t.title = "ranks";
+  t.columns = {"a", "b"};
+  t.rows = {"run <1>", "run 2"};
+  t.text = {{"#1", "#2"}, {"#2", "#1"}};
+  t.shade = {{1.0, 0.0}, {0.0, 1.0}};
+  const std::string svg = render_table_svg(t);
+  EXPECT_EQ(count(svg, "<rect"), 5u);  // background and four cells
+  EXPECT_NE(svg.find("run &lt;1&gt;"), std::string::npos);
+  EXPECT_EQ(count(svg, "fill=\"rgb(31,78,153)\""), 2u);  // shade 1: the darkest blue
+  EXPECT_EQ(count(svg, "fill=\"rgb(255,255,255)\""), 2u);
+  EXPECT_EQ(count(svg, "fill=\"white\">#1<"), 2u);  // readable on the dark cells
+}
+
 TEST(SvgPlot, ZeroTickIsNotNegativeZero) {
   BarSpec b;
   b.categories = {"x"};

@@ -304,4 +304,21 @@ std::string comparison_scores_svg(const Comparison& c) {
   return render_bars_svg(b);
 }
 
+std::string comparison_ranks_svg(const Comparison& c) {
+  TableSpec t;
+  t.title = "Rank under each weight set (1 = best; score in brackets)";
+  for (const WeightSet& s : c.sets) t.columns.push_back(s.name);
+  const double worst = static_cast<double>(std::max<size_t>(2, c.runs.size())) - 1;
+  for (size_t r = 0; r < c.runs.size(); ++r) {
+    t.rows.push_back(c.runs[r].name);
+    t.text.emplace_back();
+    t.shade.emplace_back();
+    for (size_t k = 0; k < c.sets.size(); ++k) {
+      t.text.back().push_back(fmt::format("#{} ({:.3f})", c.ranks[k][r], c.scores[k][r] + 0.0));
+      t.shade.back().push_back(1 - (c.ranks[k][r] - 1) / worst);
+    }
+  }
+  return render_table_svg(t);
+}
+
 }  // namespace hwt

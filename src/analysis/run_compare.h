@@ -67,5 +67,7 @@ nlohmann::json comparison_json(const Comparison& c);
 // One chart per metric (bars per run, raw values) and one of the scores under each weight set.
 std::string comparison_metrics_svg(const Comparison& c);
 std::string comparison_scores_svg(const Comparison& c);
+// The rank of every run under every weight set as a table, the best shaded darkest.
+std::string comparison_ranks_svg(const Comparison& c);
 
 }  // namespace hwt

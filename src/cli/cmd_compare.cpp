@@ -115,9 +115,12 @@ void add_compare_command(CLI::App& app) {
     write_output_file(o->out, "compare.json", comparison_json(c).dump(2) + "\n");
     write_output_file(o->out, "compare_metrics.svg", comparison_metrics_svg(c));
     write_output_file(o->out, "compare_scores.svg", comparison_scores_svg(c));
+    write_output_file(o->out, "compare_ranks.svg", comparison_ranks_svg(c));
     if (!o->json)
-      fmt::print("wrote {}/compare.csv, compare.json, compare_metrics.svg, compare_scores.svg\n",
-                 o->out);
+      fmt::print(
+          "wrote {}/compare.csv, compare.json, compare_metrics.svg, compare_scores.svg, "
+          "compare_ranks.svg\n",
+          o->out);
   });
 }
 

@@ -201,4 +201,38 @@ std::string render_bars_svg(const BarSpec& p) {
   return s + "</svg>\n";
 }
 
+std::string render_table_svg(const TableSpec& p) {
+  const double row_head = 160, cell_w = 96, cell_h = 24, top = 60;
+  const double width = row_head + cell_w * static_cast<double>(p.columns.size()) + 20;
+  const double height = top + cell_h * static_cast<double>(p.rows.size()) + 20;
+  std::string s =
+      document_head(static_cast<int>(width), static_cast<int>(height), width / 2, p.title);
+  for (size_t c = 0; c < p.columns.size(); ++c)
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
+                     row_head + cell_w * (static_cast<double>(c) + 0.5), top - 8,
+                     escape(p.columns[c]));
+  for (size_t r = 0; r < p.rows.size(); ++r) {
+    const double y = top + cell_h * static_cast<double>(r);
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
+                     row_head - 8, y + 16, escape(p.rows[r]));
+    for (size_t c = 0; c < p.columns.size(); ++c) {
+      const double v =
+          r < p.shade.size() && c < p.shade[r].size() ? std::clamp(p.shade[r][c], 0.0, 1.0) : 0.0;
+      // White to #1f4e99 (the palette's blue, darker), text white on the dark half.
+      const auto mix = [v](int to) { return static_cast<int>(std::lround(255 + (to - 255) * v)); };
+      const double x = row_head + cell_w * static_cast<double>(c);
+      s += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+          "fill=\"rgb({},{},{})\" stroke=\"#ccc\"/>\n",
+          x, y, cell_w, cell_h, mix(0x1f), mix(0x4e), mix(0x99));
+      const std::string text =
+          r < p.text.size() && c < p.text[r].size() ? p.text[r][c] : std::string();
+      s += fmt::format(
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"{}\">{}</text>\n",
+          x + cell_w / 2, y + 16, v > 0.5 ? "white" : "black", escape(text));
+    }
+  }
+  return s + "</svg>\n";
+}
+
 }  // namespace hwt

@@ -1,4 +1,5 @@
-// Minimal SVG charts (line and scatter series on linear or log axes, grouped bars), enough for
+// Minimal SVG charts (line and scatter series on linear or log axes, grouped bars, shaded
+// tables), enough for
 // the reports' throughput, loss, Pareto and comparison plots without a plotting dependency.
 #pragma once
 
@@ -38,5 +39,16 @@ struct BarSpec {
 };
 
 std::string render_bars_svg(const BarSpec& spec);
+
+// A table of short texts, each cell shaded by a value in [0, 1] (0 white, 1 the darkest blue):
+// a rank table, a heat map.
+struct TableSpec {
+  std::string title;
+  std::vector<std::string> columns, rows;      // headers
+  std::vector<std::vector<std::string>> text;  // [row][column]
+  std::vector<std::vector<double>> shade;      // [row][column], in [0, 1]
+};
+
+std::string render_table_svg(const TableSpec& spec);
 
 }  // namespace hwt
