@@ -68,17 +68,17 @@ void add_prune_keys(Keys& k) {
   k.add(
       "model.prune.tau_infer",
       "DynaTran: in inference (hwt eval, hwt predict, evaluations during training) set "
-      "activations with |x| <= this to zero at Q, K, V, the attention context and every block's "
+      "activations with abs(x) <= this to zero at Q, K, V, the attention context and every block's "
       "dense-layer output; 0: off",
       [](R & c) -> auto& { return c.model.prune.tau_infer; });
   k.add(
       "model.prune.tau_train",
-      "DynaProp: set parameter gradients with |g| <= this (after unscaling and clipping) to zero "
+      "DynaProp: set parameter gradients with abs(g) <= this (after unscaling and clipping) to zero "
       "before each optimizer step; 0: off",
       [](R & c) -> auto& { return c.model.prune.tau_train; });
   k.add(
       "model.prune.tau_act_grad",
-      "Set activation gradients with |g| <= this to zero where the blocks' dense layers' "
+      "Set activation gradients with abs(g) <= this to zero where the blocks' dense layers' "
       "backward writes them (the input gradients of qkv, attn.out, fc1, fc2); 0: off",
       [](R & c) -> auto& { return c.model.prune.tau_act_grad; });
 }
