@@ -213,6 +213,19 @@ struct GradClip {
   Tensor loss_scale{};
 };
 
+// Runtime pruning (DynaTran, DynaProp): x[i] = 0 where |x[i]| <= tau, in place; then
+// zeros[0] += the number of zeros x now holds. zeros is a 64-bit unsigned counter stored as
+// i32 [2] (8-byte aligned, device memory), so counts stay on the device until read.
+// With grad_clip (parameter gradients before an optimizer step carrying the same GradClip) the
+// comparison is |x[i] * f| <= tau, f the factor the step multiplies them by (unscale, clip);
+// when that step will be skipped (an overflow) nothing is pruned.
+struct PruneSmall {
+  Tensor x;
+  float tau = 0.0f;
+  Tensor zeros;
+  GradClip grad_clip{};
+};
+
 // Parameters are one flat fp32 buffer; elements [0, n_decay) take weight decay, the rest
 // (biases, norms) do not. params_compute, when defined, receives a lower-precision copy.
 struct OptimizerTensors {
@@ -291,6 +304,7 @@ struct LossScaleUpdate {
   X(argmax_rows, ArgmaxRows)               \
   X(sum, Reduce)                           \
   X(sum_squares, Reduce)                   \
+  X(prune_small, PruneSmall)               \
   X(adamw_step, AdamWStep)                 \
   X(adan_step, AdanStep)                   \
   X(sgd_step, SgdStep)                     \

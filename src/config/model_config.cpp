@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <utility>
+
 #include "core/error.h"
 
 namespace hwt {
@@ -103,6 +105,10 @@ void validate(const ModelConfig& c) {
   if (c.head == Task::Lm && !c.causal)
     fail_input("config model.head=\"lm\" needs model.causal=true");
   validate_tt(c);
+  for (const auto& [tau, key] : {std::pair{c.prune.tau_infer, "model.prune.tau_infer"},
+                                 std::pair{c.prune.tau_train, "model.prune.tau_train"},
+                                 std::pair{c.prune.tau_act_grad, "model.prune.tau_act_grad"}})
+    if (!(tau >= 0)) fail_input("config {}={} must not be negative (0 turns it off)", key, tau);
 }
 
 }  // namespace hwt

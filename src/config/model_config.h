@@ -58,6 +58,14 @@ struct TtConfig {
   TtFactors embedding, attention, ffn;
 };
 
+// Runtime pruning after TransCODE (docs/training.md): values with |x| <= tau become zero. 0 is off.
+struct PruneConfig {
+  double tau_infer = 0;     // DynaTran: activations in inference (eval, predict, evaluations)
+  double tau_train = 0;     // DynaProp: parameter gradients before each optimizer step
+  double tau_act_grad = 0;  // activation gradients leaving the dense layers' backward
+  bool any() const { return tau_infer > 0 || tau_train > 0 || tau_act_grad > 0; }
+};
+
 struct ModelConfig {
   int64_t vocab_size = 0;  // 0: taken from the tokenizer
   // An LM's token embedding and head are stored with their rows padded to a multiple of this,
@@ -84,6 +92,7 @@ struct ModelConfig {
   double ln_eps = 1e-5;
   double init_std = 0.02;
   TtConfig tt;
+  PruneConfig prune;
 
   int64_t head_dim() const { return hidden / heads; }
   // Rows of the stored token embedding (and LM head): for an LM, vocab_size rounded up to

@@ -63,6 +63,26 @@ void add_tt_keys(Keys& k) {
       [](R & c) -> auto& { return c.model.tt.ffn.ranks; });
 }
 
+// model.prune.*: DynaTran and DynaProp thresholds (docs/training.md).
+void add_prune_keys(Keys& k) {
+  k.add(
+      "model.prune.tau_infer",
+      "DynaTran: in inference (hwt eval, hwt predict, evaluations during training) set "
+      "activations with abs(x) <= this to zero at Q, K, V, the attention context and every block's "
+      "dense-layer output; 0: off",
+      [](R & c) -> auto& { return c.model.prune.tau_infer; });
+  k.add(
+      "model.prune.tau_train",
+      "DynaProp: set parameter gradients with abs(g) <= this (after unscaling and clipping) to zero "
+      "before each optimizer step; 0: off",
+      [](R & c) -> auto& { return c.model.prune.tau_train; });
+  k.add(
+      "model.prune.tau_act_grad",
+      "Set activation gradients with abs(g) <= this to zero where the blocks' dense layers' "
+      "backward writes them (the input gradients of qkv, attn.out, fc1, fc2); 0: off",
+      [](R & c) -> auto& { return c.model.prune.tau_act_grad; });
+}
+
 void add_model_keys(Keys& k) {
   k.add(
       "model.vocab_size", "Vocabulary size; 0 takes the tokenizer's size",
@@ -137,6 +157,7 @@ void add_model_keys(Keys& k) {
       "model.init_std", "Standard deviation of the normal weight initialisation",
       [](R & c) -> auto& { return c.model.init_std; });
   add_tt_keys(k);
+  add_prune_keys(k);
 }
 
 void add_data_keys(Keys& k) {

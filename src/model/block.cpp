@@ -111,9 +111,12 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   }
   const Tensor qkv = c.act(qkv_act_, 3 * h), ctx = c.act(ctx_, h), tmp = c.act(scratch_, h);
   qkv_.forward(c, attn_in, qkv);
+  c.prune_activation(PrunePoint::Qkv, qkv);
   be.attention_forward(
       {attention_dims(c), qkv, ctx, c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq})});
+  c.prune_activation(PrunePoint::AttnContext, ctx);
   out_.forward(c, ctx, tmp);
+  c.prune_activation(PrunePoint::AttnOut, tmp);
 
   // Residual 1. Pre-LN: x1 = x + drop(a), ffn_in = LN2(x1). Post-LN: x1 = LN1(x + drop(a)).
   const Tensor x1 = c.act(x1_, h), s1 = c.act(sum1_, h);
@@ -135,7 +138,9 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   be.set_scope(scope + ".mlp", Phase::Forward);
   const Tensor f_pre = c.act(f_pre_, fc1_.out()), f = c.act(f_, fc1_.out());
   fc1_.forward(c, ffn_in, f, cfg_.activation, f_pre);
+  c.prune_activation(PrunePoint::Fc1, f);
   fc2_.forward(c, f, tmp);
+  c.prune_activation(PrunePoint::Fc2, tmp);
 
   // Residual 2. Pre-LN: out = x1 + drop(m). Post-LN: out = LN2(x1 + drop(m)).
   const Tensor out = c.act(out_act_, h);
@@ -188,9 +193,11 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
   }
   be.residual_backward(r2);
   fc2_.backward(c, c.act(f_, fc1_.out()), da, df);
+  c.prune_activation_grad(PrunePoint::Fc2Grad, df);
   // Pre-LN: the FFN input is LN2(x1), so its gradient goes through LN2 below; post-LN: the
-  // FFN input is x1 itself, so add it to the skip gradient now.
+  // FFN input is x1 itself, so add it to the skip gradient now (and prune that sum).
   fc1_.backward(c, ffn_in, df, pre ? db : dres, !pre, cfg_.activation, c.act(f_pre_, fc1_.out()));
+  c.prune_activation_grad(PrunePoint::Fc1Grad, pre ? db : dres);
 
   be.set_scope(scope + ".attn", Phase::Backward);
   ResidualBwd r1;
@@ -210,14 +217,17 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
 
   const Tensor ctx = c.act(ctx_, h), qkv = c.act(qkv_act_, 3 * h);
   out_.backward(c, ctx, da, db);
+  c.prune_activation_grad(PrunePoint::AttnOutGrad, db);
   be.attention_backward({attention_dims(c), qkv, ctx, db,
                          c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq}), dqkv});
   if (!pre) {
     qkv_.backward(c, x, dqkv, dres, true);
+    c.prune_activation_grad(PrunePoint::QkvGrad, dres);
     return;
   }
   const Tensor ln1_out = c.act(ln1_out_, h);
   qkv_.backward(c, ln1_out, dqkv, da);
+  c.prune_activation_grad(PrunePoint::QkvGrad, da);
   LayerNormBwd l1;
   l1.x = x;
   l1.gamma = c.params.compute(ln1_.gamma);

@@ -23,6 +23,7 @@ Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype)
     final_ln_ = LayerNormParams(params_, "final_ln", cfg_.hidden);
   heads_ = std::make_unique<Heads>(cfg_, params_, *embed_);
   params_.allocate(backend_, act_dtype_);
+  if (cfg_.prune.any()) pruning_ = std::make_unique<Pruning>(cfg_.prune, backend_);
 }
 
 Model::~Model() = default;
@@ -64,9 +65,10 @@ std::vector<std::string> Model::tt_contractions() const {
 }
 
 StepContext Model::context() {
-  return StepContext{backend_,   params_,    arena_,
-                     act_dtype_, batch_,     seq_,
-                     training_,  step_seed_, arena_.view(lengths_, Shape{batch_})};
+  return StepContext{backend_,      params_,    arena_,
+                     act_dtype_,    batch_,     seq_,
+                     training_,     step_seed_, arena_.view(lengths_, Shape{batch_}),
+                     pruning_.get()};
 }
 
 void Model::set_batch(const Batch& b, float grad_multiplier) {

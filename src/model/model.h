@@ -51,6 +51,8 @@ class Model {
   Tensor token_logits();
 
   const ModelConfig& config() const { return cfg_; }
+  // model.prune's counters; null when every threshold is 0.
+  Pruning* pruning() { return pruning_.get(); }
   ParamStore& params() { return params_; }
   const ParamStore& params() const { return params_; }
   Backend& backend() const { return backend_; }
@@ -71,6 +73,7 @@ class Model {
   std::vector<std::unique_ptr<Block>> blocks_;
   LayerNormParams final_ln_;
   std::unique_ptr<Heads> heads_;
+  std::unique_ptr<Pruning> pruning_;
 
   int64_t max_batch_ = 0, max_seq_ = 0;
   // Current batch.

@@ -7,6 +7,7 @@
 #include "core/philox.h"
 #include "model/activation_arena.h"
 #include "model/param_store.h"
+#include "model/pruning.h"
 
 namespace hwt {
 
@@ -17,8 +18,9 @@ struct StepContext {
   DType act_dtype = DType::F32;
   int64_t batch = 0, seq = 0;  // this step's padded shape
   bool training = false;
-  uint64_t step_seed = 0;  // differs per micro-step; dropout seeds derive from it
-  Tensor key_lengths;      // i32 [batch]
+  uint64_t step_seed = 0;      // differs per micro-step; dropout seeds derive from it
+  Tensor key_lengths;          // i32 [batch]
+  Pruning* pruning = nullptr;  // model.prune: set when any threshold is on
 
   int64_t rows() const { return batch * seq; }
   Tensor act(ActivationArena::Slot s, int64_t cols) const {
@@ -28,6 +30,13 @@ struct StepContext {
   Dropout dropout(double p, uint64_t site) const {
     if (!training || p <= 0.0) return {};
     return Dropout{static_cast<float>(p), mix_seed(step_seed ^ mix_seed(site))};
+  }
+  // DynaTran: inference activations only, never a training forward.
+  void prune_activation(PrunePoint p, Tensor x) const {
+    if (pruning && !training) pruning->activation(p, x);
+  }
+  void prune_activation_grad(PrunePoint p, Tensor dx) const {
+    if (pruning) pruning->activation_grad(p, dx);
   }
 };
 

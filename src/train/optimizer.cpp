@@ -49,6 +49,8 @@ void Optimizer::step(int64_t step, double lr) {
     clip.loss_scale = loss_scale_;
     be.sum_squares({params_.grads_flat(), clip.grad_norm_sq});
   }
+  // The norm is of the unpruned gradients: pruning comes after unscaling and clipping.
+  if (pruning_) pruning_->param_grads(params_.grads_flat(), clip);
   auto buf = [&](size_t i) { return state_[i].second.tensor(DType::F32, Shape{params_.count()}); };
   const float flr = static_cast<float>(lr), wd = static_cast<float>(cfg_.weight_decay);
   switch (cfg_.name) {

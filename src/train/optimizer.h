@@ -7,8 +7,9 @@
 #include <utility>
 #include <vector>
 
-#include "model/param_store.h"
 #include "config/train_config.h"
+#include "model/param_store.h"
+#include "model/pruning.h"
 
 namespace hwt {
 
@@ -26,6 +27,9 @@ class Optimizer {
   // step then computes grad_norm_sq(), the squared norm of the scaled gradients.
   void set_loss_scale(Tensor scale) { loss_scale_ = scale; }
   Tensor grad_norm_sq() const { return norm_sq_.tensor(DType::F32, Shape{1}); }
+  // DynaProp (model.prune.tau_train): steps prune the gradients after the norm, before the
+  // update; null (the default) prunes nothing.
+  void set_pruning(Pruning* pruning) { pruning_ = pruning; }
 
  private:
   OptimizerTensors tensors() const;
@@ -36,6 +40,7 @@ class Optimizer {
   std::vector<std::pair<std::string, DeviceBuffer>> state_;
   DeviceBuffer norm_sq_;
   Tensor loss_scale_;
+  Pruning* pruning_ = nullptr;
 };
 
 }  // namespace hwt

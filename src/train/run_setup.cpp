@@ -65,6 +65,7 @@ TrainingModel::TrainingModel(const RunConfig& config, Backend& backend, int64_t 
   model_->plan(max_batch, max_seq);
   optimizer_ =
       std::make_unique<Optimizer>(config.optim, model_->params(), config.train.max_grad_norm);
+  optimizer_->set_pruning(model_->pruning());
   if (p == Precision::Fp16) {
     scaler_ = std::make_unique<LossScaler>(backend);
     model_->set_loss_scale(scaler_->scale());

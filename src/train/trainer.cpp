@@ -20,6 +20,7 @@
 #include "train/run_setup.h"
 #include "train/run_telemetry.h"
 #include "train/schedule.h"
+#include "train/sparsity_log.h"
 
 namespace hwt {
 namespace {
@@ -83,6 +84,7 @@ class Run {
   std::unique_ptr<BatchIterator> it_;
   std::unique_ptr<MetricsLog> log_;
   std::unique_ptr<Progress> progress_;
+  std::unique_ptr<SparsityLog> sparsity_;  // model.prune on
   TrainState state_;
   PhaseTimes times_;
   RunCurves curve_;
@@ -133,6 +135,7 @@ void Run::setup() {
   make_output_folder(req_.out_dir);
   log_ = std::make_unique<MetricsLog>(req_.out_dir + "/metrics.jsonl", resume_.has_value());
   progress_ = std::make_unique<Progress>(total_steps_, req_.progress);
+  if (Pruning* p = model().pruning()) sparsity_ = std::make_unique<SparsityLog>(*p);
   for (const std::string& line : model().tt_contractions())
     progress_->message("tensor train " + line);
   times_.setup = seconds_since(t0) - times_.data_load;
@@ -216,6 +219,7 @@ void Run::train_step(int64_t step) {
   nlohmann::json line = {
       {"step", step}, {"epoch", state_.epoch}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", tps}};
   line.update(telemetry_.next_log_interval());
+  if (sparsity_) line["sparsity"] = sparsity_->window();
   log_->write(line);
   if (line.value("gpu_power_w", nlohmann::json()).is_number() &&
       line.value("gpu_util_pct", nlohmann::json()).is_number()) {
@@ -330,6 +334,7 @@ nlohmann::json Run::execute() {
   telemetry_.end("eval");
   times_.eval += seconds_since(t);
   write_run_plots(req_.out_dir, curve_);
+  if (sparsity_) sparsity_->write_run_file(req_.out_dir + "/sparsity.json", cfg_.model.prune);
   return report(stopped, valid, test, seconds_since(start));
 }
 

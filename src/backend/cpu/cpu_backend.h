@@ -34,6 +34,14 @@ std::unique_ptr<Backend> make_cpu_backend(int threads = 0);
 void expect_f32(const Tensor& t, const char* what);
 void expect_i32(const Tensor& t, const char* what);
 
+// The factor every gradient is multiplied by (loss-scale removal, clipping), or skip when
+// loss scaling is on and the scaled gradients overflowed (the optimizers and prune_small).
+struct GradPrep {
+  float mult = 1.0f;
+  bool skip = false;
+};
+GradPrep grad_prep(const GradClip& c);
+
 // Rows are processed in chunks of this many; partial sums are combined in chunk order.
 constexpr int64_t kReduceChunk = 64;
 

@@ -6,14 +6,6 @@
 #include "core/bf16.h"
 
 namespace hwt {
-namespace {
-
-// The factor every gradient is multiplied by (loss-scale removal, clipping), or skip when
-// loss scaling is on and the scaled gradients overflowed.
-struct GradPrep {
-  float mult = 1.0f;
-  bool skip = false;
-};
 
 GradPrep grad_prep(const GradClip& c) {
   GradPrep r;
@@ -29,6 +21,8 @@ GradPrep grad_prep(const GradClip& c) {
   }
   return r;
 }
+
+namespace {
 
 // Calls update(i, grad_i, decay_i) for every parameter, then refreshes the compute copy.
 template <class Update>

@@ -37,6 +37,17 @@ void fill(const Launch& l, void* p, DType dt, int64_t n, float value);
 void convert(const Launch& l, void* dst, DType dst_dt, const void* src, DType src_dt, int64_t n);
 void dropout(const Launch& l, DType dt, const void* x, void* y, int64_t n, DropArgs d);
 
+// ---- runtime pruning (cuda_prune.cu): x[i] = 0 where |x[i] * mult| <= tau, in place; *zeros +=
+// the zeros x then holds. mult is 1, or with norm_sq the optimizers' unscale/clip factor (and
+// nothing is pruned when that step will be skipped).
+struct PruneClip {
+  const float* norm_sq = nullptr;
+  const float* loss_scale = nullptr;
+  float max_norm = 0.0f;
+};
+void prune_small(const Launch& l, DType dt, void* x, int64_t n, float tau, const PruneClip& clip,
+                 unsigned long long* zeros);
+
 // ---- reductions (cuda_reduce.cu): out[0] = sum of x (or of x²), deterministic.
 constexpr int kReduceBlocks = 1024;  // partials buffer holds this many doubles
 void reduce_sum(const Launch& l, DType dt, const void* x, int64_t n, bool squares, float* out,

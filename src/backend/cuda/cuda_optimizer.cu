@@ -3,6 +3,7 @@
 // updates everything in place and writes the low-precision compute copy. The per-element
 // arithmetic follows the CPU reference (cpu_optimizer.cpp) operation for operation.
 #include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/cuda_grad_prep.cuh"
 #include "backend/cuda/cuda_kernels.h"
 
 #include <type_traits>
@@ -11,28 +12,6 @@ namespace hwt::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-
-struct Prep {
-  float mult;
-  bool skip;
-};
-
-// The factor every gradient is multiplied by (unscale, clip), or skip when the scaled
-// gradients overflowed.
-__device__ __forceinline__ Prep grad_prep(const OptCommon& c) {
-  float mult = 1.0f;
-  float unscale = 1.0f;
-  if (c.loss_scale) {
-    if (!isfinite(c.norm_sq[0])) return {0.0f, true};
-    unscale = 1.0f / c.loss_scale[0];
-    mult = unscale;
-  }
-  if (c.max_norm > 0.0f) {
-    const float norm = sqrtf(c.norm_sq[0]) * unscale;
-    mult *= fminf(1.0f, c.max_norm / (norm + 1e-6f));
-  }
-  return {mult, false};
-}
 
 struct AdamWOp {
   static constexpr int kStates = 2;
@@ -96,7 +75,7 @@ __device__ __forceinline__ void store_compute(void* compute, int64_t i, const fl
 
 template <class Op, class CT, int V>
 __global__ void __launch_bounds__(kThreads) optimizer_kernel(Op op, OptCommon c) {
-  const Prep prep = grad_prep(c);
+  const GradPrep prep = grad_prep(c.norm_sq, c.loss_scale, c.max_norm);
   if (prep.skip) return;
   constexpr int S = Op::kStates;
   float* st[S];

@@ -376,6 +376,14 @@ void TraceBackend::sum_squares(const Reduce& a) {
   set_io(r, io(a.x), io(a.out));
 }
 
+// A compare and a select per element, the zero count; the tensor is read and written in place.
+void TraceBackend::prune_small(const PruneSmall& a) {
+  OpRecord& r = record(Op::prune_small, OpKind::Elementwise, a.x.dtype);
+  r.elements = a.x.numel();
+  r.flops = 2 * n(a.x);
+  set_io(r, io(a.x), io(a.x));
+}
+
 void TraceBackend::adamw_step(const AdamWStep& a) {
   optimizer_record(record(Op::adamw_step, OpKind::Optimizer, DType::F32), a.t, 4, 3, 16);
 }

@@ -1,0 +1,99 @@
+// Runtime pruning (DynaTran, DynaProp) in one pass: 16-byte loads, compare, write back only
+// packs that changed, count the zeros with a warp and block reduction, one atomic per block.
+// The comparison follows the CPU reference (cpu_prune.cpp): |x * mult| <= tau in float.
+#include "backend/cuda/cuda_common.cuh"
+#include "backend/cuda/cuda_grad_prep.cuh"
+#include "backend/cuda/cuda_kernels.h"
+
+namespace hwt::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kMaxBlocks = 4096;
+
+__device__ __forceinline__ unsigned warp_count(unsigned v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Prunes V elements (as floats) in place; returns how many are zero afterwards.
+template <int V>
+__device__ __forceinline__ unsigned prune_values(float (&v)[V], float mult, float tau, bool prune,
+                                                 bool& changed) {
+  unsigned zeros = 0;
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    if (prune && v[k] != 0.0f && fabsf(v[k] * mult) <= tau) {
+      v[k] = 0.0f;
+      changed = true;
+    }
+    zeros += v[k] == 0.0f;
+  }
+  return zeros;
+}
+
+template <class T, int V>
+__global__ void __launch_bounds__(kThreads)
+    prune_kernel(T* x, int64_t n, float tau, PruneClip clip, unsigned long long* zeros_out) {
+  __shared__ unsigned warp_zeros[kThreads / 32];
+  float mult = 1.0f;
+  bool prune = true;
+  if (clip.norm_sq) {
+    const GradPrep prep = grad_prep(clip.norm_sq, clip.loss_scale, clip.max_norm);
+    mult = prep.mult;
+    prune = !prep.skip;
+  }
+  unsigned zeros = 0;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x * V;
+  for (int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) * V; i < n;
+       i += stride) {
+    if (i + V <= n) {
+      float v[V];
+      load_floats<T, V>(x + i, v);
+      bool changed = false;
+      zeros += prune_values<V>(v, mult, tau, prune, changed);
+      if (changed) store_floats<T, V>(x + i, v);
+    } else {
+      for (int64_t j = i; j < n; ++j) {
+        float v[1] = {to_f<T>(x[j])};
+        bool changed = false;
+        zeros += prune_values<1>(v, mult, tau, prune, changed);
+        if (changed) x[j] = from_f<T>(0.0f);
+      }
+    }
+  }
+  zeros = warp_count(zeros);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  if (lane == 0) warp_zeros[warp] = zeros;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long block = 0;
+    for (int w = 0; w < kThreads / 32; ++w) block += warp_zeros[w];
+    atomicAdd(zeros_out, block);
+  }
+}
+
+template <class T>
+void prune_typed(const Launch& l, void* x, int64_t n, float tau, const PruneClip& clip,
+                 unsigned long long* zeros) {
+  constexpr int V = kVec16<T>;
+  const bool vec = aligned16(x);
+  const int64_t per_block = static_cast<int64_t>(kThreads) * (vec ? V : 1);
+  const int64_t wanted = (n + per_block - 1) / per_block;
+  const int blocks = static_cast<int>(wanted < 1 ? 1 : (wanted > kMaxBlocks ? kMaxBlocks : wanted));
+  T* px = static_cast<T*>(x);
+  if (vec)
+    prune_kernel<T, V><<<blocks, kThreads, 0, l.stream>>>(px, n, tau, clip, zeros);
+  else
+    prune_kernel<T, 1><<<blocks, kThreads, 0, l.stream>>>(px, n, tau, clip, zeros);
+}
+
+}  // namespace
+
+void prune_small(const Launch& l, DType dt, void* x, int64_t n, float tau, const PruneClip& clip,
+                 unsigned long long* zeros) {
+  HWT_DISPATCH_FLOAT(dt, T, prune_typed<T>(l, x, n, tau, clip, zeros));
+}
+
+}  // namespace hwt::cuda

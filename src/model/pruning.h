@@ -1,0 +1,67 @@
+// Runtime pruning of one model after TransCODE (model.prune.*, docs/training.md): DynaTran on
+// inference activations, DynaProp on parameter gradients, and optionally on the activation
+// gradients the dense layers' backward writes. Each pruning point has a zero counter in device
+// memory (prune_small adds to it); counts() reads them, so only the callers that ask sync.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "backend/backend.h"
+#include "config/model_config.h"
+
+namespace hwt {
+
+// Where values are pruned; a block point counts every block's tensors together.
+enum class PrunePoint : uint8_t {
+  Qkv,          // DynaTran: the q|k|v projection's output
+  AttnContext,  // DynaTran: the attention context (the input of attn.out)
+  AttnOut,      // DynaTran: attn.out's output
+  Fc1,          // DynaTran: fc1's activated output
+  Fc2,          // DynaTran: fc2's output
+  QkvGrad,      // activation gradients: the input gradient qkv's backward writes
+  AttnOutGrad,  // ... attn.out's
+  Fc1Grad,      // ... fc1's
+  Fc2Grad,      // ... fc2's
+  ParamGrads,   // DynaProp: every parameter gradient
+};
+constexpr size_t kPrunePoints = 10;
+
+// "attn.qkv", "grad.mlp.fc1", "param_grads": the names in metrics.jsonl and sparsity.json.
+std::string_view prune_point_name(PrunePoint p);
+
+// Zeros among the elements a point pruned (zeros after pruning, so zeros already there count).
+struct PruneCount {
+  PrunePoint point;
+  uint64_t zeros = 0, elements = 0;
+  double sparsity() const {
+    return elements > 0 ? static_cast<double>(zeros) / static_cast<double>(elements) : 0.0;
+  }
+};
+
+class Pruning {
+ public:
+  Pruning(const PruneConfig& cfg, Backend& backend);
+
+  // DynaTran on an inference activation (model.prune.tau_infer; off: nothing).
+  void activation(PrunePoint p, Tensor x);
+  // An activation gradient a dense layer's backward wrote (model.prune.tau_act_grad).
+  void activation_grad(PrunePoint p, Tensor dx);
+  // DynaProp (model.prune.tau_train): grads as the step with `clip` will see them.
+  void param_grads(Tensor grads, const GradClip& clip);
+
+  // The points that pruned anything so far, with their totals. Downloads: synchronises.
+  std::vector<PruneCount> counts() const;
+
+ private:
+  void prune(PrunePoint p, Tensor x, float tau, const GradClip& clip);
+
+  PruneConfig cfg_;
+  Backend& backend_;
+  DeviceBuffer counters_;  // a 64-bit zero count per point
+  std::array<uint64_t, kPrunePoints> elements_{};
+};
+
+}  // namespace hwt

@@ -1,0 +1,262 @@
+// Runtime pruning (model.prune, docs/training.md): the CPU op against a direct loop, the
+// thresholds' config errors, DynaTran touching inference only, DynaProp zeroing exactly the
+// small gradients the optimizer sees, and the sparsity a run writes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "backend/cpu/cpu_backend.h"
+#include "cli_util.h"
+#include "config/run_config.h"
+#include "model/model.h"
+#include "model_test_util.h"
+#include "train/optimizer.h"
+#include "train/trainer.h"
+
+namespace hwt {
+namespace {
+
+uint64_t read_counter(Backend& be, const Tensor& zeros) {
+  int32_t words[2];
+  be.download(words, zeros);
+  uint64_t v = 0;
+  std::memcpy(&v, words, sizeof v);
+  return v;
+}
+
+// Random values with some exactly at +-tau, some zeros and some just above tau.
+std::vector<float> values_with_ties(int64_t n, float tau, uint64_t seed) {
+  std::vector<float> v = test::randn(n, seed, 0.1f);
+  for (size_t i = 0; i < v.size(); i += 7) v[i] = (i % 2 ? tau : -tau);
+  for (size_t i = 3; i < v.size(); i += 11) v[i] = 0.0f;
+  for (size_t i = 5; i < v.size(); i += 13) v[i] = std::nextafter(tau, 1.0f);
+  return v;
+}
+
+TEST(PruneSmallCpu, ZeroesExactlyTheSmallValuesAndCountsEveryZero) {
+  CpuBackend be(2);
+  const float tau = 0.05f;
+  const int64_t n = 1001;
+  std::vector<float> host = values_with_ties(n, tau, 3);
+  DeviceBuffer xb(be, static_cast<size_t>(n) * 4), zb(be, 8);
+  const Tensor x = xb.tensor(DType::F32, Shape{n}), zeros = zb.tensor(DType::I32, Shape{2});
+  be.upload(x, host.data());
+  const int32_t start[2] = {5, 0};  // the counter accumulates
+  be.upload(zeros, start);
+  be.prune_small({x, tau, zeros});
+
+  std::vector<float> got(static_cast<size_t>(n));
+  be.download(got.data(), x);
+  uint64_t expected_zeros = 0;
+  for (size_t i = 0; i < host.size(); ++i) {
+    const float want = std::fabs(host[i]) <= tau ? 0.0f : host[i];
+    EXPECT_EQ(got[i], want) << i;
+    expected_zeros += want == 0.0f;
+  }
+  EXPECT_GT(expected_zeros, 200u);
+  EXPECT_LT(expected_zeros, 1000u);
+  EXPECT_EQ(read_counter(be, zeros), 5 + expected_zeros);
+}
+
+// With a GradClip, values are compared as the optimizer will see them: times 1 / loss scale
+// and the clip factor; an overflowed (skipped) step prunes nothing.
+TEST(PruneSmallCpu, GradientsAreComparedAfterUnscalingAndClipping) {
+  CpuBackend be(1);
+  const int64_t n = 512;
+  const std::vector<float> host = test::randn(n, 9, 4.0f);
+  DeviceBuffer xb(be, static_cast<size_t>(n) * 4), zb(be, 8), sb(be, 8);
+  const Tensor x = xb.tensor(DType::F32, Shape{n}), zeros = zb.tensor(DType::I32, Shape{2});
+  const Tensor norm_sq = sb.tensor(DType::F32, Shape{1}),
+               scale = sb.tensor(DType::F32, Shape{1}, 4);
+  const float scale_v = 8.0f, norm_sq_v = 4096.0f, max_norm = 2.0f, tau = 0.01f;
+  const float vals[2] = {norm_sq_v, scale_v};
+  be.upload(sb.tensor(DType::F32, Shape{2}), vals);
+  be.upload(x, host.data());
+  be.fill({zeros, 0});
+  be.prune_small({x, tau, zeros, GradClip{norm_sq, max_norm, scale}});
+  const float unscale = 1.0f / scale_v;
+  const float mult = unscale * std::min(1.0f, max_norm / (std::sqrt(norm_sq_v) * unscale + 1e-6f));
+  std::vector<float> got(static_cast<size_t>(n));
+  be.download(got.data(), x);
+  int64_t pruned = 0;
+  for (size_t i = 0; i < host.size(); ++i) {
+    const bool small = std::fabs(host[i] * mult) <= tau;
+    EXPECT_EQ(got[i], small ? 0.0f : host[i]) << i;
+    pruned += small;
+  }
+  EXPECT_GT(pruned, 10);
+
+  const float overflow[2] = {INFINITY, scale_v};
+  be.upload(sb.tensor(DType::F32, Shape{2}), overflow);
+  be.upload(x, host.data());
+  be.prune_small({x, 1e9f, zeros, GradClip{norm_sq, max_norm, scale}});
+  be.download(got.data(), x);
+  EXPECT_EQ(got, host);
+}
+
+TEST(PruneConfig, NegativeThresholdsAreErrorsNamingTheKey) {
+  for (const char* key :
+       {"model.prune.tau_infer", "model.prune.tau_train", "model.prune.tau_act_grad"}) {
+    try {
+      load_run_config("", {std::string(key) + "=-0.1"});
+      ADD_FAILURE() << key << " accepted a negative value";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(load_run_config("", {"model.prune.tau_infer=0.01", "model.prune.tau_train=0"}));
+}
+
+ModelConfig small_classifier(double tau_infer, double tau_train, double tau_act_grad) {
+  ModelConfig m = test::small_decoder(4);
+  m.head = Task::Classify;
+  m.causal = false;
+  m.num_labels = 3;
+  m.dropout = m.attn_dropout = 0.0;
+  m.prune = {tau_infer, tau_train, tau_act_grad};
+  return m;
+}
+
+struct Pass {
+  std::vector<float> grads;
+  LossSums train_loss, eval_loss;
+};
+
+// A training forward and backward, then an evaluation forward, of a fresh model.
+Pass run_pass(Model& model) {
+  model.plan(4, 16);
+  model.init_parameters(1);
+  model.set_batch(test::random_batch(model.config(), 4, 16, 2));
+  model.params().zero_grads();
+  Pass p;
+  model.forward(true, 7);
+  p.train_loss = model.losses();
+  model.backward();
+  p.grads.resize(static_cast<size_t>(model.params().count()));
+  model.backend().download(p.grads.data(), model.params().grads_flat());
+  model.forward(false, 0);
+  p.eval_loss = model.losses();
+  return p;
+}
+
+TEST(DynaTran, ChangesEvaluationOnlyAndCountsItsPoints) {
+  CpuBackend be(2);
+  Model plain(small_classifier(0, 0, 0), be), pruned(small_classifier(0.5, 0, 0), be);
+  const Pass a = run_pass(plain), b = run_pass(pruned);
+  EXPECT_EQ(a.train_loss.seq, b.train_loss.seq);
+  EXPECT_EQ(a.grads, b.grads);
+  EXPECT_NE(a.eval_loss.seq, b.eval_loss.seq);
+  EXPECT_EQ(plain.pruning(), nullptr);
+  const std::vector<PruneCount> counts = pruned.pruning()->counts();
+  ASSERT_EQ(counts.size(), 5u);  // the five DynaTran points, from the evaluation pass only
+  for (const PruneCount& c : counts) {
+    EXPECT_LT(c.point, PrunePoint::QkvGrad);
+    EXPECT_GT(c.sparsity(), 0.0) << prune_point_name(c.point);
+  }
+  EXPECT_EQ(counts[0].elements, 2u * 4 * 16 * 3 * 128);  // both blocks' q|k|v
+}
+
+TEST(ActivationGradPruning, ChangesGradientsAndCountsTheDenseLayersInputGradients) {
+  CpuBackend be(2);
+  Model plain(small_classifier(0, 0, 0), be), pruned(small_classifier(0, 0, 1e-4), be);
+  const Pass a = run_pass(plain), b = run_pass(pruned);
+  EXPECT_EQ(a.train_loss.seq, b.train_loss.seq);
+  EXPECT_NE(a.grads, b.grads);
+  EXPECT_EQ(a.eval_loss.seq, b.eval_loss.seq);
+  std::vector<std::string_view> names;
+  for (const PruneCount& c : pruned.pruning()->counts()) names.push_back(prune_point_name(c.point));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"grad.attn.qkv", "grad.attn.out", "grad.mlp.fc1",
+                                                  "grad.mlp.fc2"}));
+}
+
+// The optimizer's input: after a step the flat gradients are the pruned ones, and with plain
+// SGD the parameters whose gradient was pruned did not move.
+TEST(DynaProp, ZeroesExactlyTheSmallGradientsBeforeTheOptimizer) {
+  CpuBackend be(2);
+  const float tau = 2e-4f, max_norm = 0.5f;
+  Model model(small_classifier(0, tau, 0), be);
+  OptimConfig oc;
+  oc.name = OptimizerKind::Sgd;
+  oc.sgd_momentum = 0;
+  Optimizer opt(oc, model.params(), max_norm);
+  opt.set_pruning(model.pruning());
+  const Pass p = run_pass(model);
+  const auto n = static_cast<size_t>(model.params().count());
+  std::vector<float> before(n), after(n), grads(n);
+  be.download(before.data(), model.params().params_flat());
+  opt.step(1, 0.1);
+  be.download(after.data(), model.params().params_flat());
+  be.download(grads.data(), model.params().grads_flat());
+
+  double norm_sq = 0;  // as sum_squares computes it, in the CPU's chunk order: compare loosely
+  for (float g : p.grads) norm_sq += static_cast<double>(g) * g;
+  const float clip = std::min(1.0f, max_norm / (static_cast<float>(std::sqrt(norm_sq)) + 1e-6f));
+  uint64_t zeros = 0, pruned = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const float seen = std::fabs(p.grads[i] * clip);
+    if (std::fabs(seen - tau) < 1e-6f * tau) continue;  // too close to call with a rounded norm
+    if (seen <= tau) {
+      EXPECT_EQ(grads[i], 0.0f) << i;
+      EXPECT_EQ(after[i], before[i]) << i;
+      pruned += p.grads[i] != 0.0f;
+    } else {
+      EXPECT_EQ(grads[i], p.grads[i]) << i;
+    }
+  }
+  for (float g : grads) zeros += g == 0.0f;
+  EXPECT_GT(pruned, n / 100);
+  const std::vector<PruneCount> counts = model.pruning()->counts();
+  ASSERT_EQ(counts.size(), 1u);
+  EXPECT_EQ(counts[0].point, PrunePoint::ParamGrads);
+  EXPECT_EQ(counts[0].zeros, zeros);
+  EXPECT_EQ(counts[0].elements, n);
+}
+
+// A run with DynaTran trains the same weights as one without (training never prunes), logs
+// window sparsity at log lines and writes sparsity.json.
+TEST(PruneRun, DynaTranLeavesTrainingAloneAndWritesSparsity) {
+  test::TempDir dir("prune_run");
+  dir.write("train.tsv", test::tiny_sentiment_tsv(200, 5));
+  RunConfig c = test::tiny_tsv_classifier(dir);
+  c.train.max_steps = 10;
+  c.train.eval_every = 5;
+  const nlohmann::json plain = train({c, dir / "plain", "", false});
+  c.model.prune.tau_infer = 0.02;
+  c.model.prune.tau_train = 1e-6;
+  train({c, dir / "pruned", "", false});
+  c.model.prune.tau_train = 0;
+  const nlohmann::json dynatran = train({c, dir / "dynatran", "", false});
+  EXPECT_EQ(test::slurp(dir.path() / "plain/checkpoint.safetensors"),
+            test::slurp(dir.path() / "dynatran/checkpoint.safetensors"));
+  EXPECT_NE(plain["results"]["valid"], dynatran["results"]["valid"]);
+
+  const auto s = nlohmann::json::parse(test::slurp(dir.path() / "pruned/sparsity.json"));
+  EXPECT_EQ(s["tau_infer"], 0.02);
+  for (const char* p :
+       {"attn.qkv", "attn.context", "attn.out", "mlp.fc1", "mlp.fc2", "param_grads"}) {
+    ASSERT_TRUE(s["points"].contains(p)) << p;
+    const auto& e = s["points"][p];
+    EXPECT_DOUBLE_EQ(e["sparsity"].get<double>(),
+                     e["zeros"].get<double>() / e["elements"].get<double>());
+  }
+  EXPECT_GT(s["overall"]["sparsity"].get<double>(), 0.0);
+  std::istringstream lines(test::slurp(dir.path() / "pruned/metrics.jsonl"));
+  int logged = 0;
+  for (std::string l; std::getline(lines, l);) {
+    const auto j = nlohmann::json::parse(l);
+    if (j.contains("split")) continue;
+    ASSERT_TRUE(j.contains("sparsity")) << l;
+    EXPECT_TRUE(j["sparsity"].contains("param_grads")) << l;
+    EXPECT_TRUE(j["sparsity"].contains("overall")) << l;
+    ++logged;
+  }
+  EXPECT_EQ(logged, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "plain/sparsity.json"));
+}
+
+}  // namespace
+}  // namespace hwt
