@@ -19,7 +19,8 @@ namespace {
 
 struct Opts {
   ConfigOptions config;
-  std::string precision, budget;
+  std::string precision;
+  std::optional<std::string> budget;  // given empty: an error, not "no budget"
   bool json = false;
 };
 
@@ -117,8 +118,7 @@ void run(const Opts& o) {
     if (!p) fail_input("--precision {}: use fp32, tf32, bf16, fp16 or fp8", o.precision);
     rc.train.precision = *p;
   }
-  const std::vector<double> caps =
-      o.budget.empty() ? std::vector<double>{} : parse_budget(o.budget);
+  const std::vector<double> caps = o.budget ? parse_budget(*o.budget) : std::vector<double>{};
   const StepSpec spec = o.config.step(rc);
   const MemoryPlan plan = plan_memory(spec);
 
