@@ -20,8 +20,8 @@ namespace {
 struct Opts {
   ConfigOptions config;
   std::string precision;
-  std::optional<std::string> budget;  // given empty: an error, not "no budget"
-  bool json = false;
+  std::string budget;
+  bool json = false, has_budget = false;  // --budget '' is an error, not "no budget"
 };
 
 // "6MB,22.5MB": the capacities of one or more memories, used together.
@@ -118,7 +118,7 @@ void run(const Opts& o) {
     if (!p) fail_input("--precision {}: use fp32, tf32, bf16, fp16 or fp8", o.precision);
     rc.train.precision = *p;
   }
-  const std::vector<double> caps = o.budget ? parse_budget(*o.budget) : std::vector<double>{};
+  const std::vector<double> caps = o.has_budget ? parse_budget(o.budget) : std::vector<double>{};
   const StepSpec spec = o.config.step(rc);
   const MemoryPlan plan = plan_memory(spec);
 
@@ -194,11 +194,15 @@ void add_memory_command(CLI::App& app) {
   add_step_options(cmd, o->config);
   cmd->add_option("--precision", o->precision,
                   "fp32, tf32, bf16, fp16 or fp8 (default: train.precision)");
-  cmd->add_option("--budget", o->budget,
-                  "Memory capacities, comma-separated (6MB,22.5MB): does the step fit, and which "
-                  "stage overflows first");
+  CLI::Option* budget = cmd->add_option(
+      "--budget", o->budget,
+      "Memory capacities, comma-separated (6MB,22.5MB): does the step fit, and which "
+      "stage overflows first");
   cmd->add_flag("--json", o->json, "Print the plan as JSON");
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o, budget] {
+    o->has_budget = budget->count() > 0;
+    run(*o);
+  });
 }
 
 }  // namespace hwt
