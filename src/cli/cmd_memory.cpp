@@ -111,6 +111,57 @@ void print_budget(const BudgetCheck& b, const std::vector<double>& caps) {
                memory_stage_name(*b.overflow), bytes_text(b.needed));
 }
 
+// The totals at fp32, bf16 and the run's precision, for the model as configured and, when it
+// has tensor-train layers, the same model dense.
+struct Column {
+  Precision precision;
+  std::vector<MemoryPlan> models;  // as configured, then dense (tensor-train configs only)
+};
+
+std::vector<Column> precision_columns(const StepSpec& spec, const MemoryPlan& plan) {
+  std::vector<Precision> precisions = {Precision::Fp32, Precision::Bf16};
+  if (std::find(precisions.begin(), precisions.end(), plan.precision) == precisions.end())
+    precisions.push_back(plan.precision);
+  std::vector<Column> columns;
+  for (Precision p : precisions) {
+    StepSpec s = spec;
+    s.config.train.precision = p;
+    Column c{p, {p == plan.precision ? plan : plan_memory(s)}};
+    if (plan.tensor_train) {
+      s.config.model.tt = {};
+      c.models.push_back(plan_memory(s));
+    }
+    columns.push_back(std::move(c));
+  }
+  return columns;
+}
+
+void print_json(const std::string& config, const StepSpec& spec, const MemoryPlan& plan,
+                const std::vector<Column>& columns, const std::vector<double>& caps,
+                const std::optional<BudgetCheck>& budget) {
+  nlohmann::json j = {{"config", config},
+                      {"batch", spec.batch},
+                      {"seq", spec.seq},
+                      {"precision", precision_name(plan.precision)},
+                      {"plan", plan_json(plan, true)},
+                      {"precisions", nlohmann::json::array()}};
+  for (const Column& c : columns) {
+    nlohmann::json col = {{"precision", precision_name(c.precision)},
+                          {"model", plan_json(c.models[0], false)}};
+    if (c.models.size() > 1) col["dense"] = plan_json(c.models[1], false);
+    j["precisions"].push_back(col);
+  }
+  if (budget) {
+    j["budget"] = {{"capacities", caps},
+                   {"capacity", budget->capacity},
+                   {"needed", budget->needed},
+                   {"fits", !budget->overflow}};
+    j["budget"]["overflow"] =
+        budget->overflow ? nlohmann::json(stage_key(*budget->overflow)) : nlohmann::json();
+  }
+  fmt::print("{}\n", j.dump(1));
+}
+
 void run(const Opts& o) {
   RunConfig rc = o.config.load();
   if (!o.precision.empty()) {
@@ -122,54 +173,13 @@ void run(const Opts& o) {
   const StepSpec spec = o.config.step(rc);
   const MemoryPlan plan = plan_memory(spec);
 
-  // The totals at fp32, bf16 and the run's precision, with the model's TT layers and without.
-  std::vector<Precision> precisions = {Precision::Fp32, Precision::Bf16};
-  if (std::find(precisions.begin(), precisions.end(), plan.precision) == precisions.end())
-    precisions.push_back(plan.precision);
-  struct Column {
-    Precision precision;
-    std::vector<MemoryPlan> models;  // as configured, then dense (tensor-train configs only)
-  };
-  std::vector<Column> columns;
-  for (Precision p : precisions) {
-    StepSpec s = spec;
-    s.config.train.precision = p;
-    Column c{p, {plan_memory(s)}};
-    if (plan.tensor_train) {
-      s.config.model.tt = {};
-      c.models.push_back(plan_memory(s));
-    }
-    columns.push_back(std::move(c));
-  }
+  const std::vector<Column> columns = precision_columns(spec, plan);
   const std::optional<BudgetCheck> budget =
       caps.empty()
           ? std::nullopt
           : std::optional(check_budget(plan, std::accumulate(caps.begin(), caps.end(), 0.0)));
 
-  if (o.json) {
-    nlohmann::json j = {{"config", o.config.config},
-                        {"batch", spec.batch},
-                        {"seq", spec.seq},
-                        {"precision", precision_name(plan.precision)},
-                        {"plan", plan_json(plan, true)},
-                        {"precisions", nlohmann::json::array()}};
-    for (const Column& c : columns) {
-      nlohmann::json col = {{"precision", precision_name(c.precision)},
-                            {"model", plan_json(c.models[0], false)}};
-      if (c.models.size() > 1) col["dense"] = plan_json(c.models[1], false);
-      j["precisions"].push_back(col);
-    }
-    if (budget) {
-      j["budget"] = {{"capacities", caps},
-                     {"capacity", budget->capacity},
-                     {"needed", budget->needed},
-                     {"fits", !budget->overflow}};
-      j["budget"]["overflow"] =
-          budget->overflow ? nlohmann::json(stage_key(*budget->overflow)) : nlohmann::json();
-    }
-    fmt::print("{}\n", j.dump(1));
-    return;
-  }
+  if (o.json) return print_json(o.config.config, spec, plan, columns, caps, budget);
   fmt::print("{} at {}, batch {} x seq {}: {} parameters{}\n\n", o.config.config,
              precision_name(plan.precision), spec.batch, spec.seq, plan.parameters,
              plan.tensor_train ? " (tensor train)" : "");
