@@ -5,6 +5,7 @@
 
 #include "backend/gemm.h"
 #include "backend/trace/trace_backend.h"
+#include "backend/ttm_table.h"
 #include "train/run_setup.h"
 
 namespace hwt {
@@ -45,6 +46,19 @@ std::string layer_of(const std::string& param) {
 }
 
 constexpr double kCudaMallocPage = 2u << 20;
+
+// The backend scratch of the TT token table's backward: every row's slice gradients, f32
+// (cuda_tt_embedding.cu on the GPU, a host vector on the CPU); 0 for a dense table.
+size_t tt_embedding_scratch(const ParamStore& ps, int64_t rows) {
+  std::vector<Tensor> cores;
+  for (ParamStore::Handle h = 0; h < ps.infos().size(); ++h)
+    if (ps.infos()[h].name.rfind("embed.tokens.core", 0) == 0) cores.push_back(ps.param(h));
+  if (cores.empty()) return 0;
+  const TtmTable t = ttm_table(cores);
+  int64_t per_row = 0;
+  for (size_t k = 0; k < t.cores(); ++k) per_row += t.slice(k);
+  return static_cast<size_t>(rows * per_row) * 4;
+}
 
 }  // namespace
 
@@ -87,12 +101,18 @@ MemoryPlan plan_memory(const StepSpec& s) {
                                                : MemoryStage::Intermediates] +=
         static_cast<double>(a.bytes);
 
+  std::vector<size_t> allocations = be.allocations();
+  if (const size_t scratch = tt_embedding_scratch(ps, s.batch * s.seq)) {
+    row("embedding")[MemoryStage::Intermediates] += static_cast<double>(scratch);
+    allocations.push_back(scratch);
+  }
+
   plan.total.layer = "total";
   for (const std::string& layer : order) {
     plan.layers.push_back(rows.at(layer));
     for (MemoryStage st : kMemoryStages) plan.total[st] += rows.at(layer)[st];
   }
-  for (size_t b : be.allocations()) {
+  for (size_t b : allocations) {
     plan.allocated += static_cast<double>(b);
     const double pages = std::ceil(static_cast<double>(b) / kCudaMallocPage);
     plan.runtime.allocation_rounding += pages * kCudaMallocPage - static_cast<double>(b);

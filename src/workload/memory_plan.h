@@ -1,7 +1,8 @@
 // The memory one training step of a run config needs, read from what hwt allocates: the
 // ParamStore's flat buffers, the optimizer's state buffers and the ActivationArena's labelled
-// reservations of a TrainingModel built on the trace backend (nothing is allocated), per layer
-// and per stage. `hwt memory` prints it; docs/tensor_train.md explains the stages.
+// reservations of a TrainingModel built on the trace backend (nothing is allocated), and the
+// backend scratch of a TT token table's backward, per layer and per stage. `hwt memory` prints it;
+// docs/tensor_train.md explains the stages.
 #pragma once
 
 #include <array>
@@ -50,7 +51,7 @@ struct MemoryPlan {
   std::vector<MemoryRow> layers;
   MemoryRow total;        // the layers summed
   double other = 0;       // allocated outside the table: gradient norm, fp16 loss scale
-  double allocated = 0;   // all the plan allocates: total + other
+  double allocated = 0;   // all the plan allocates, backend scratch included: total + other
   RuntimeMemory runtime;  // added on a GPU
   double gpu_bytes() const { return allocated + runtime.total(); }
 };
