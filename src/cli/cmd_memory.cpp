@@ -92,12 +92,12 @@ void print_layers(const MemoryPlan& p) {
   print_row(p.total);
   fmt::print("other (gradient norm, fp16 loss scale): {}; planned: {}\n", bytes_text(p.other),
              bytes_text(p.allocated));
+  fmt::print("runtime on a GPU: cuBLASLt workspace {}, cudaMalloc's 2 MiB pages {}; GPU total {}\n",
+             bytes_text(p.runtime.gemm_workspace), bytes_text(p.runtime.allocation_rounding),
+             bytes_text(p.gpu_bytes()));
   fmt::print(
-      "runtime on a GPU: cuBLASLt workspace {}, cudaMalloc's 2 MiB pages {} (not counted: the "
-      "CUDA context, kernel code, the backend's scratch for attention and norm backward); "
-      "GPU total {}\n",
-      bytes_text(p.runtime.gemm_workspace), bytes_text(p.runtime.allocation_rounding),
-      bytes_text(p.gpu_bytes()));
+      "  (not counted: the CUDA context, kernel code, the CUDA backend's scratch for "
+      "attention and norm backward)\n");
 }
 
 void print_budget(const BudgetCheck& b, const std::vector<double>& caps) {
