@@ -152,9 +152,19 @@ TEST_F(CliErrors, AnalysesNameConfigsAndOutputFolders) {
   expect_one_line_error(run_hwt("sim --accel nowhere", dir), "edge, server");
 }
 
+TEST_F(CliErrors, MemoryBudgetsAndPrecision) {
+  const std::string memory = "memory --config tt_tiny --set model.vocab_size=1200 ";
+  expect_one_line_error(run_hwt(memory + "--budget 6XB", dir), "'6XB' is not a positive size");
+  expect_one_line_error(run_hwt(memory + "--budget=-1MB", dir), "'-1MB' is not a positive size");
+  expect_one_line_error(run_hwt(memory + "--budget 6MB,", dir), "give one or more sizes");
+  expect_one_line_error(run_hwt(memory + "--budget ''", dir), "give one or more sizes");
+  expect_one_line_error(run_hwt(memory + "--budget 6", dir), "'6' is not a positive size");
+  expect_one_line_error(run_hwt(memory + "--precision fp12", dir), "--precision fp12");
+}
+
 TEST_F(CliErrors, EveryCommandHasHelp) {
   for (const char* cmd :
-       {"train", "eval", "predict", "flops", "config", "shape", "sim", "compress"}) {
+       {"train", "eval", "predict", "flops", "memory", "config", "shape", "sim", "compress"}) {
     const auto r = run_hwt(std::string(cmd) + " --help", dir);
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("--"), std::string::npos) << cmd;

@@ -13,6 +13,10 @@
 
 namespace hwt {
 
+// The GEMM library's workspace a GPU backend allocates once (cuBLASLt's recommended size for
+// Hopper); `hwt memory` adds it to a step's planned memory.
+inline constexpr size_t kGemmWorkspaceBytes = 32u << 20;
+
 // What a GEMM operand holds: decides which buffer it lives in and which sparsity applies.
 enum class Operand : uint8_t { Activation, Weight, Gradient };
 std::string_view operand_name(Operand o);

@@ -10,6 +10,7 @@ void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
 void add_flops_command(CLI::App& app);
+void add_memory_command(CLI::App& app);
 void add_config_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_shape_command(CLI::App& app);

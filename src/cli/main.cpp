@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   hwt::add_eval_command(app);
   hwt::add_predict_command(app);
   hwt::add_flops_command(app);
+  hwt::add_memory_command(app);
   hwt::add_config_command(app);
   hwt::add_sim_command(app);
   hwt::add_shape_command(app);

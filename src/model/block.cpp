@@ -58,6 +58,8 @@ std::vector<std::pair<std::string, const TtLinear*>> Block::tt_layers() const {
 void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
   const int64_t h = cfg_.hidden;
   const bool pre = cfg_.norm == NormPlacement::Pre;
+  const std::string name = fmt::format("layers.{}.", index_);
+  arena.set_owner(name + "attn");
   if (pre) ln1_out_ = arena.reserve(dt, max_rows * h);
   ln1_mean_ = arena.reserve(DType::F32, max_rows);
   ln1_rstd_ = arena.reserve(DType::F32, max_rows);
@@ -66,14 +68,19 @@ void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
   lse_ = arena.reserve(DType::F32, cfg_.heads * max_rows);
   sum1_ = arena.reserve(dt, max_rows * h);
   x1_ = arena.reserve(dt, max_rows * h);
+  arena.set_owner(name + "mlp");
   ln2_mean_ = arena.reserve(DType::F32, max_rows);
   ln2_rstd_ = arena.reserve(DType::F32, max_rows);
   f_pre_ = arena.reserve(dt, max_rows * fc1_.out());
   f_ = arena.reserve(dt, max_rows * fc1_.out());
   if (!pre) sum2_ = arena.reserve(dt, max_rows * h);
   out_act_ = arena.reserve(dt, max_rows * h);
-  scratch_ = arena.reserve(dt, max_rows * h);
-  for (Projection* proj : {&qkv_, &out_, &fc1_, &fc2_}) proj->plan(arena, dt, max_rows);
+  scratch_ = arena.reserve(dt, max_rows * h, ArenaUse::Intermediate);
+  for (const auto& [part, proj] : {std::pair{"attn", &qkv_}, std::pair{"attn", &out_},
+                                   std::pair{"mlp", &fc1_}, std::pair{"mlp", &fc2_}}) {
+    arena.set_owner(name + part);
+    proj->plan(arena, dt, max_rows);
+  }
 }
 
 Tensor Block::output(const StepContext& c) const {

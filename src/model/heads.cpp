@@ -20,7 +20,7 @@ Heads::Heads(const ModelConfig& cfg, ParamStore& ps, const Embeddings& embed) : 
 void Heads::plan(ActivationArena& arena, DType dt, int64_t max_batch, int64_t max_rows) {
   if (has_sequence_labels(cfg_.head)) {
     pooled_ = arena.reserve(dt, max_batch * cfg_.hidden);
-    dpooled_ = arena.reserve(dt, max_batch * cfg_.hidden);
+    dpooled_ = arena.reserve(dt, max_batch * cfg_.hidden, ArenaUse::Intermediate);
     seq_logits_ = arena.reserve(dt, max_batch * cls_.out());
     seq_losses_ = arena.reserve(DType::F32, max_batch);
   }

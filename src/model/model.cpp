@@ -35,22 +35,28 @@ void Model::plan(int64_t max_batch, int64_t max_seq) {
   max_seq_ = max_seq;
   const int64_t rows = max_batch * max_seq, h = cfg_.hidden;
   const DType dt = act_dtype_;
+  // Owners as `hwt memory` groups the layers; "step": the batch and what the blocks share.
+  arena_.set_owner("step");
   ids_ = arena_.reserve(DType::I32, rows);
   lengths_ = arena_.reserve(DType::I32, max_batch);
   seq_labels_ = arena_.reserve(DType::I32, max_batch);
   token_labels_ = arena_.reserve(DType::I32, rows);
+  arena_.set_owner("embedding");
   embed_->plan(arena_, dt, rows);
   for (auto& b : blocks_) b->plan(arena_, dt, rows);
+  arena_.set_owner("head");
   if (cfg_.norm == NormPlacement::Pre) {
     final_out_ = arena_.reserve(dt, rows * h);
     final_mean_ = arena_.reserve(DType::F32, rows);
     final_rstd_ = arena_.reserve(DType::F32, rows);
-    dfinal_ = arena_.reserve(dt, rows * h);
+    dfinal_ = arena_.reserve(dt, rows * h, ArenaUse::Intermediate);
   }
   heads_->plan(arena_, dt, max_batch, rows);
-  dres_ = arena_.reserve(dt, rows * h);
-  scratch_ = {arena_.reserve(dt, rows * h), arena_.reserve(dt, rows * h),
-              arena_.reserve(dt, rows * cfg_.padded_ffn()), arena_.reserve(dt, rows * 3 * h)};
+  arena_.set_owner("step");
+  const auto scratch = [&](int64_t n) { return arena_.reserve(dt, n, ArenaUse::Intermediate); };
+  dres_ = scratch(rows * h);
+  scratch_ = {scratch(rows * h), scratch(rows * h), scratch(rows * cfg_.padded_ffn()),
+              scratch(rows * 3 * h)};
   loss_sums_ = arena_.reserve(DType::F32, 2);
   seq_pred_ = arena_.reserve(DType::I32, max_batch);
   token_pred_ = arena_.reserve(DType::I32, rows);

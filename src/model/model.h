@@ -57,6 +57,7 @@ class Model {
   const ParamStore& params() const { return params_; }
   Backend& backend() const { return backend_; }
   size_t activation_bytes() const { return arena_.bytes(); }
+  const ActivationArena& arena() const { return arena_; }
   // One line per tensor-train layer kind (every block contracts alike): "attn.qkv: factored
   // (x·L'ᵀ)·R'ᵀ through rank 10, …" for the planned shape; empty for a dense model.
   std::vector<std::string> tt_contractions() const;

@@ -37,15 +37,15 @@ void TtLinear::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
   for (const TtMerge& m : plan_.merges) {
     Run r{m.first, m.last};
     const int64_t n = chain_.run_elements(m.first, m.last);
-    r.value = arena.reserve(dt, n);
-    r.grad = arena.reserve(dt, n);
+    r.value = arena.reserve(dt, n, ArenaUse::Intermediate);
+    r.grad = arena.reserve(dt, n, ArenaUse::Intermediate);
     if (dt != DType::F32 && std::count(rts.begin(), rts.end(), std::pair{m.first, m.last}))
-      r.grad32 = arena.reserve(DType::F32, n);
+      r.grad32 = arena.reserve(DType::F32, n, ArenaUse::Intermediate);
     runs_.push_back(r);
   }
   if (plan_.factored) {
-    t_ = arena.reserve(dt, max_rows * chain_.middle_rank());
-    dt_ = arena.reserve(dt, max_rows * chain_.middle_rank());
+    t_ = arena.reserve(dt, max_rows * chain_.middle_rank(), ArenaUse::Intermediate);
+    dt_ = arena.reserve(dt, max_rows * chain_.middle_rank(), ArenaUse::Intermediate);
   }
 }
 

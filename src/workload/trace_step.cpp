@@ -34,10 +34,14 @@ Batch placeholder_batch(int64_t batch, int64_t seq) {
 
 }  // namespace
 
-Workload trace_step(const StepSpec& s) {
+void check_step_shape(const StepSpec& s) {
   if (s.seq > s.config.model.max_seq)
     fail_input("sequence length {} exceeds model.max_seq={}", s.seq, s.config.model.max_seq);
   if (s.batch < 1 || s.seq < 1) fail_input("batch and sequence length must be positive");
+}
+
+Workload trace_step(const StepSpec& s) {
+  check_step_shape(s);
   TraceBackend be;
   // Training builds what `hwt train` builds; inference the model alone (no optimizer state).
   std::unique_ptr<TrainingModel> training;

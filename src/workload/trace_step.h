@@ -27,6 +27,9 @@ struct StepSpec {
 StepSpec step_spec(RunConfig config, int64_t batch = 0, int64_t seq = 0,
                    TraceMode mode = TraceMode::Train);
 
+// Raises InputError for a step shape the model cannot plan (longer than model.max_seq, empty).
+void check_step_shape(const StepSpec& s);
+
 Workload trace_step(const StepSpec& s);
 
 }  // namespace hwt

@@ -1,13 +1,13 @@
 #include "backend/cuda/cuda_gemm.h"
 
 #include "backend/cuda/cuda_check.h"
+#include "backend/gemm.h"
 
 #include <limits>
 
 namespace hwt::cuda {
 namespace {
 
-constexpr size_t kWorkspaceBytes = 32u << 20;
 constexpr int kCandidates = 8;  // heuristic results an autotuned plan times
 constexpr int kTimedRuns = 5;
 
@@ -67,8 +67,8 @@ cublasLtMatrixLayout_t make_layout(DType t, int64_t rows, int64_t cols, int64_t 
 
 Gemm::Gemm(bool tf32, bool autotune) : tf32_(tf32), autotune_(autotune) {
   check(cublasLtCreate(&handle_), "cublasLtCreate");
-  check(cudaMalloc(&workspace_, kWorkspaceBytes), "allocating the cuBLASLt workspace");
-  workspace_bytes_ = kWorkspaceBytes;
+  check(cudaMalloc(&workspace_, kGemmWorkspaceBytes), "allocating the cuBLASLt workspace");
+  workspace_bytes_ = kGemmWorkspaceBytes;
 }
 
 Gemm::~Gemm() {

@@ -91,7 +91,8 @@ GemmCall attention_gemm(const Tensor& qkv, int64_t m, int64_t nn, int64_t k, int
 }  // namespace
 
 Workload TraceBackend::take_workload() {
-  workload_.peak_bytes = allocated_;
+  workload_.peak_bytes = 0;
+  for (size_t b : allocations_) workload_.peak_bytes += static_cast<double>(b);
   return std::move(workload_);
 }
 
@@ -100,7 +101,7 @@ void TraceBackend::clear() {
 }
 
 void* TraceBackend::allocate(size_t bytes) {
-  allocated_ += static_cast<double>(bytes);
+  allocations_.push_back(bytes);
   return nullptr;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
 #include "backend/trace/workload.h"
@@ -20,6 +21,9 @@ class TraceBackend final : public Backend {
   void clear();
 
   void* allocate(size_t bytes) override;
+  // The sizes of every allocation so far (nothing is allocated; the sizes are what a device
+  // backend would allocate).
+  const std::vector<size_t>& allocations() const { return allocations_; }
   void deallocate(void*) override {}
   void upload(Tensor, const void*) override {}
   void download(void* host, Tensor src) override;
@@ -33,7 +37,7 @@ class TraceBackend final : public Backend {
   Workload workload_;
   std::string scope_;
   Phase phase_ = Phase::Other;
-  double allocated_ = 0;
+  std::vector<size_t> allocations_;
 };
 
 }  // namespace hwt

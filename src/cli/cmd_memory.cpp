@@ -1,0 +1,218 @@
+// `hwt memory`: the bytes one training step of a config holds, per layer and stage, dense
+// against tensor-train, per precision, and whether it fits a memory budget.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/config_options.h"
+#include "core/text_number.h"
+#include "workload/memory_plan.h"
+
+namespace hwt {
+namespace {
+
+struct Opts {
+  ConfigOptions config;
+  std::string precision;
+  std::string budget;
+  bool json = false, has_budget = false;  // --budget '' is an error, not "no budget"
+};
+
+// "6MB,22.5MB": the capacities of one or more memories, used together.
+std::vector<double> parse_budget(const std::string& list) {
+  std::vector<double> out;
+  std::stringstream in(list);
+  for (std::string part; std::getline(in, part, ',');) {
+    const auto bytes = parse_byte_size(part);
+    if (!bytes)
+      fail_input(
+          "--budget '{}': '{}' is not a positive size with a unit (B, KB, MB, GB, KiB, MiB, "
+          "GiB)",
+          list, part);
+    out.push_back(*bytes);
+  }
+  if (out.empty() || list.back() == ',') fail_input("--budget '{}': give one or more sizes", list);
+  return out;
+}
+
+std::string bytes_text(double b) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  int u = 0;
+  while (b >= 1000 && u < 4) b /= 1000, ++u;
+  return fmt::format("{:.4g} {}", b, units[u]);
+}
+
+std::string stage_key(MemoryStage s) {
+  std::string k(memory_stage_name(s));
+  std::replace(k.begin(), k.end(), ' ', '_');
+  return k;
+}
+
+nlohmann::json row_json(const MemoryRow& r) {
+  nlohmann::json j = {{"layer", r.layer}, {"total", r.total()}};
+  for (MemoryStage s : kMemoryStages) j[stage_key(s)] = r[s];
+  return j;
+}
+
+nlohmann::json plan_json(const MemoryPlan& p, bool with_layers) {
+  nlohmann::json j = {{"precision", precision_name(p.precision)},
+                      {"tensor_train", p.tensor_train},
+                      {"parameter_count", p.parameters},
+                      {"total", row_json(p.total)},
+                      {"other", p.other},
+                      {"allocated", p.allocated},
+                      {"runtime",
+                       {{"gemm_workspace", p.runtime.gemm_workspace},
+                        {"allocation_rounding", p.runtime.allocation_rounding},
+                        {"total", p.runtime.total()}}},
+                      {"gpu_bytes", p.gpu_bytes()}};
+  if (with_layers) {
+    j["layers"] = nlohmann::json::array();
+    for (const MemoryRow& r : p.layers) j["layers"].push_back(row_json(r));
+  }
+  return j;
+}
+
+void print_layers(const MemoryPlan& p) {
+  fmt::print("{:<16}", "layer");
+  for (MemoryStage s : kMemoryStages) fmt::print(" {:>15}", memory_stage_name(s));
+  fmt::print(" {:>12}\n", "total");
+  const auto print_row = [](const MemoryRow& r) {
+    fmt::print("{:<16}", r.layer);
+    for (MemoryStage s : kMemoryStages) fmt::print(" {:>15}", bytes_text(r[s]));
+    fmt::print(" {:>12}\n", bytes_text(r.total()));
+  };
+  for (const MemoryRow& r : p.layers) print_row(r);
+  print_row(p.total);
+  fmt::print("other (gradient norm, fp16 loss scale): {}; planned: {}\n", bytes_text(p.other),
+             bytes_text(p.allocated));
+  fmt::print("runtime on a GPU: cuBLASLt workspace {}, cudaMalloc's 2 MiB pages {}; GPU total {}\n",
+             bytes_text(p.runtime.gemm_workspace), bytes_text(p.runtime.allocation_rounding),
+             bytes_text(p.gpu_bytes()));
+  fmt::print(
+      "  (not counted: the CUDA context, kernel code, the CUDA backend's scratch for "
+      "attention and norm backward)\n");
+}
+
+void print_budget(const BudgetCheck& b, const std::vector<double>& caps) {
+  std::vector<std::string> parts;
+  for (double c : caps) parts.push_back(bytes_text(c));
+  fmt::print("\nbudget {} = {}: ", fmt::join(parts, " + "), bytes_text(b.capacity));
+  if (!b.overflow)
+    fmt::print("fits ({} needed)\n", bytes_text(b.needed));
+  else
+    fmt::print("does not fit: {} overflow first ({} needed in all)\n",
+               memory_stage_name(*b.overflow), bytes_text(b.needed));
+}
+
+// The totals at fp32, bf16 and the run's precision, for the model as configured and, when it
+// has tensor-train layers, the same model dense.
+struct Column {
+  Precision precision;
+  std::vector<MemoryPlan> models;  // as configured, then dense (tensor-train configs only)
+};
+
+std::vector<Column> precision_columns(const StepSpec& spec, const MemoryPlan& plan) {
+  std::vector<Precision> precisions = {Precision::Fp32, Precision::Bf16};
+  if (std::find(precisions.begin(), precisions.end(), plan.precision) == precisions.end())
+    precisions.push_back(plan.precision);
+  std::vector<Column> columns;
+  for (Precision p : precisions) {
+    StepSpec s = spec;
+    s.config.train.precision = p;
+    Column c{p, {p == plan.precision ? plan : plan_memory(s)}};
+    if (plan.tensor_train) {
+      s.config.model.tt = {};
+      c.models.push_back(plan_memory(s));
+    }
+    columns.push_back(std::move(c));
+  }
+  return columns;
+}
+
+void print_json(const std::string& config, const StepSpec& spec, const MemoryPlan& plan,
+                const std::vector<Column>& columns, const std::vector<double>& caps,
+                const std::optional<BudgetCheck>& budget) {
+  nlohmann::json j = {{"config", config},
+                      {"batch", spec.batch},
+                      {"seq", spec.seq},
+                      {"precision", precision_name(plan.precision)},
+                      {"plan", plan_json(plan, true)},
+                      {"precisions", nlohmann::json::array()}};
+  for (const Column& c : columns) {
+    nlohmann::json col = {{"precision", precision_name(c.precision)},
+                          {"model", plan_json(c.models[0], false)}};
+    if (c.models.size() > 1) col["dense"] = plan_json(c.models[1], false);
+    j["precisions"].push_back(col);
+  }
+  if (budget) {
+    j["budget"] = {{"capacities", caps},
+                   {"capacity", budget->capacity},
+                   {"needed", budget->needed},
+                   {"fits", !budget->overflow}};
+    j["budget"]["overflow"] =
+        budget->overflow ? nlohmann::json(stage_key(*budget->overflow)) : nlohmann::json();
+  }
+  fmt::print("{}\n", j.dump(1));
+}
+
+void run(const Opts& o) {
+  RunConfig rc = o.config.load();
+  if (!o.precision.empty()) {
+    const auto p = parse_precision(o.precision);
+    if (!p) fail_input("--precision {}: use fp32, tf32, bf16, fp16 or fp8", o.precision);
+    rc.train.precision = *p;
+  }
+  const std::vector<double> caps = o.has_budget ? parse_budget(o.budget) : std::vector<double>{};
+  const StepSpec spec = o.config.step(rc);
+  const MemoryPlan plan = plan_memory(spec);
+
+  const std::vector<Column> columns = precision_columns(spec, plan);
+  const std::optional<BudgetCheck> budget =
+      caps.empty()
+          ? std::nullopt
+          : std::optional(check_budget(plan, std::accumulate(caps.begin(), caps.end(), 0.0)));
+
+  if (o.json) return print_json(o.config.config, spec, plan, columns, caps, budget);
+  fmt::print("{} at {}, batch {} x seq {}: {} parameters{}\n\n", o.config.config,
+             precision_name(plan.precision), spec.batch, spec.seq, plan.parameters,
+             plan.tensor_train ? " (tensor train)" : "");
+  print_layers(plan);
+  fmt::print("\n{:<16}", "planned total");
+  for (const Column& c : columns) fmt::print(" {:>12}", precision_name(c.precision));
+  fmt::print("\n");
+  for (size_t m = 0; m < columns.front().models.size(); ++m) {
+    fmt::print("{:<16}", m == 0 ? (plan.tensor_train ? "tensor train" : "dense") : "dense");
+    for (const Column& c : columns) fmt::print(" {:>12}", bytes_text(c.models[m].allocated));
+    fmt::print("\n");
+  }
+  if (budget) print_budget(*budget, caps);
+}
+
+}  // namespace
+
+void add_memory_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "memory", "Bytes of one training step: parameters, gradients, optimizer state, activations");
+  auto o = std::make_shared<Opts>();
+  add_step_options(cmd, o->config);
+  cmd->add_option("--precision", o->precision,
+                  "fp32, tf32, bf16, fp16 or fp8 (default: train.precision)");
+  CLI::Option* budget = cmd->add_option(
+      "--budget", o->budget,
+      "Memory capacities, comma-separated (6MB,22.5MB): does the step fit, and which "
+      "stage overflows first");
+  cmd->add_flag("--json", o->json, "Print the plan as JSON");
+  cmd->callback([o, budget] {
+    o->has_budget = budget->count() > 0;
+    run(*o);
+  });
+}
+
+}  // namespace hwt
