@@ -138,7 +138,7 @@ std::vector<Column> precision_columns(const StepSpec& spec, const MemoryPlan& pl
 
 void print_json(const std::string& config, const StepSpec& spec, const MemoryPlan& plan,
                 const std::vector<Column>& columns, const std::vector<double>& caps,
-                const std::optional<BudgetCheck>& budget) {
+                const BudgetCheck* budget) {  // null: no --budget
   nlohmann::json j = {{"config", config},
                       {"batch", spec.batch},
                       {"seq", spec.seq},
@@ -174,10 +174,9 @@ void run(const Opts& o) {
   const MemoryPlan plan = plan_memory(spec);
 
   const std::vector<Column> columns = precision_columns(spec, plan);
-  const std::optional<BudgetCheck> budget =
-      caps.empty()
-          ? std::nullopt
-          : std::optional(check_budget(plan, std::accumulate(caps.begin(), caps.end(), 0.0)));
+  BudgetCheck check;
+  if (!caps.empty()) check = check_budget(plan, std::accumulate(caps.begin(), caps.end(), 0.0));
+  const BudgetCheck* budget = caps.empty() ? nullptr : &check;
 
   if (o.json) return print_json(o.config.config, spec, plan, columns, caps, budget);
   fmt::print("{} at {}, batch {} x seq {}: {} parameters{}\n\n", o.config.config,
