@@ -118,11 +118,12 @@ int main(int argc, char** argv) {
     b.ids.push_back(
         next(lm ? cfg.model.vocab_size : std::min<int64_t>(cfg.model.vocab_size, 30000)));
   b.lengths.assign(static_cast<size_t>(spec.batch), static_cast<int32_t>(spec.seq));
-  if (lm) {
-    for (int64_t i = 0; i < rows; ++i) b.token_labels.push_back(next(cfg.model.vocab_size));
-  } else {
-    for (int64_t i = 0; i < spec.batch; ++i) b.seq_labels.push_back(next(cfg.model.num_labels));
+  if (lm || has_token_labels(cfg.model.head)) {  // next-token targets, or tags (slot filling)
+    const int64_t classes = lm ? cfg.model.vocab_size : cfg.model.num_token_labels;
+    for (int64_t i = 0; i < rows; ++i) b.token_labels.push_back(next(classes));
   }
+  if (has_sequence_labels(cfg.model.head))
+    for (int64_t i = 0; i < spec.batch; ++i) b.seq_labels.push_back(next(cfg.model.num_labels));
   int64_t k = 0;
   auto step = [&] {
     ++k;
