@@ -266,6 +266,19 @@ TEST(PruneRun, DynaTranLeavesTrainingAloneAndWritesSparsity) {
   }
   EXPECT_EQ(logged, 2);
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "plain/sparsity.json"));
+
+  // hwt eval evaluates a checkpoint trained without DynaTran with it, and refuses other model
+  // keys (the model's shape is the checkpoint's).
+  const std::string ckpt = dir / "plain/checkpoint.safetensors";
+  const test::CliResult base = test::run_hwt("eval " + ckpt + " --split valid --json", dir);
+  const test::CliResult tau =
+      test::run_hwt("eval " + ckpt + " --split valid --json --set model.prune.tau_infer=0.05", dir);
+  ASSERT_EQ(base.exit_code, 0) << base.err;
+  ASSERT_EQ(tau.exit_code, 0) << tau.err;
+  EXPECT_NE(nlohmann::json::parse(base.out)["loss"], nlohmann::json::parse(tau.out)["loss"]);
+  const test::CliResult shape = test::run_hwt("eval " + ckpt + " --set model.hidden=64", dir);
+  EXPECT_EQ(shape.exit_code, 2);
+  EXPECT_NE(shape.err.find("only model.prune.* can be set"), std::string::npos) << shape.err;
 }
 
 }  // namespace

@@ -22,19 +22,29 @@ void add_eval_command(CLI::App& app) {
       ->required();
   cmd->add_option("--split", o->split, "valid or test")->check(CLI::IsMember({"valid", "test"}));
   cmd->add_option("--set", o->sets,
-                  "Override a key of the saved config, e.g. data.path (repeatable)");
+                  "Override a key of the saved config, e.g. data.path or model.prune.tau_infer "
+                  "(repeatable; the model's shape is the checkpoint's)");
   cmd->add_flag("--json", o->json, "Print the metrics as JSON");
   cmd->callback([o] {
     const Checkpoint ckpt(o->checkpoint);
     RunConfig cfg = ckpt.info().config;
     for (const std::string& kv : o->sets) apply_override(cfg, kv);
     validate(cfg);
+    const RunConfig& saved = ckpt.info().config;
+    RunConfig asked = saved;  // every model key but the pruning thresholds is the trained one's
+    asked.model = cfg.model;
+    asked.model.prune = saved.model.prune;
+    if (to_json(asked) != to_json(saved))
+      fail_input(
+          "--set: {} holds a trained model whose keys cannot change; of model.* only "
+          "model.prune.* can be set",
+          o->checkpoint);
     const Dataset data = load_dataset(cfg.data, cfg.model.head);
     if (data.vocab_json() != ckpt.info().vocab)
       fail_input("the data's vocabulary or labels differ from those {} was trained with",
                  o->checkpoint);
     LoadedModel m = load_model(ckpt, cfg.train.device, static_cast<int>(cfg.train.threads),
-                               cfg.train.batch_size);
+                               cfg.train.batch_size, cfg.model.prune);
     const Split& split = o->split == "test" ? data.test : data.valid;
     if (split.size() == 0) fail_input("the {} split of {} is empty", o->split, data.source);
     const EvalResult r = evaluate(*m.model, data, split, cfg.train.batch_size, cfg.data.max_len);

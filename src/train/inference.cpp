@@ -27,10 +27,11 @@ void softmax(float* x, int64_t n) {
 
 }  // namespace
 
-LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads,
-                       int64_t max_batch) {
+LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads, int64_t max_batch,
+                       const std::optional<PruneConfig>& prune) {
   LoadedModel m;
   m.config = ckpt.info().config;
+  if (prune) m.config.model.prune = *prune;
   m.vocab = dataset_from_vocab_json(ckpt.info().vocab, m.config.model.head);
   m.config.model = resolve_model_config(m.config.model, m.vocab);
   TrainConfig run;  // inference: fp32, default GPU options

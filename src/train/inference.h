@@ -25,8 +25,11 @@ struct LoadedModel {
   std::unique_ptr<Model> model;
 };
 
-// Builds the checkpoint's model on the requested device, planned for max_batch examples.
-LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads, int64_t max_batch);
+// Builds the checkpoint's model on the requested device, planned for max_batch examples; with
+// `prune`, evaluating with those thresholds instead of the saved ones (DynaTran's is an
+// inference-time choice).
+LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads, int64_t max_batch,
+                       const std::optional<PruneConfig>& prune = std::nullopt);
 
 // A classifier's and tagger's reading of one line (each part present when the task has it).
 struct TextPrediction {
