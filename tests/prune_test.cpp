@@ -276,6 +276,8 @@ TEST(PruneRun, DynaTranLeavesTrainingAloneAndWritesSparsity) {
   ASSERT_EQ(base.exit_code, 0) << base.err;
   ASSERT_EQ(tau.exit_code, 0) << tau.err;
   EXPECT_NE(nlohmann::json::parse(base.out)["loss"], nlohmann::json::parse(tau.out)["loss"]);
+  EXPECT_FALSE(nlohmann::json::parse(base.out).contains("sparsity"));
+  EXPECT_GT(nlohmann::json::parse(tau.out)["sparsity"]["attn.qkv"].get<double>(), 0.0);
   const test::CliResult shape = test::run_hwt("eval " + ckpt + " --set model.hidden=64", dir);
   EXPECT_EQ(shape.exit_code, 2);
   EXPECT_NE(shape.err.find("only model.prune.* can be set"), std::string::npos) << shape.err;

@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "train/evaluate.h"
 #include "train/inference.h"
+#include "train/sparsity_log.h"
 
 namespace hwt {
 
@@ -48,10 +49,17 @@ void add_eval_command(CLI::App& app) {
     const Split& split = o->split == "test" ? data.test : data.valid;
     if (split.size() == 0) fail_input("the {} split of {} is empty", o->split, data.source);
     const EvalResult r = evaluate(*m.model, data, split, cfg.train.batch_size, cfg.data.max_len);
+    nlohmann::json j = r.to_json();
+    std::string pruned;
+    if (const Pruning* p = m.model->pruning()) {  // DynaTran's realised sparsity
+      j["sparsity"] = sparsity_fractions(p->counts());
+      pruned =
+          fmt::format(", DynaTran sparsity {:.1f}%", 100 * j["sparsity"]["overall"].get<double>());
+    }
     if (o->json)
-      fmt::print("{}\n", r.to_json().dump(2));
+      fmt::print("{}\n", j.dump(2));
     else
-      fmt::print("{} ({} examples): {}\n", o->split, r.examples, r.summary());
+      fmt::print("{} ({} examples): {}{}\n", o->split, r.examples, r.summary(), pruned);
   });
 }
 
