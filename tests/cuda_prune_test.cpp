@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "backend/cpu/cpu_backend.h"
 #include "cuda_test_util.h"
@@ -11,14 +10,6 @@
 
 namespace hwt {
 namespace {
-
-uint64_t counter(Backend& be, const Tensor& zeros) {
-  int32_t words[2];
-  be.download(words, zeros);
-  uint64_t v = 0;
-  std::memcpy(&v, words, sizeof v);
-  return v;
-}
 
 class CudaPrune : public ::testing::TestWithParam<DType> {};
 
@@ -42,7 +33,7 @@ TEST_P(CudaPrune, MatchesTheCpuReference) {
     gpu.prune_small({x, tau, zeros});  // a second pass prunes nothing more, counts again
     cpu.prune_small({rx, tau, rzeros});
     EXPECT_EQ(dev.read(x), ref.read(rx)) << "n=" << n;
-    EXPECT_EQ(counter(gpu, zeros), 2 * counter(cpu, rzeros)) << "n=" << n;
+    EXPECT_EQ(test::read_counter(gpu, zeros), 2 * test::read_counter(cpu, rzeros)) << "n=" << n;
   }
 }
 
@@ -67,7 +58,7 @@ TEST(CudaPruneGrads, ClipFactorMatchesTheCpuReference) {
     gpu.prune_small({x, 0.01f, zeros, GradClip{c.flat_slice(0, 1), 2.0f, c.flat_slice(1, 1)}});
     cpu.prune_small({rx, 0.01f, rzeros, GradClip{rc.flat_slice(0, 1), 2.0f, rc.flat_slice(1, 1)}});
     EXPECT_EQ(dev.read(x), ref.read(rx)) << norm_sq;
-    EXPECT_EQ(counter(gpu, zeros), counter(cpu, rzeros)) << norm_sq;
+    EXPECT_EQ(test::read_counter(gpu, zeros), test::read_counter(cpu, rzeros)) << norm_sq;
   }
 }
 

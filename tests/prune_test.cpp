@@ -21,14 +21,6 @@
 namespace hwt {
 namespace {
 
-uint64_t read_counter(Backend& be, const Tensor& zeros) {
-  int32_t words[2];
-  be.download(words, zeros);
-  uint64_t v = 0;
-  std::memcpy(&v, words, sizeof v);
-  return v;
-}
-
 // Random values with some exactly at +-tau, some zeros and some just above tau.
 std::vector<float> values_with_ties(int64_t n, float tau, uint64_t seed) {
   std::vector<float> v = test::randn(n, seed, 0.1f);
@@ -60,7 +52,7 @@ TEST(PruneSmallCpu, ZeroesExactlyTheSmallValuesAndCountsEveryZero) {
   }
   EXPECT_GT(expected_zeros, 200u);
   EXPECT_LT(expected_zeros, 1000u);
-  EXPECT_EQ(read_counter(be, zeros), 5 + expected_zeros);
+  EXPECT_EQ(test::read_counter(be, zeros), 5 + expected_zeros);
 }
 
 // With a GradClip, values are compared as the optimizer will see them: times 1 / loss scale

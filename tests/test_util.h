@@ -16,6 +16,13 @@
 
 namespace hwt::test {
 
+// The 64-bit zero counter prune_small adds to (two I32 words on the device).
+inline uint64_t read_counter(Backend& be, const Tensor& zeros) {
+  uint64_t v = 0;
+  be.download(&v, zeros);
+  return v;
+}
+
 // Normal(0, scale) draws; distinct seeds give independent data. Never zeros.
 inline std::vector<float> randn(int64_t n, uint64_t seed, float scale = 1.0f) {
   std::vector<float> v(static_cast<size_t>(n));
