@@ -300,6 +300,27 @@ void add_train_keys(Keys& k) {
       "package energy (RAPL) every 100 ms into run.json and metrics.jsonl; false measures "
       "nothing (to time telemetry's own overhead)",
       [](R & c) -> auto& { return c.train.telemetry; });
+  k.add(
+      "train.zero",
+      "Data parallel: 1 shards the optimizer state across ranks (ZeRO stage 1: reduce-scatter "
+      "of gradients, each rank updates its shard, all-gather of parameters); 0: every rank "
+      "keeps all of it",
+      [](R & c) -> auto& { return c.train.zero; });
+  k.add(
+      "train.bucket_mb",
+      "Data parallel: gradients are all-reduced in buckets of about this many MB, each as soon "
+      "as the backward pass has written it",
+      [](R & c) -> auto& { return c.train.bucket_mb; });
+  k.add_choice(
+      "train.grad_reduce", "Data parallel: fp32 or bf16, the dtype gradients are summed in",
+      [](R & c) -> auto& { return c.train.grad_reduce; },
+      std::vector<std::pair<std::string, GradReduce>>{{"fp32", GradReduce::Fp32},
+                                                      {"bf16", GradReduce::Bf16}});
+  k.add(
+      "train.collective_timeout",
+      "Data parallel: seconds a collective may wait on another rank before every rank stops "
+      "with an error",
+      [](R & c) -> auto& { return c.train.collective_timeout; });
 }
 
 void add_optim_keys(Keys& k) {
@@ -514,6 +535,10 @@ void validate(const RunConfig& c) {
       t.eval_batches < 0 || t.early_stop_patience < 0 || t.threads < 0 || t.time_limit < 0)
     fail_input("config train: step counts must not be negative and train.log_every >= 1");
   if (t.max_grad_norm < 0) fail_input("config train.max_grad_norm must not be negative");
+  if (t.zero != 0 && t.zero != 1) fail_input("config train.zero={} must be 0 or 1", t.zero);
+  if (!(t.bucket_mb > 0)) fail_input("config train.bucket_mb={} must be positive", t.bucket_mb);
+  if (!(t.collective_timeout > 0))
+    fail_input("config train.collective_timeout={} must be positive", t.collective_timeout);
   const OptimConfig& o = c.optim;
   if (!(o.lr > 0)) fail_input("config optim.lr={} must be positive", o.lr);
   if (o.weight_decay < 0) fail_input("config optim.weight_decay must not be negative");

@@ -11,6 +11,7 @@ namespace hwt {
 enum class DeviceChoice : uint8_t { Auto, Cpu, Cuda };
 enum class OptimizerKind : uint8_t { AdamW, Adan, Sgd };
 enum class Schedule : uint8_t { Constant, Linear, Cosine };
+enum class GradReduce : uint8_t { Fp32, Bf16 };
 
 struct TrainConfig {
   DeviceChoice device = DeviceChoice::Auto;
@@ -32,6 +33,11 @@ struct TrainConfig {
   double max_grad_norm = 1.0;       // 0: no clipping
   int64_t seed = 42;
   bool telemetry = true;  // sample GPU/CPU power, energy and utilisation during the run
+  // Data parallel (several processes, docs/data_parallel.md); batch_size is per rank.
+  int64_t zero = 0;        // 1: optimizer state sharded across ranks (ZeRO stage 1)
+  double bucket_mb = 25;   // gradients are all-reduced in buckets of about this size
+  GradReduce grad_reduce = GradReduce::Fp32;  // dtype gradients are summed in across ranks
+  double collective_timeout = 300;  // seconds before a stuck collective stops every rank
 };
 
 struct OptimConfig {
