@@ -10,6 +10,7 @@ BUILD_DIR=${HWT_BUILD_DIR:-build}
 packages=(build-essential cmake pkg-config git
           libopenblas-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libfmt-dev
           libgtest-dev googletest libbenchmark-dev
+          libopenmpi-dev openmpi-bin
           python3-torch python3-numpy)
 
 missing=()

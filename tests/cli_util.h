@@ -47,10 +47,12 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// Runs `hwt <args>` (args are passed to the shell as written).
-inline CliResult run_hwt(const std::string& args, const TempDir& scratch) {
+// Runs `<prefix>hwt <args>` (passed to the shell as written); the prefix may be a launcher
+// such as mpirun.
+inline CliResult run_hwt_with(const std::string& prefix, const std::string& args,
+                              const TempDir& scratch) {
   const std::string out = scratch / ".stdout", err = scratch / ".stderr";
-  const std::string cmd = std::string(HWT_BINARY) + " " + args + " >" + out + " 2>" + err;
+  const std::string cmd = prefix + std::string(HWT_BINARY) + " " + args + " >" + out + " 2>" + err;
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -59,6 +61,10 @@ inline CliResult run_hwt(const std::string& args, const TempDir& scratch) {
   std::filesystem::remove(out);
   std::filesystem::remove(err);
   return r;
+}
+
+inline CliResult run_hwt(const std::string& args, const TempDir& scratch) {
+  return run_hwt_with("", args, scratch);
 }
 
 // A small learnable two-class text dataset in TSV: words from one of two vocabularies.

@@ -200,7 +200,8 @@ TEST(FfnPadding, CheckpointsHoldTheTrueWidth) {
   model.backward();
   opt.step(1, saved.optim.lr);
   const std::string path = dir / "ffn.safetensors";
-  save_checkpoint(path, saved, nlohmann::json::object(), {}, model.params(), &opt);
+  const auto state = opt.full_state();
+  save_checkpoint(path, saved, nlohmann::json::object(), {}, model.params(), &state.tensors);
   const Values want = data_of(model.params(), model.params().params_flat());
 
   const Checkpoint ckpt(path);

@@ -2,6 +2,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <ctime>
 #include <string>
 #include <vector>
@@ -9,6 +10,10 @@
 #include "cli/commands.h"
 #include "cli/train_run.h"
 #include "config/run_config.h"
+#include "core/error.h"
+#include "dist/local_launch.h"
+#include "dist/world.h"
+#include "train/run_setup.h"
 
 namespace hwt {
 namespace {
@@ -27,6 +32,7 @@ void add_train_command(CLI::App& app) {
     std::string config, out, resume, price;
     std::vector<std::string> sets;
     bool quiet = false;
+    int gpus = 0;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--config", o->config, "TOML config file (keys: docs/config.md)");
@@ -36,12 +42,28 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--price", o->price,
                   "USD per GPU-hour for the run's cost (default: the GPU catalogue's price)");
   cmd->add_flag("--quiet", o->quiet, "No progress output");
+  cmd->add_option("--gpus", o->gpus,
+                  "Data parallel on this machine's first N GPUs, one process each (under mpirun "
+                  "or srun, leave it out: they start the ranks)");
   cmd->callback([o] {
-    TrainRequest r =
-        training_request(load_run_config(o->config, o->sets),
-                         o->out.empty() ? default_out_dir() : o->out, o->price, !o->quiet);
+    // Before anything touches CUDA: under mpirun this rank picks its GPU here.
+    const World world = join_world();
+    const RunConfig config = load_run_config(o->config, o->sets);
+    const std::string out = o->out.empty() ? default_out_dir() : o->out;
+    if (o->gpus < 0) fail_input("--gpus {}: expected a number of GPUs", o->gpus);
+    if (o->gpus > 0 && world.launcher == Launcher::Single) {
+      const int have = visible_gpu_count();
+      if (o->gpus > have) fail_input("--gpus {}: only {} GPU(s) visible", o->gpus, have);
+      // Every rank writes to the same folder name (only rank 0 writes it).
+      std::vector<std::string> extra;
+      if (o->out.empty()) extra = {"--out", out};
+      std::exit(run_local_ranks(o->gpus, extra, new_nccl_id_hex()));
+    }
+    TrainRequest r = training_request(config, out, o->price, !o->quiet);
     r.resume = o->resume;
-    print_run_summary(train(r), r.out_dir);
+    r.world = world;
+    const nlohmann::json run = train(r);
+    if (world.leader()) print_run_summary(run, r.out_dir);
   });
 }
 

@@ -73,7 +73,8 @@ void add_prune_keys(Keys& k) {
       [](R & c) -> auto& { return c.model.prune.tau_infer; });
   k.add(
       "model.prune.tau_train",
-      "DynaProp: set parameter gradients with abs(g) <= this (after unscaling and clipping) to zero "
+      "DynaProp: set parameter gradients with abs(g) <= this (after unscaling and clipping) to "
+      "zero "
       "before each optimizer step; 0: off",
       [](R & c) -> auto& { return c.model.prune.tau_train; });
   k.add(

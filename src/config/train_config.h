@@ -34,10 +34,10 @@ struct TrainConfig {
   int64_t seed = 42;
   bool telemetry = true;  // sample GPU/CPU power, energy and utilisation during the run
   // Data parallel (several processes, docs/data_parallel.md); batch_size is per rank.
-  int64_t zero = 0;        // 1: optimizer state sharded across ranks (ZeRO stage 1)
-  double bucket_mb = 25;   // gradients are all-reduced in buckets of about this size
+  int64_t zero = 0;       // 1: optimizer state sharded across ranks (ZeRO stage 1)
+  double bucket_mb = 25;  // gradients are all-reduced in buckets of about this size
   GradReduce grad_reduce = GradReduce::Fp32;  // dtype gradients are summed in across ranks
-  double collective_timeout = 300;  // seconds before a stuck collective stops every rank
+  double collective_timeout = 300;            // seconds before a stuck collective stops every rank
 };
 
 struct OptimConfig {

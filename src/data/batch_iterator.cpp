@@ -67,14 +67,25 @@ void BatchIterator::seek(int64_t epoch, int64_t position) {
   position_ = position;
 }
 
+void BatchIterator::set_shard(int64_t rank, int64_t ranks) {
+  HWT_CHECK(ranks >= 1 && rank >= 0 && rank < ranks, "shard {} of {}", rank, ranks);
+  shard_rank_ = rank;
+  shard_ranks_ = ranks;
+}
+
 int64_t BatchIterator::batches_per_epoch() const {
-  return (std::ssize(order_) + batch_size_ - 1) / batch_size_;
+  const int64_t n = std::ssize(order_);
+  const int64_t last = n % batch_size_;
+  return n / batch_size_ + (last >= shard_ranks_ ? 1 : 0);
 }
 
 bool BatchIterator::next(Batch& out) {
   if (position_ >= batches_per_epoch()) return false;
-  const int64_t first = position_ * batch_size_;
-  const int64_t b = std::min(batch_size_, std::ssize(order_) - first);
+  const int64_t global_first = position_ * batch_size_;
+  const int64_t total = std::min(batch_size_, std::ssize(order_) - global_first);
+  const int64_t first = global_first + total * shard_rank_ / shard_ranks_;
+  const int64_t b = global_first + total * (shard_rank_ + 1) / shard_ranks_ - first;
+  share_ = static_cast<double>(b) / static_cast<double>(total);
   const auto index = [&](int64_t i) { return order_[static_cast<size_t>(first + i)]; };
   const Task task = data_.task;
   out.batch = b;

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "data/batch.h"
 #include "config/data_config.h"
+#include "config/model_config.h"
+#include "data/batch.h"
 #include "data/labels.h"
 #include "data/tokenizer.h"
-#include "config/model_config.h"
 
 namespace hwt {
 
@@ -68,6 +68,12 @@ class BatchIterator {
   // Replaces each input token (not [PAD] or [CLS]) by [UNK] with probability p, drawn from
   // (seed, epoch, position), so the model learns to use context for words it never saw.
   void set_word_dropout(double p) { word_dropout_ = p; }
+  // Data parallel: batch_size is the global batch; each batch is split into `ranks` contiguous
+  // slices as even as they can be, and next() fills `rank`'s. An epoch's last batch is dropped
+  // when it has fewer examples than ranks. Every rank sees the same order.
+  void set_shard(int64_t rank, int64_t ranks);
+  // The last batch's share of its global batch (its examples / the global batch's); 1 unsharded.
+  double share() const { return share_; }
 
  private:
   const Dataset& data_;
@@ -79,6 +85,8 @@ class BatchIterator {
   std::vector<int64_t> order_;  // example (or LM window) indices of this epoch
   int64_t phase_ = 0;           // LM: window start offset of this epoch
   double word_dropout_ = 0;
+  int64_t shard_rank_ = 0, shard_ranks_ = 1;
+  double share_ = 1;
   void drop_words(Batch& out) const;
 };
 

@@ -9,20 +9,26 @@ double LossSums::mean() const {
   return m;
 }
 
-Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype)
+Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype, int64_t storage_multiple)
     : cfg_(cfg), backend_(backend), act_dtype_(act_dtype) {
   validate(cfg_);
   HWT_CHECK(cfg_.vocab_size > 0, "model.vocab_size must be known before building the model");
   HWT_CHECK(!has_sequence_labels(cfg_.head) || cfg_.num_labels > 0, "model.num_labels unknown");
   HWT_CHECK(!has_token_labels(cfg_.head) || cfg_.num_token_labels > 0,
             "model.num_token_labels unknown");
+  // Each parameter's backward stage (set_backward_hook) follows from who added it.
+  auto added = [&](int64_t stage) { grad_stage_.resize(params_.infos().size(), stage); };
   embed_ = std::make_unique<Embeddings>(cfg_, params_);
-  for (int i = 0; i < cfg_.layers; ++i)
+  added(cfg_.layers + 1);
+  for (int i = 0; i < cfg_.layers; ++i) {
     blocks_.push_back(std::make_unique<Block>(cfg_, params_, i));
+    added(cfg_.layers - i);
+  }
   if (cfg_.norm == NormPlacement::Pre)
     final_ln_ = LayerNormParams(params_, "final_ln", cfg_.hidden);
   heads_ = std::make_unique<Heads>(cfg_, params_, *embed_);
-  params_.allocate(backend_, act_dtype_);
+  added(0);
+  params_.allocate(backend_, act_dtype_, storage_multiple);
   if (cfg_.prune.any()) pruning_ = std::make_unique<Pruning>(cfg_.prune, backend_);
 }
 
@@ -153,8 +159,16 @@ void Model::backward() {
   } else {
     heads_->backward(c, x, dres);
   }
-  for (size_t i = blocks_.size(); i-- > 0;) blocks_[i]->backward(c, inputs[i], dres, scratch_);
+  auto finished = [&](int64_t stage) {
+    if (backward_hook_) backward_hook_(stage);
+  };
+  finished(0);
+  for (size_t i = blocks_.size(); i-- > 0;) {
+    blocks_[i]->backward(c, inputs[i], dres, scratch_);
+    finished(std::ssize(blocks_) - static_cast<int64_t>(i));
+  }
   embed_->backward(c, arena_.view(ids_, Shape{c.rows()}), dres, c.act(scratch_.a, cfg_.hidden));
+  finished(cfg_.layers + 1);
 }
 
 LossSums Model::losses() {

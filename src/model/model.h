@@ -2,6 +2,7 @@
 // ActivationArena. Explicit forward and backward (no autograd); every op goes to the Backend.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,8 +28,10 @@ struct Predictions {
 
 class Model {
  public:
-  // `act_dtype` is the dtype of activations and of the weight copies layers read.
-  Model(const ModelConfig& cfg, Backend& backend, DType act_dtype = DType::F32);
+  // `act_dtype` is the dtype of activations and of the weight copies layers read;
+  // storage_multiple rounds the flat parameter buffers up (ParamStore::allocate).
+  Model(const ModelConfig& cfg, Backend& backend, DType act_dtype = DType::F32,
+        int64_t storage_multiple = 1);
   ~Model();
 
   // Plans activations for batches up to (max_batch, max_seq); call before the first step.
@@ -44,6 +47,15 @@ class Model {
   void forward(bool training, uint64_t step_seed);
   // Accumulates parameter gradients (call after a training forward).
   void backward();
+  // Data parallel sends gradients while the backward pass runs. The pass has stages: 0 the
+  // heads (and final norm), 1..layers the blocks from the last, layers+1 the embeddings; `hook`
+  // runs after each (empty: none). grad_stage(i) is the stage after which the gradient of
+  // params().infos()[i] is final.
+  void set_backward_hook(std::function<void(int64_t stage)> hook) {
+    backward_hook_ = std::move(hook);
+  }
+  int64_t grad_stage(size_t param_index) const { return grad_stage_[param_index]; }
+  int64_t backward_stages() const { return cfg_.layers + 2; }
 
   LossSums losses();          // downloads: synchronises
   Predictions predictions();  // argmax of the logits; downloads
@@ -88,6 +100,8 @@ class Model {
   ActivationArena::Slot final_out_ = 0, final_mean_ = 0, final_rstd_ = 0, dres_ = 0, dfinal_ = 0;
   ActivationArena::Slot loss_sums_ = 0, seq_pred_ = 0, token_pred_ = 0;
   BlockScratch scratch_{};
+  std::vector<int64_t> grad_stage_;  // per parameter
+  std::function<void(int64_t)> backward_hook_;
 };
 
 }  // namespace hwt

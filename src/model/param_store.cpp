@@ -86,7 +86,7 @@ const ParamInfo* ParamStore::find(const std::string& name) const {
   return nullptr;
 }
 
-void ParamStore::allocate(Backend& backend, DType compute) {
+void ParamStore::allocate(Backend& backend, DType compute, int64_t storage_multiple) {
   backend_ = &backend;
   compute_dtype_ = compute;
   int64_t offset = 0;
@@ -99,10 +99,15 @@ void ParamStore::allocate(Backend& backend, DType compute) {
     if (decayed) n_decay_ = offset;
   }
   count_ = offset;
-  params_ = DeviceBuffer(backend, static_cast<size_t>(count_) * 4);
-  grads_ = DeviceBuffer(backend, static_cast<size_t>(count_) * 4);
-  if (compute != DType::F32)
-    compute_ = DeviceBuffer(backend, static_cast<size_t>(count_) * dtype_size(compute));
+  HWT_CHECK(storage_multiple >= 1, "storage multiple {}", storage_multiple);
+  storage_ = (count_ + storage_multiple - 1) / storage_multiple * storage_multiple;
+  const auto n = static_cast<size_t>(storage_);
+  params_ = DeviceBuffer(backend, n * 4);
+  grads_ = DeviceBuffer(backend, n * 4);
+  if (compute != DType::F32) compute_ = DeviceBuffer(backend, n * dtype_size(compute));
+  for (const Tensor& t : {params_storage(), grads_storage(), compute_storage()})
+    if (t.defined() && storage_ > count_)
+      backend.fill({t.flat_slice(count_, storage_ - count_), 0});
 }
 
 void ParamStore::initialize(uint64_t seed) {
@@ -151,6 +156,16 @@ Tensor ParamStore::grads_flat() const {
 }
 Tensor ParamStore::compute_flat() const {
   return compute_dtype_ == DType::F32 ? Tensor{} : compute_.tensor(compute_dtype_, Shape{count_});
+}
+
+Tensor ParamStore::params_storage() const {
+  return params_.tensor(DType::F32, Shape{storage_});
+}
+Tensor ParamStore::grads_storage() const {
+  return grads_.tensor(DType::F32, Shape{storage_});
+}
+Tensor ParamStore::compute_storage() const {
+  return compute_dtype_ == DType::F32 ? Tensor{} : compute_.tensor(compute_dtype_, Shape{storage_});
 }
 
 void ParamStore::zero_grads() {

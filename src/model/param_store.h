@@ -47,8 +47,10 @@ class ParamStore {
   // (ParamInfo::pad_rows, pad_cols).
   Handle add(std::string name, Shape shape, bool decay, Init init, float std = 0.0f,
              int64_t pad_rows = 0, int64_t pad_cols = 0);
-  // Lays out and allocates the flat buffers; `compute` is the dtype layers read weights in.
-  void allocate(Backend& backend, DType compute);
+  // Lays out and allocates the flat buffers; `compute` is the dtype layers read weights in. The
+  // buffers' storage is count() rounded up to storage_multiple elements, zeros past count()
+  // (ZeRO-1 splits the storage into equal shards, one per rank).
+  void allocate(Backend& backend, DType compute, int64_t storage_multiple = 1);
   // Deterministic initialisation: each parameter's values depend only on (seed, its name), not
   // on its padding, which is zero.
   void initialize(uint64_t seed);
@@ -60,6 +62,11 @@ class ParamStore {
   Tensor params_flat() const;
   Tensor grads_flat() const;
   Tensor compute_flat() const;  // undefined when compute dtype is fp32
+  // The same buffers with their whole storage (storage() elements).
+  Tensor params_storage() const;
+  Tensor grads_storage() const;
+  Tensor compute_storage() const;  // undefined when compute dtype is fp32
+  int64_t storage() const { return storage_; }
   int64_t n_decay() const { return n_decay_; }
   int64_t count() const { return count_; }  // elements stored, padding rows included
   int64_t parameters() const;               // the model's parameters: count() less padding
@@ -77,7 +84,7 @@ class ParamStore {
   std::vector<ParamInfo> infos_;
   Backend* backend_ = nullptr;
   DType compute_dtype_ = DType::F32;
-  int64_t count_ = 0, n_decay_ = 0;
+  int64_t count_ = 0, n_decay_ = 0, storage_ = 0;
   DeviceBuffer params_, grads_, compute_;
 };
 

@@ -42,7 +42,7 @@ TrainState state_from_json(const nlohmann::json& j) {
 
 void save_checkpoint(const std::string& path, const RunConfig& config, const nlohmann::json& vocab,
                      const TrainState& state, const ParamStore& params,
-                     const Optimizer* optimizer) {
+                     const std::vector<std::pair<std::string, Tensor>>* optimizer_state) {
   Backend& be = params.backend();
   // Copies bytes [offset, offset + bytes) of data that lies in `t` as `runs` from element
   // `first` on (ParamInfo::data_runs) to the host.
@@ -71,8 +71,8 @@ void save_checkpoint(const std::string& path, const RunConfig& config, const nlo
     entries.push_back({p->name, DType::F32, dims(p->data_shape()), nullptr,
                        reader(params.params_flat(), p->offset, p->data_runs())});
   const ParamInfo::Runs whole{1, params.count(), params.count()};
-  if (optimizer)
-    for (const auto& [name, t] : optimizer->state())
+  if (optimizer_state)
+    for (const auto& [name, t] : *optimizer_state)
       entries.push_back(
           {"optim." + name, DType::F32, {params.count()}, nullptr, reader(t, 0, whole)});
   std::map<std::string, std::string> meta = {
@@ -81,7 +81,7 @@ void save_checkpoint(const std::string& path, const RunConfig& config, const nlo
       {"config", to_json(config).dump()},
       {"vocab", vocab.dump()},
       {"state", state_json(state).dump()},
-      {"optimizer", optimizer ? to_json(config)["optim.name"].get<std::string>() : ""}};
+      {"optimizer", optimizer_state ? to_json(config)["optim.name"].get<std::string>() : ""}};
   write_safetensors(path, entries, meta);
 }
 
@@ -144,10 +144,13 @@ void Checkpoint::load_optimizer(Optimizer& optimizer, const ModelConfig& model) 
       fail_input("checkpoint {} has no optimizer state '{}' (saved with another optimizer?)",
                  file_.path(), key);
     const SafetensorsFile::View v = file_.get(key);
-    if (v.dtype != DType::F32 || v.shape != std::vector<int64_t>{t.numel()})
+    if (v.dtype != DType::F32 || v.shape != std::vector<int64_t>{optimizer.params().count()})
       fail_input("checkpoint {}: optimizer state '{}' does not match this model", file_.path(),
                  key);
-    optimizer.params().backend().upload(t, v.data);
+    const int64_t n = optimizer.shard_count();
+    if (n > 0)
+      optimizer.params().backend().upload(
+          t.flat_slice(0, n), static_cast<const float*>(v.data) + optimizer.shard_offset());
   }
 }
 

@@ -31,8 +31,10 @@ struct CheckpointInfo {
   bool has_optimizer = false;
 };
 
+// optimizer_state: Optimizer::full_state()'s tensors (count() elements each); null saves none.
 void save_checkpoint(const std::string& path, const RunConfig& config, const nlohmann::json& vocab,
-                     const TrainState& state, const ParamStore& params, const Optimizer* optimizer);
+                     const TrainState& state, const ParamStore& params,
+                     const std::vector<std::pair<std::string, Tensor>>* optimizer_state);
 
 // Opens and validates a checkpoint; InputError for anything that is not a readable hwt checkpoint.
 class Checkpoint {
@@ -42,7 +44,8 @@ class Checkpoint {
   // Copies parameters into `params`; InputError naming the first tensor whose name or shape
   // differs (a checkpoint of another model shape).
   void load_parameters(ParamStore& params) const;
-  // Copies the optimizer states, which lie as the padded parameters do: InputError when `model`
+  // Copies the optimizer states (the optimizer's shard of them under ZeRO-1), which lie as the
+  // padded parameters do: InputError when `model`
   // (the run's) pads the vocabulary or the FFN width otherwise than the checkpoint's run did.
   void load_optimizer(Optimizer& optimizer, const ModelConfig& model) const;
 

@@ -3,14 +3,21 @@
 namespace hwt {
 
 EvalResult evaluate(Model& model, const Dataset& data, const Split& split, int64_t batch_size,
-                    int64_t max_len, int64_t max_batches) {
+                    int64_t max_len, int64_t max_batches, Communicator* comm) {
   BatchIterator it(data, split, batch_size, max_len, /*shuffle=*/false, 0);
   MetricAccumulator acc(data.task, data.token_labels);
+  const int64_t rank = comm ? comm->rank() : 0, ranks = comm ? comm->size() : 1;
   Batch b;
   for (int64_t n = 0; (max_batches == 0 || n < max_batches) && it.next(b); ++n) {
+    if (n % ranks != rank) continue;
     model.set_batch(b);
     model.forward(/*training=*/false, 0);
     acc.add(b, model.predictions(), model.losses());
+  }
+  if (comm) {
+    std::vector<double> t = acc.totals();
+    comm->sum_host(t);
+    acc.set_totals(t);
   }
   return acc.result();
 }

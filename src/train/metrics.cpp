@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+
 #include <nlohmann/json.hpp>
+#include "core/error.h"
 
 namespace hwt {
 
@@ -91,6 +93,29 @@ void MetricAccumulator::add(const Batch& b, const Predictions& p, const LossSums
       for (const Span& g : gs) spans_match_ += s == g;
     sentence_correct_ += all_right;
   }
+}
+
+std::vector<double> MetricAccumulator::totals() const {
+  auto d = [](int64_t n) { return static_cast<double>(n); };
+  return {seq_loss_,      token_loss_,     d(seq_count_),     d(token_count_),
+          d(examples_),   d(seq_correct_), d(token_correct_), d(sentence_correct_),
+          d(spans_pred_), d(spans_gold_),  d(spans_match_)};
+}
+
+void MetricAccumulator::set_totals(std::span<const double> t) {
+  HWT_CHECK(t.size() == 11, "{} metric totals", t.size());
+  auto n = [&](size_t i) { return static_cast<int64_t>(std::llround(t[i])); };
+  seq_loss_ = t[0];
+  token_loss_ = t[1];
+  seq_count_ = n(2);
+  token_count_ = n(3);
+  examples_ = n(4);
+  seq_correct_ = n(5);
+  token_correct_ = n(6);
+  sentence_correct_ = n(7);
+  spans_pred_ = n(8);
+  spans_gold_ = n(9);
+  spans_match_ = n(10);
 }
 
 EvalResult MetricAccumulator::result() const {

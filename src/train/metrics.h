@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ class MetricAccumulator {
   MetricAccumulator(Task task, const LabelSet& token_labels);
   void add(const Batch& b, const Predictions& p, const LossSums& losses);
   EvalResult result() const;
+  // Its sums and counts as numbers, to be summed across data-parallel ranks, and back.
+  std::vector<double> totals() const;
+  void set_totals(std::span<const double> t);
 
  private:
   Task task_;

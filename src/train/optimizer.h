@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "config/train_config.h"
+#include "dist/communicator.h"
 #include "model/param_store.h"
 #include "model/pruning.h"
 
@@ -17,8 +18,24 @@ class Optimizer {
  public:
   Optimizer(const OptimConfig& cfg, ParamStore& params, double max_grad_norm);
   void step(int64_t step, double lr);
-  // Named flat state buffers (moments etc.), for checkpoints.
+  // ZeRO stage 1 (train.zero = 1): this rank keeps state for, and updates, only its shard of the
+  // flat buffers, whose storage must split into comm.size() equal shards of whole 64-element
+  // blocks (ParamStore::allocate). Each step then reduce-scatters the gradients, sums the
+  // gradient norm across ranks, updates the shard and all-gathers the parameters.
+  void shard(Communicator& comm);
+  // Named flat state buffers (moments etc.): of the shard's size when sharded.
   std::vector<std::pair<std::string, Tensor>> state() const;
+  // The first element of the shard and its elements within count() (all of it unsharded).
+  int64_t shard_offset() const { return offset_; }
+  int64_t shard_count() const { return count_; }
+  // The whole state as a checkpoint holds it (count() elements each), gathered from every rank
+  // when sharded (a collective: every rank calls it). The buffers own the gathered copies.
+  struct FullState {
+    std::vector<DeviceBuffer> buffers;
+    std::vector<std::pair<std::string, Tensor>> tensors;
+  };
+  FullState full_state() const;
+  size_t state_bytes() const;  // this rank's
   void zero_state();
   const OptimConfig& config() const { return cfg_; }
   ParamStore& params() const { return params_; }
@@ -33,6 +50,9 @@ class Optimizer {
 
  private:
   OptimizerTensors tensors() const;
+  Tensor grads() const;  // the gradients this rank updates with
+  void allocate_state(int64_t elements);
+  void gather_parameters();
 
   OptimConfig cfg_;
   ParamStore& params_;
@@ -41,6 +61,10 @@ class Optimizer {
   DeviceBuffer norm_sq_;
   Tensor loss_scale_;
   Pruning* pruning_ = nullptr;
+  std::vector<std::string> names_;
+  Communicator* comm_ = nullptr;  // ZeRO-1
+  int64_t offset_ = 0, count_ = 0, shard_size_ = 0;
+  DeviceBuffer grad_shard_;  // the summed gradients of the shard
 };
 
 }  // namespace hwt

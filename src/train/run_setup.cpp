@@ -1,9 +1,14 @@
 #include "train/run_setup.h"
 
+#include <cstdlib>
+#include <sstream>
+
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
+#include "dist/mpi_communicator.h"
 #ifdef HWT_WITH_CUDA
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/nccl_communicator.h"
 #endif
 
 namespace hwt {
@@ -22,7 +27,96 @@ DType training_dtype(Precision p, Device device) {
   return activation_dtype(p);
 }
 
+#ifdef HWT_WITH_CUDA
+std::string to_hex(const NcclId& id) {
+  std::string out;
+  for (std::byte b : id) out += fmt::format("{:02x}", static_cast<unsigned>(b));
+  return out;
+}
+
+NcclId from_hex(const std::string& hex) {
+  NcclId id{};
+  if (hex.size() != 2 * id.size()) fail_input("{} is not an NCCL id", kNcclIdVar);
+  for (size_t i = 0; i < id.size(); ++i)
+    id[i] = static_cast<std::byte>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+  return id;
+}
+
+// Rank 0's id reaches the others from the parent (hwt train --gpus) or through MPI.
+NcclId shared_nccl_id(const World& world) {
+  if (world.launcher == Launcher::Hwt) {
+    const char* hex = std::getenv(kNcclIdVar);
+    if (!hex) fail_input("{} is set but {} is not", kWorldSizeVar, kNcclIdVar);
+    return from_hex(hex);
+  }
+  NcclId id{};
+  if (world.leader()) id = nccl_unique_id();
+  mpi_broadcast(id);
+  return id;
+}
+#endif
+
+// One rank per GPU on a machine: rank i of the machine sees only its i-th visible GPU.
+void pick_local_gpu(const World& w) {
+  if (w.local_size < 2) return;
+  std::vector<std::string> devices;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::stringstream list(v);
+    for (std::string d; std::getline(list, d, ',');) devices.push_back(d);
+  } else {
+    for (int i = 0; i < w.local_size; ++i) devices.push_back(std::to_string(i));
+  }
+  // A rank without a GPU of its own sees none, and fails when it asks for one.
+  const std::string mine =
+      w.local_rank < std::ssize(devices) ? devices[static_cast<size_t>(w.local_rank)] : "-1";
+  setenv("CUDA_VISIBLE_DEVICES", mine.c_str(), 1);
+}
+
 }  // namespace
+
+World join_world() {
+  World w = detect_world();
+  if (w.launcher == Launcher::Mpi) {
+    w = init_mpi();
+    pick_local_gpu(w);
+  }
+  return w;
+}
+
+std::unique_ptr<Communicator> make_communicator(const World& world, const TrainConfig& train,
+                                                Backend& backend) {
+  if (!world.distributed()) return nullptr;
+  if (backend.device() == Device::Cpu) {
+    if (world.launcher != Launcher::Mpi)
+      fail_input("data parallel on CPUs runs under mpirun or srun (hwt train --gpus is for GPUs)");
+    if (train.grad_reduce == GradReduce::Bf16)
+      fail_input("train.grad_reduce=bf16 needs GPUs (NCCL); MPI sums fp32");
+    return std::make_unique<MpiCommunicator>(train.collective_timeout);
+  }
+#ifdef HWT_WITH_CUDA
+  return std::make_unique<NcclCommunicator>(static_cast<CudaBackend&>(backend),
+                                            shared_nccl_id(world), world.rank, world.size,
+                                            train.collective_timeout);
+#else
+  fail("no communicator for backend {}", backend.name());
+#endif
+}
+
+int visible_gpu_count() {
+#ifdef HWT_WITH_CUDA
+  return cuda_device_count();
+#else
+  return 0;
+#endif
+}
+
+std::string new_nccl_id_hex() {
+#ifdef HWT_WITH_CUDA
+  return to_hex(nccl_unique_id());
+#else
+  fail_input("hwt train --gpus needs a build with CUDA");
+#endif
+}
 
 bool cuda_available() {
 #ifdef HWT_WITH_CUDA
@@ -59,9 +153,10 @@ std::unique_ptr<Backend> make_backend(const TrainConfig& train) {
 }
 
 TrainingModel::TrainingModel(const RunConfig& config, Backend& backend, int64_t max_batch,
-                             int64_t max_seq) {
+                             int64_t max_seq, int64_t storage_multiple) {
   const Precision p = config.train.precision;
-  model_ = std::make_unique<Model>(config.model, backend, training_dtype(p, backend.device()));
+  model_ = std::make_unique<Model>(config.model, backend, training_dtype(p, backend.device()),
+                                   storage_multiple);
   model_->plan(max_batch, max_seq);
   optimizer_ =
       std::make_unique<Optimizer>(config.optim, model_->params(), config.train.max_grad_norm);

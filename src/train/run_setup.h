@@ -10,6 +10,8 @@
 
 #include "backend/backend.h"
 #include "config/run_config.h"
+#include "dist/communicator.h"
+#include "dist/world.h"
 #include "model/model.h"
 #include "train/loss_scaler.h"
 #include "train/optimizer.h"
@@ -26,12 +28,26 @@ std::string training_gpu_pci_bus_id();
 // train.deterministic_attention choose the GEMM algorithms and the attention backward.
 std::unique_ptr<Backend> make_backend(const TrainConfig& train);
 
+// Data parallel (docs/data_parallel.md). Joins the job this process was started in: under MPI
+// it initialises MPI; with several ranks on one machine it points this rank at its own GPU
+// (CUDA_VISIBLE_DEVICES) before anything touches CUDA. A single process gets World{}.
+World join_world();
+// The communicator between the ranks of `world` on `backend`: NCCL between GPUs, MPI between
+// CPU processes; null for a single process. Raises InputError for a combination that cannot
+// work (CPU ranks without MPI, bf16 reduction over MPI).
+std::unique_ptr<Communicator> make_communicator(const World& world, const TrainConfig& train,
+                                                Backend& backend);
+// For `hwt train --gpus N`: the GPUs visible here, and a new NCCL unique id as hex.
+int visible_gpu_count();
+std::string new_nccl_id_hex();
+
 class TrainingModel {
  public:
   // Activations in train.precision's dtype, planned for (max_batch, max_seq); config.model's
   // vocabulary and label counts must be known. Raises InputError for a precision the backend
   // cannot train in.
-  TrainingModel(const RunConfig& config, Backend& backend, int64_t max_batch, int64_t max_seq);
+  TrainingModel(const RunConfig& config, Backend& backend, int64_t max_batch, int64_t max_seq,
+                int64_t storage_multiple = 1);  // ParamStore::allocate
 
   Model& model() { return *model_; }
   Optimizer& optimizer() { return *optimizer_; }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "model/model.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
+#include "train/gradient_sync.h"
 #include "train/progress.h"
 #include "train/run_files.h"
 #include "train/run_setup.h"
@@ -64,10 +66,14 @@ class Run {
 
  private:
   Model& model() { return training_->model(); }
+  bool leader() const { return req_.world.leader(); }
+  int64_t ranks() const { return comm_ ? comm_->size() : 1; }
   void setup();
+  void join_ranks();
   bool next_batch(Batch& b);
   void train_step(int64_t step);
   bool captures(const Batch& b, bool timed) const;
+  bool time_is_up(int64_t step, double elapsed);
   void evaluate_and_track(int64_t step);
   void save(const std::string& name, bool with_optimizer);
   nlohmann::json telemetry_report();
@@ -81,6 +87,8 @@ class Run {
   std::optional<Checkpoint> resume_;
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<TrainingModel> training_;
+  std::unique_ptr<Communicator> comm_;  // data parallel; null for one process
+  std::unique_ptr<GradientSync> sync_;
   std::unique_ptr<BatchIterator> it_;
   std::unique_ptr<MetricsLog> log_;
   std::unique_ptr<Progress> progress_;
@@ -111,9 +119,12 @@ void Run::setup() {
   cfg_.model = resolve_model_config(cfg_.model, data_);
 
   backend_ = make_backend(cfg_.train);
-  training_ =
-      std::make_unique<TrainingModel>(cfg_, *backend_, cfg_.train.batch_size, cfg_.data.max_len);
+  // ZeRO-1 splits the flat buffers into one equal shard per rank.
+  const int64_t storage_multiple = cfg_.train.zero == 1 ? 64 * int64_t{req_.world.size} : 1;
+  training_ = std::make_unique<TrainingModel>(cfg_, *backend_, cfg_.train.batch_size,
+                                              cfg_.data.max_len, storage_multiple);
   model().init_parameters(static_cast<uint64_t>(cfg_.train.seed));
+  join_ranks();
   if (resume_) {
     resume_->load_parameters(model().params());
     if (!resume_->info().has_optimizer)
@@ -122,9 +133,11 @@ void Run::setup() {
     state_ = resume_->info().state;
   }
 
-  it_ =
-      std::make_unique<BatchIterator>(data_, data_.train, cfg_.train.batch_size, cfg_.data.max_len,
-                                      true, static_cast<uint64_t>(cfg_.train.seed));
+  // train.batch_size is per rank: the ranks split batches of batch_size x ranks.
+  it_ = std::make_unique<BatchIterator>(data_, data_.train, cfg_.train.batch_size * ranks(),
+                                        cfg_.data.max_len, true,
+                                        static_cast<uint64_t>(cfg_.train.seed));
+  if (comm_) it_->set_shard(comm_->rank(), comm_->size());
   it_->set_word_dropout(cfg_.data.word_dropout);
   it_->seek(state_.epoch, state_.position);
   const int64_t accum = cfg_.train.grad_accum;
@@ -132,13 +145,46 @@ void Run::setup() {
   total_steps_ =
       cfg_.train.max_steps > 0 ? cfg_.train.max_steps : cfg_.train.epochs * steps_per_epoch_;
   // The output folder appears only once the data, model and checkpoint are known to be good.
-  make_output_folder(req_.out_dir);
-  log_ = std::make_unique<MetricsLog>(req_.out_dir + "/metrics.jsonl", resume_.has_value());
-  progress_ = std::make_unique<Progress>(total_steps_, req_.progress);
+  if (leader()) {
+    make_output_folder(req_.out_dir);
+    log_ = std::make_unique<MetricsLog>(req_.out_dir + "/metrics.jsonl", resume_.has_value());
+  }
+  progress_ = std::make_unique<Progress>(total_steps_, req_.progress && leader());
+  if (comm_)
+    progress_->message(
+        fmt::format("data parallel: {} ranks over {}, {}", comm_->size(), comm_->name(),
+                    sync_ ? fmt::format("gradients in {} buckets", sync_->buckets().size())
+                          : "ZeRO-1 (optimizer state sharded)"));
   if (Pruning* p = model().pruning()) sparsity_ = std::make_unique<SparsityLog>(*p);
   for (const std::string& line : model().tt_contractions())
     progress_->message("tensor train " + line);
   times_.setup = seconds_since(t0) - times_.data_load;
+}
+
+// Data parallel: the communicator, a check that every rank was given the same config, and the
+// gradient buckets. Parameters start equal on every rank (the same seed or checkpoint).
+void Run::join_ranks() {
+  comm_ = make_communicator(req_.world, cfg_.train, *backend_);
+  if (!comm_) return;
+  if (cfg_.train.cuda_graph)
+    fail_input("train.cuda_graph does not capture data-parallel steps; set it to false");
+  // All ranks hold the same 16-bit pieces exactly when the sums of the pieces and of their
+  // squares are N times this rank's own.
+  const uint64_t h = std::hash<std::string>{}(to_json(cfg_).dump() + "\n" + req_.resume);
+  std::vector<double> mine;
+  for (int i = 0; i < 4; ++i) {
+    const auto piece = static_cast<double>((h >> (16 * i)) & 0xffff);
+    mine.insert(mine.end(), {piece, piece * piece});
+  }
+  std::vector<double> sums = mine;
+  comm_->sum_host(sums);
+  for (size_t i = 0; i < sums.size(); ++i)
+    if (sums[i] != mine[i] * static_cast<double>(comm_->size()))
+      fail_input("the {} ranks were given different configs or checkpoints", comm_->size());
+  if (cfg_.train.zero == 1)
+    training_->optimizer().shard(*comm_);  // its step reduce-scatters the gradients
+  else
+    sync_ = std::make_unique<GradientSync>(*comm_, model(), cfg_.train);
 }
 
 // The next micro-batch, moving to the next epoch at the end of one; false once train.epochs
@@ -157,6 +203,17 @@ bool Run::next_batch(Batch& b) {
 // no finished step had its shape: the first run of a shape grows scratch memory and makes (and
 // autotunes) GEMM plans, none of which may happen inside a capture. So the first step always
 // runs uncaptured.
+// train.time_limit. Data parallel: the ranks' clocks differ, so they stop together when any
+// rank's is up, checked on log steps (a check synchronises every rank).
+bool Run::time_is_up(int64_t step, double elapsed) {
+  const bool up = elapsed > cfg_.train.time_limit;
+  if (!comm_) return up;
+  if (step % cfg_.train.log_every != 0) return false;
+  std::array<double, 1> any = {up ? 1.0 : 0.0};
+  comm_->sum_host(any);
+  return any[0] > 0;
+}
+
 bool Run::captures(const Batch& b, bool timed) const {
   return cfg_.train.cuda_graph && backend_->device() == Device::Cuda && !timed &&
          warm_shapes_.contains({b.batch, b.seq});
@@ -181,13 +238,17 @@ void Run::train_step(int64_t step) {
   double loss = 0;
   Batch b;
   std::vector<std::pair<int64_t, int64_t>> shapes;
+  bool synced = false;
   auto t = Clock::now();
   for (int64_t micro = 0; micro < accum; ++micro) {
     if (!next_batch(b)) {
       data_exhausted_ = true;
       break;
     }
-    model().set_batch(b, 1.0f / static_cast<float>(accum));
+    // Each rank weights its gradients by its share of the global batch; the ranks' sum is then
+    // the global batch's mean gradient.
+    const double weight = it_->share() / static_cast<double>(accum);
+    model().set_batch(b, static_cast<float>(weight));
     tokens_since_log_ += b.tokens();
     tokens_trained_ += b.tokens();
     lap(t, times_.data);
@@ -196,11 +257,22 @@ void Run::train_step(int64_t step) {
     CaptureScope graph(*backend_, captures(b, timed));
     shapes.emplace_back(b.batch, b.seq);
     model().forward(true, seed);
-    if (log_now) loss += model().losses().mean() / static_cast<double>(accum);
+    if (log_now) loss += model().losses().mean() * weight;
     lap(t, times_.forward);
+    const bool last_micro = micro == accum - 1;
+    if (sync_ && last_micro) sync_->start();
     model().backward();
+    if (sync_ && last_micro) {
+      sync_->finish();
+      synced = true;
+    }
     graph.launch();
     lap(t, times_.backward);
+  }
+  // The data ran out before the last micro-batch (on every rank alike): sum what there is.
+  if (sync_ && !synced) {
+    sync_->start();
+    sync_->finish();
   }
   if (cfg_.train.cuda_graph) warm_shapes_.insert(shapes.begin(), shapes.end());
   const double lr = learning_rate(cfg_.optim, step, total_steps_);
@@ -212,6 +284,12 @@ void Run::train_step(int64_t step) {
   state_.epoch = it_->epoch();
   state_.position = it_->position();
   if (!log_now) return;
+  if (comm_) {
+    std::array<double, 2> sums = {loss, static_cast<double>(tokens_since_log_)};
+    comm_->sum_host(sums);
+    loss = sums[0];
+    tokens_since_log_ = static_cast<int64_t>(sums[1]);
+  }
   const double tps =
       static_cast<double>(tokens_since_log_) / std::max(1e-9, seconds_since(last_log_));
   tokens_since_log_ = 0;
@@ -220,7 +298,7 @@ void Run::train_step(int64_t step) {
       {"step", step}, {"epoch", state_.epoch}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", tps}};
   line.update(telemetry_.next_log_interval());
   if (sparsity_) line["sparsity"] = sparsity_->window();
-  log_->write(line);
+  if (log_) log_->write(line);
   if (line.value("gpu_power_w", nlohmann::json()).is_number() &&
       line.value("gpu_util_pct", nlohmann::json()).is_number()) {
     curve_.gpu_step.push_back(static_cast<double>(step));
@@ -237,11 +315,11 @@ void Run::evaluate_and_track(int64_t step) {
   const auto t = Clock::now();
   telemetry_.begin("eval");
   const EvalResult r = evaluate(model(), data_, data_.valid, cfg_.train.batch_size,
-                                cfg_.data.max_len, cfg_.train.eval_batches);
+                                cfg_.data.max_len, cfg_.train.eval_batches, comm_.get());
   nlohmann::json line = r.to_json();
   line["step"] = step;
   line["split"] = "valid";
-  log_->write(line);
+  if (log_) log_->write(line);
   curve_.valid_step.push_back(static_cast<double>(step));
   curve_.valid_loss.push_back(r.loss);
   const bool improved = r.score() > state_.best_score;
@@ -262,8 +340,12 @@ void Run::evaluate_and_track(int64_t step) {
 
 void Run::save(const std::string& name, bool with_optimizer) {
   const auto t = Clock::now();
+  // Under ZeRO-1 every rank takes part in gathering the optimizer state.
+  Optimizer::FullState optimizer;
+  if (with_optimizer) optimizer = training_->optimizer().full_state();
+  if (!leader()) return;
   save_checkpoint(req_.out_dir + "/" + name, cfg_, data_.vocab_json(), state_, model().params(),
-                  with_optimizer ? &training_->optimizer() : nullptr);
+                  with_optimizer ? &optimizer.tensors : nullptr);
   times_.checkpoint += seconds_since(t);
 }
 
@@ -307,7 +389,7 @@ nlohmann::json Run::execute() {
       stopped = "early_stop";
       break;
     }
-    if (cfg_.train.time_limit > 0 && seconds_since(train_start) > cfg_.train.time_limit) {
+    if (cfg_.train.time_limit > 0 && time_is_up(step, seconds_since(train_start))) {
       stopped = "time_limit";
       break;
     }
@@ -319,22 +401,30 @@ nlohmann::json Run::execute() {
   // Final figures: validation with the final weights; test with the best-on-validation ones.
   const auto t = Clock::now();
   telemetry_.begin("eval");
-  const EvalResult valid =
-      data_.valid.size() > 0
-          ? evaluate(model(), data_, data_.valid, cfg_.train.batch_size, cfg_.data.max_len)
-          : EvalResult{};
+  const EvalResult valid = data_.valid.size() > 0
+                               ? evaluate(model(), data_, data_.valid, cfg_.train.batch_size,
+                                          cfg_.data.max_len, 0, comm_.get())
+                               : EvalResult{};
   std::optional<EvalResult> test;
   if (data_.test.size() > 0) {
     if (!best_params_.empty()) {
       backend_->upload(model().params().params_flat(), best_params_.data());
       model().params().sync_compute();
     }
-    test = evaluate(model(), data_, data_.test, cfg_.train.batch_size, cfg_.data.max_len);
+    test = evaluate(model(), data_, data_.test, cfg_.train.batch_size, cfg_.data.max_len, 0,
+                    comm_.get());
   }
   telemetry_.end("eval");
   times_.eval += seconds_since(t);
-  write_run_plots(req_.out_dir, curve_);
-  if (sparsity_) sparsity_->write_run_file(req_.out_dir + "/sparsity.json", cfg_.model.prune);
+  if (comm_) {
+    std::array<double, 1> tokens = {static_cast<double>(tokens_trained_)};
+    comm_->sum_host(tokens);
+    tokens_trained_ = static_cast<int64_t>(tokens[0]);
+  }
+  if (leader()) {
+    write_run_plots(req_.out_dir, curve_);
+    if (sparsity_) sparsity_->write_run_file(req_.out_dir + "/sparsity.json", cfg_.model.prune);
+  }
   return report(stopped, valid, test, seconds_since(start));
 }
 
@@ -375,7 +465,16 @@ nlohmann::json Run::report(const std::string& stopped, const EvalResult& valid,
                         {"telemetry", telemetry_report()},
                         {"notices", notices_},
                         {"resumed_from", req_.resume}};
-  write_file_atomic(req_.out_dir + "/run.json", run.dump(2) + "\n");
+  if (comm_)
+    run["data_parallel"] = {
+        {"ranks", comm_->size()},
+        {"communicator", comm_->name()},
+        {"global_batch", cfg_.train.batch_size * comm_->size()},
+        {"zero", cfg_.train.zero},
+        {"optimizer_state_bytes_per_rank", training_->optimizer().state_bytes()},
+        {"optimizer_state_bytes_unsharded", training_->optimizer().state().size() *
+                                                static_cast<size_t>(model().params().count()) * 4}};
+  if (leader()) write_file_atomic(req_.out_dir + "/run.json", run.dump(2) + "\n");
   return run;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "config/run_config.h"
+#include "dist/world.h"
 
 namespace hwt {
 
@@ -20,6 +21,9 @@ struct TrainRequest {
   // FLOPs per token of one training step of the model (resolved against the data), for MFU;
   // the caller traces it (workload/ sits above train/). Unset: MFU is null.
   std::function<std::optional<double>(const RunConfig&)> flops_per_token = {};
+  // Data parallel: this process's place in the job (run_setup.h's join_world()). Every rank
+  // trains; rank 0 alone prints and writes out_dir.
+  World world = {};
 };
 
 // Trains and returns what it wrote to out_dir/run.json.

@@ -56,6 +56,8 @@ class CudaBackend final : public Backend {
   void end_capture() override;
   void abort_capture() override;
   std::vector<std::string> take_notices() override;
+  // The stream every op runs on (other streams, e.g. NCCL's, order themselves against it).
+  cudaStream_t stream() const { return launch_.stream; }
 
   HWT_BACKEND_OPS(HWT_BACKEND_OP_OVERRIDE)
 
