@@ -2,12 +2,16 @@
 
 #include <algorithm>
 
+#include "accel/operand_points.h"
 #include "core/error.h"
 
 namespace hwt::accel {
 namespace {
 
-double density(Operand role, const Sparsity& s) {
+// The density of a tensor in `role`, produced by pruning point `p` if any: the run's measured
+// fraction there, or else the role's constant.
+double density(Operand role, const Sparsity& s, std::optional<PrunePoint> p = std::nullopt) {
+  if (p && s.measured[static_cast<size_t>(*p)]) return 1 - *s.measured[static_cast<size_t>(*p)];
   switch (role) {
     case Operand::Activation:
       return 1 - s.activation;
@@ -36,9 +40,11 @@ double phase_density(Phase p, const Sparsity& s) {
 void check_sparsity(const Sparsity& s) {
   for (double v : {s.activation, s.weight, s.gradient})
     if (!(v >= 0 && v < 1)) fail_input("sparsity {} must be within [0, 1)", v);
+  for (const std::optional<double>& v : s.measured)
+    if (v && !(*v >= 0 && *v <= 1)) fail_input("measured sparsity {} must be within [0, 1]", *v);
 }
 
-Stage gemm_stage(const GemmCall& g, const Sparsity& s) {
+Stage gemm_stage(const GemmCall& g, const Sparsity& s, const GemmPoints& points) {
   Stage st;
   st.kind = StageKind::Gemm;
   st.batch = g.shape.batch;
@@ -51,9 +57,9 @@ Stage gemm_stage(const GemmCall& g, const Sparsity& s) {
   // buffer either way.
   st.c = (st.a == Operand::Gradient || st.b == Operand::Gradient) ? Operand::Gradient
                                                                   : Operand::Activation;
-  st.dens_a = density(st.a, s);
-  st.dens_b = density(st.b, s);
-  st.dens_c = density(st.c, s);
+  st.dens_a = density(st.a, s, points.a);
+  st.dens_b = density(st.b, s, points.b);
+  st.dens_c = density(st.c, s, points.c);
   return st;
 }
 
@@ -69,26 +75,31 @@ Stage row_stage(StageKind kind, int64_t rows, int64_t cols, double in_words, dou
   return st;
 }
 
-void add_stages(const OpRecord& r, const Sparsity& s, std::vector<Stage>& out) {
+// `points`: per GemmCall of r, the pruning points behind its operands (empty: none).
+void add_stages(const OpRecord& r, const Sparsity& s, const std::vector<GemmPoints>& points,
+                std::vector<Stage>& out) {
+  auto gemm = [&](size_t i) {
+    return gemm_stage(r.gemms[i], s, points.empty() ? GemmPoints{} : points[i]);
+  };
   // The accelerator moves elements in its own word format, whatever dtype a GPU would use.
   const double in_words = r.elements_read, out_words = r.elements_written;
   const double dens = phase_density(r.phase, s);
   switch (r.kind) {
     case OpKind::Gemm:
       // Bias and activation epilogues run in the lane's nonlinearity unit as results leave.
-      for (const GemmCall& g : r.gemms) out.push_back(gemm_stage(g, s));
+      for (size_t i = 0; i < r.gemms.size(); ++i) out.push_back(gemm(i));
       return;
     case OpKind::Attention: {
       // Scores (or, backward, the products before the softmax's backward), then the softmax,
       // then the remaining products. Each is its own stage: intermediates round-trip through
       // main memory (no fusion across stages).
-      for (const GemmCall& g : r.gemms)
-        if (before_softmax(g.role)) out.push_back(gemm_stage(g, s));
+      for (size_t i = 0; i < r.gemms.size(); ++i)
+        if (before_softmax(r.gemms[i].role)) out.push_back(gemm(i));
       const double cells = static_cast<double>(r.rows * r.cols);
       const double reads = r.phase == Phase::Backward ? 2 * cells : cells;
       out.push_back(row_stage(StageKind::Softmax, r.rows, r.cols, reads, cells, dens));
-      for (const GemmCall& g : r.gemms)
-        if (!before_softmax(g.role)) out.push_back(gemm_stage(g, s));
+      for (size_t i = 0; i < r.gemms.size(); ++i)
+        if (!before_softmax(r.gemms[i].role)) out.push_back(gemm(i));
       return;
     }
     case OpKind::Norm:
@@ -112,7 +123,8 @@ void add_stages(const OpRecord& r, const Sparsity& s, std::vector<Stage>& out) {
       if (r.kind == OpKind::Optimizer && in_words > 0) {
         // Only the gradient read is sparse; parameters and moments are dense.
         const double g = static_cast<double>(r.params);
-        st.dens_in = (in_words - g + g * (1 - s.gradient)) / in_words;
+        const double dens_grad = density(Operand::Gradient, s, PrunePoint::ParamGrads);
+        st.dens_in = (in_words - g + g * dens_grad) / in_words;
         st.dens_out = 1;
       }
       if (st.elements == 0 && st.in_words + st.out_words == 0) return;
@@ -123,6 +135,12 @@ void add_stages(const OpRecord& r, const Sparsity& s, std::vector<Stage>& out) {
 }
 
 }  // namespace
+
+bool Sparsity::any_measured() const {
+  for (const std::optional<double>& v : measured)
+    if (v) return true;
+  return false;
+}
 
 std::string_view stage_kind_name(StageKind k) {
   switch (k) {
@@ -146,13 +164,17 @@ SimWorkload build_sim_workload(const Workload& w, TraceMode mode, const Sparsity
   sw.parameters = w.parameters;
   sw.mode = mode;
   sw.sparsity = s;
-  for (const OpRecord& r : w.ops) {
+  const std::vector<std::vector<GemmPoints>> points =
+      s.any_measured() ? gemm_points(w, mode) : std::vector<std::vector<GemmPoints>>{};
+  const std::vector<GemmPoints> no_points;
+  for (size_t i = 0; i < w.ops.size(); ++i) {
+    const OpRecord& r = w.ops[i];
     SimOp op;
     const std::string op_label(op_name(r.op));
     op.label = r.scope.empty() ? op_label : r.scope + " " + op_label;
     op.phase = r.phase;
     op.first_stage = sw.stages.size();
-    add_stages(r, s, sw.stages);
+    add_stages(r, s, points.empty() ? no_points : points[i], sw.stages);
     op.stage_count = sw.stages.size() - op.first_stage;
     if (op.stage_count > 0) sw.ops.push_back(std::move(op));
   }

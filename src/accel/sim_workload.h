@@ -5,19 +5,36 @@
 // of every op.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend/trace/workload.h"
+#include "config/model_config.h"
+#include "model/pruning.h"
 #include "workload/trace_step.h"
 
 namespace hwt::accel {
 
-// Fractions of zeros. Defaults are AccelTran's constants (Tuli & Jha 2023).
+// Fractions of zeros. Every tensor takes its operand role's constant (defaults: AccelTran's,
+// Tuli & Jha 2023), except, with a run's measurements (hwt sim --sparsity), the tensors a
+// pruning point produced: they take the fraction measured there (operand_points.h).
 struct Sparsity {
   double activation = 0.5, weight = 0.5, gradient = 0.9;
-  static Sparsity dense() { return {0, 0, 0}; }
+  // Where each constant came from, for the report.
+  std::string activation_source = kDefaultSource, weight_source = kDefaultSource,
+              gradient_source = kDefaultSource;
+  // Per PrunePoint, the fraction a run measured (empty where it did not prune), the file and
+  // the run's thresholds.
+  std::array<std::optional<double>, kPrunePoints> measured{};
+  std::string measured_file{};
+  PruneConfig measured_thresholds{};
+
+  static constexpr const char* kDefaultSource = "AccelTran's constant";
+  static Sparsity dense() { return {0, 0, 0, "--dense", "--dense", "--dense"}; }
+  bool any_measured() const;
 };
 
 enum class StageKind : uint8_t { Gemm, Softmax, LayerNorm, Vector };

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "accel/fast_model.h"
+#include "accel/sparsity_report.h"
 #include "accel/tile_sim.h"
 
 namespace hwt::accel {
@@ -119,10 +120,7 @@ void to_json(nlohmann::json& j, const SimResult& r) {
          {"batch", r.batch},
          {"seq", r.seq},
          {"parameters", r.parameters},
-         {"sparsity",
-          {{"activation", r.sparsity.activation},
-           {"weight", r.sparsity.weight},
-           {"gradient", r.sparsity.gradient}}}}},
+         {"sparsity", sparsity_json(r.sparsity, r.mode)}}},
        {"cycles", r.total.cycles},
        {"latency_s", r.latency_s},
        {"dynamic_energy_j", r.costs.dynamic_j},
@@ -140,10 +138,10 @@ std::string format_result(const SimResult& r, size_t top_ops) {
   s += fmt::format("design {}: {} PEs x {} lanes x {} MACs, tile {}x{}x{}, dataflow {}, {}\n",
                    c.name, c.pes, c.lanes_per_pe, c.macs_per_lane, c.tile_b, c.tile_x, c.tile_y,
                    loop_order_name(c.dataflow), c.memory.type);
-  s += fmt::format(
-      "workload: {} batch {} x seq {}, sparsity act {} weight {} grad {}; {} model\n\n",
-      r.mode == TraceMode::Train ? "training step" : "inference", r.batch, r.seq,
-      r.sparsity.activation, r.sparsity.weight, r.sparsity.gradient, fidelity_name(r.fidelity));
+  s += fmt::format("workload: {} batch {} x seq {}; {} model\n",
+                   r.mode == TraceMode::Train ? "training step" : "inference", r.batch, r.seq,
+                   fidelity_name(r.fidelity));
+  s += format_sparsity(r.sparsity, r.mode) + "\n";
   s += fmt::format("latency   {:>14}  ({:.4g} cycles)\n", si(r.latency_s, "s"), r.total.cycles);
   s += fmt::format("energy    {:>14}  (dynamic {}, leakage {})\n", si(r.costs.energy_j(), "J"),
                    si(r.costs.dynamic_j, "J"), si(r.costs.leakage_j, "J"));

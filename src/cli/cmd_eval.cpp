@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/checkpoint_config.h"
 #include "cli/commands.h"
 #include "train/evaluate.h"
 #include "train/inference.h"
@@ -28,18 +29,7 @@ void add_eval_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "Print the metrics as JSON");
   cmd->callback([o] {
     const Checkpoint ckpt(o->checkpoint);
-    RunConfig cfg = ckpt.info().config;
-    for (const std::string& kv : o->sets) apply_override(cfg, kv);
-    validate(cfg);
-    const RunConfig& saved = ckpt.info().config;
-    RunConfig asked = saved;  // every model key but the pruning thresholds is the trained one's
-    asked.model = cfg.model;
-    asked.model.prune = saved.model.prune;
-    if (to_json(asked) != to_json(saved))
-      fail_input(
-          "--set: {} holds a trained model whose keys cannot change; of model.* only "
-          "model.prune.* can be set",
-          o->checkpoint);
+    const RunConfig cfg = checkpoint_config(ckpt, o->checkpoint, o->sets);
     const Dataset data = load_dataset(cfg.data, cfg.model.head);
     if (data.vocab_json() != ckpt.info().vocab)
       fail_input("the data's vocabulary or labels differ from those {} was trained with",

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/checkpoint_config.h"
 #include "cli/commands.h"
 #include "train/inference.h"
 
@@ -43,6 +44,7 @@ void add_predict_command(CLI::App& app) {
     int64_t tokens = 200;
     double temperature = 0.8;
     uint64_t seed = 1;
+    std::vector<std::string> sets;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
@@ -54,11 +56,15 @@ void add_predict_command(CLI::App& app) {
   cmd->add_option("--temperature", o->temperature, "LM: sampling temperature; 0 = greedy")
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--seed", o->seed, "LM: sampling seed");
+  cmd->add_option("--set", o->sets,
+                  "Override a key of the saved config, e.g. model.prune.tau_infer (repeatable; "
+                  "the model's shape is the checkpoint's)");
   cmd->add_flag("--json", o->json, "One JSON object per input line");
   cmd->callback([o] {
     const Checkpoint ckpt(o->checkpoint);
-    LoadedModel m = load_model(ckpt, ckpt.info().config.train.device,
-                               static_cast<int>(ckpt.info().config.train.threads), 1);
+    const RunConfig cfg = checkpoint_config(ckpt, o->checkpoint, o->sets);
+    LoadedModel m =
+        load_model(ckpt, cfg.train.device, static_cast<int>(cfg.train.threads), 1, cfg.model.prune);
     if (m.config.model.head == Task::Lm) {
       fmt::print("{}\n", generate_text(m, o->prompt.empty() ? "\n" : o->prompt, o->tokens,
                                        o->temperature, o->seed));

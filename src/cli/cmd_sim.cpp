@@ -5,6 +5,8 @@
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <tuple>
 
 #include "accel/design_space.h"
 #include "accel/simulator.h"
@@ -14,6 +16,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "core/paths.h"
+#include "train/sparsity_log.h"
 
 namespace hwt {
 namespace {
@@ -25,7 +28,8 @@ struct Opts {
   ConfigOptions config;
   std::string accel = "edge", sweep, out, mode = "train";
   uint64_t samples = 2000, seed = 1;
-  double act = 0.5, weight = 0.5, grad = 0.9;
+  std::optional<double> act, weight, grad;  // set: given on the command line
+  std::string sparsity_file;
   bool dense = false, detailed = false, json = false, quiet = false;
 };
 
@@ -35,18 +39,41 @@ TraceMode parse_mode(const std::string& m) {
   fail_input("--mode must be train or infer, got '{}'", m);
 }
 
+// Without --sparsity every tensor takes its role's constant (AccelTran's unless given); with it
+// the points the run pruned take their measured fractions and every other tensor its role's
+// constant only where given, 0 (dense) otherwise: nothing is guessed (docs/sim.md).
+Sparsity sparsity(const Opts& o) {
+  if (o.dense && !o.sparsity_file.empty())
+    fail_input("--sparsity and --dense exclude each other: --dense means no sparsity at all");
+  if (o.dense) return Sparsity::dense();
+  Sparsity s;
+  if (!o.sparsity_file.empty()) {
+    const RunSparsity run = read_run_sparsity(o.sparsity_file);
+    s = {0, 0, 0, "not pruned by the run", "not pruned by the run", "not pruned by the run"};
+    s.measured = run.fraction;
+    s.measured_file = run.path;
+    s.measured_thresholds = run.thresholds;
+  }
+  for (auto [flag, given, value, source] :
+       {std::tuple{"--act-sparsity", o.act, &s.activation, &s.activation_source},
+        std::tuple{"--weight-sparsity", o.weight, &s.weight, &s.weight_source},
+        std::tuple{"--grad-sparsity", o.grad, &s.gradient, &s.gradient_source}}) {
+    if (!given) continue;
+    if (!(*given >= 0 && *given < 1))
+      fail_input("{} {} must be at least 0 and below 1", flag, *given);
+    *value = *given;
+    *source = flag;
+  }
+  return s;
+}
+
 // The config's step as the accelerator runs it: its model, optimizer, batch and sequence, in the
 // design's own word format (word_bits), so with one copy of each tensor: a GPU's lower-precision
 // weight copy and fp16 loss scaling (train.precision) have no counterpart there.
 SimWorkload trace(RunConfig c, const Opts& o, int64_t batch) {
   c.train.precision = Precision::Fp32;
   const StepSpec spec = step_spec(std::move(c), batch, o.config.seq, parse_mode(o.mode));
-  const Sparsity s = o.dense ? Sparsity::dense() : Sparsity{o.act, o.weight, o.grad};
-  for (auto [flag, v] :
-       {std::pair{"--act-sparsity", s.activation}, std::pair{"--weight-sparsity", s.weight},
-        std::pair{"--grad-sparsity", s.gradient}})
-    if (!(v >= 0 && v < 1)) fail_input("{} {} must be at least 0 and below 1", flag, v);
-  return build_sim_workload(trace_step(spec), spec.mode, s);
+  return build_sim_workload(trace_step(spec), spec.mode, sparsity(o));
 }
 
 void run_single(const Opts& o) {
@@ -153,10 +180,15 @@ void add_sim_command(CLI::App& app) {
                   "Design-space TOML, or a space in hardware/accel/spaces (acceltran)");
   cmd->add_option("--mode", o->mode, "train (forward, backward, optimizer) or infer")
       ->capture_default_str();
-  cmd->add_option("--act-sparsity", o->act, "Fraction of zero activations")->capture_default_str();
-  cmd->add_option("--weight-sparsity", o->weight, "Fraction of zero weights")
-      ->capture_default_str();
-  cmd->add_option("--grad-sparsity", o->grad, "Fraction of zero gradients")->capture_default_str();
+  cmd->add_option("--sparsity", o->sparsity_file,
+                  "A run's sparsity.json (or its folder): measured per-op sparsity; tensors the "
+                  "run did not prune are dense unless a constant below is given");
+  cmd->add_option("--act-sparsity", o->act,
+                  "Fraction of zero activations (default 0.5, AccelTran's; with --sparsity: 0)");
+  cmd->add_option("--weight-sparsity", o->weight,
+                  "Fraction of zero weights (default 0.5, AccelTran's; with --sparsity: 0)");
+  cmd->add_option("--grad-sparsity", o->grad,
+                  "Fraction of zero gradients (default 0.9, AccelTran's; with --sparsity: 0)");
   cmd->add_flag("--dense", o->dense, "No sparsity at all (overrides the three above)");
   cmd->add_flag("--detailed", o->detailed, "Tile-level simulation instead of the fast model");
   cmd->add_option("--samples", o->samples, "Designs to sample in a sweep (0: all)")

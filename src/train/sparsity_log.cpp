@@ -1,7 +1,9 @@
 #include "train/sparsity_log.h"
 
+#include <filesystem>
 #include <string>
 
+#include "core/error.h"
 #include "core/files.h"
 
 namespace hwt {
@@ -14,6 +16,19 @@ PruneCount total(const std::vector<PruneCount>& counts) {
     t.elements += c.elements;
   }
   return t;
+}
+
+std::optional<PrunePoint> point_named(std::string_view name) {
+  for (size_t i = 0; i < kPrunePoints; ++i)
+    if (prune_point_name(static_cast<PrunePoint>(i)) == name) return static_cast<PrunePoint>(i);
+  return std::nullopt;
+}
+
+std::string point_names() {
+  std::string s;
+  for (size_t i = 0; i < kPrunePoints; ++i)
+    s += (i ? ", " : "") + std::string(prune_point_name(static_cast<PrunePoint>(i)));
+  return s;
 }
 
 }  // namespace
@@ -53,6 +68,41 @@ void SparsityLog::write_run_file(const std::string& path, const PruneConfig& cfg
       {"overall",
        {{"zeros", all.zeros}, {"elements", all.elements}, {"sparsity", all.sparsity()}}}};
   write_file_atomic(path, j.dump(2) + "\n");
+}
+
+RunSparsity read_run_sparsity(const std::string& path) {
+  RunSparsity r;
+  r.path = path;
+  if (std::filesystem::is_directory(path)) {
+    r.path = (std::filesystem::path(path) / "sparsity.json").string();
+    if (!std::filesystem::exists(r.path))
+      fail_input("{}: no sparsity.json (a run writes it only when model.prune.* is on)", path);
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(r.path, "sparsity file"));
+  } catch (const nlohmann::json::exception& e) {
+    fail_input("{}: not valid JSON ({})", r.path, e.what());
+  }
+  if (!j.is_object() || !j.contains("points") || !j["points"].is_object())
+    fail_input("{}: not a sparsity.json of hwt train (no \"points\" object)", r.path);
+  auto threshold = [&](const char* key) {
+    if (!j.contains(key) || !j[key].is_number() || j[key].get<double>() < 0)
+      fail_input("{}: {} must be a number at least 0", r.path, key);
+    return j[key].get<double>();
+  };
+  r.thresholds = {threshold("tau_infer"), threshold("tau_train"), threshold("tau_act_grad")};
+  for (const auto& [name, e] : j["points"].items()) {
+    const std::optional<PrunePoint> p = point_named(name);
+    if (!p) fail_input("{}: unknown pruning point '{}' (known: {})", r.path, name, point_names());
+    if (!e.is_object() || !e.contains("sparsity") || !e["sparsity"].is_number())
+      fail_input("{}: points.{}.sparsity must be a number", r.path, name);
+    const double v = e["sparsity"].get<double>();
+    if (!(v >= 0 && v <= 1))
+      fail_input("{}: points.{}.sparsity {} is outside [0, 1]", r.path, name, v);
+    r.fraction[static_cast<size_t>(*p)] = v;
+  }
+  return r;
 }
 
 }  // namespace hwt

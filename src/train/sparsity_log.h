@@ -1,10 +1,12 @@
 // Realised sparsity of model.prune's points (docs/training.md): per log window for
-// metrics.jsonl, and per run for sparsity.json. Reading the counters synchronises, so callers
-// read them only at log lines and at the end of a run.
+// metrics.jsonl, and per run for sparsity.json, which hwt sim reads back. Reading the counters
+// synchronises, so callers read them only at log lines and at the end of a run.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,5 +30,16 @@ class SparsityLog {
   Pruning& pruning_;
   std::vector<PruneCount> last_;
 };
+
+// A run's sparsity.json read back: its thresholds and, per point it pruned, the fraction of zeros.
+struct RunSparsity {
+  std::string path;
+  PruneConfig thresholds;
+  std::array<std::optional<double>, kPrunePoints> fraction{};  // indexed by PrunePoint
+};
+
+// `path` is a sparsity.json or the run folder holding one. Missing file, invalid JSON, a
+// missing or mistyped field, a fraction outside [0, 1] or an unknown point name: InputError.
+RunSparsity read_run_sparsity(const std::string& path);
 
 }  // namespace hwt
