@@ -10,10 +10,13 @@
 #include "analysis/step_estimate.h"
 #include "cli/commands.h"
 #include "cli/config_options.h"
+#include "cli/estimate_data_parallel.h"
 #include "hw/gpu_catalog.h"
 
 namespace hwt {
 namespace {
+
+constexpr const char* kAllGpuCounts = "1-8";  // --gpus without a value, or --link alone
 
 struct Opts {
   ConfigOptions config;
@@ -21,6 +24,8 @@ struct Opts {
   std::vector<std::string> catalogs;
   double epoch_tokens = 0;
   bool json = false;
+  std::string dp_gpus, link;  // data parallel: --gpus, --link
+  bool data_parallel() const { return !dp_gpus.empty() || !link.empty(); }
 };
 
 std::vector<std::string> split_names(const std::string& list) {
@@ -31,11 +36,6 @@ std::vector<std::string> split_names(const std::string& list) {
   if (out.empty()) fail_input("--gpu '{}': name at least one GPU", list);
   return out;
 }
-
-struct GpuEstimate {
-  const GpuSpec* gpu;
-  StepEstimate step;
-};
 
 void print_json(const std::vector<GpuEstimate>& all, Precision p, double tokens) {
   nlohmann::json out = nlohmann::json::array();
@@ -108,6 +108,10 @@ void run(const Opts& o) {
     all.push_back(
         {&gpu, estimate_step(w, GemmModel(gpu, p, resolve_constants(gpu, p, "").constants))});
   }
+  if (o.data_parallel())
+    return print_data_parallel(
+        {o.dp_gpus.empty() ? kAllGpuCounts : o.dp_gpus, o.link.empty() ? "nvlink" : o.link, o.json},
+        o.config.config, spec, w, all);
   const double tokens = static_cast<double>(spec.batch * spec.seq);
   if (o.json) return print_json(all, p, tokens);
   fmt::print("{} at {}, batch {} x seq {} ({} tokens a step), {:.3g} GFLOP a step\n\n",
@@ -130,6 +134,13 @@ void add_estimate_command(CLI::App& app) {
                   "fp32, tf32, bf16 or fp16 (default: train.precision)");
   cmd->add_option("--catalog", o->catalogs, "Extra GPU catalog file merged by name (repeatable)");
   cmd->add_option("--epoch-tokens", o->epoch_tokens, "Tokens in an epoch: also print its time");
+  cmd->add_option("--gpus", o->dp_gpus,
+                  "Data parallel: the step on this many of each GPU (4, 1,2,4,8 or 1-8; alone: "
+                  "1-8), without and with ZeRO-1")
+      ->expected(0, 1)
+      ->default_str(kAllGpuCounts);
+  cmd->add_option("--link", o->link,
+                  "Data parallel: the link gradients cross, nvlink, pcie or ib (default nvlink)");
   cmd->add_flag("--json", o->json, "Print the estimates as JSON");
   cmd->callback([o] { run(*o); });
 }
