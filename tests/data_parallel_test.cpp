@@ -244,6 +244,10 @@ TEST(DataParallelCommand, PrintsBothModesAndTheMemoryZeroSaves) {
   // 50304), 7/8 of them off each of 8 ranks.
   EXPECT_DOUBLE_EQ(j[3]["optimizer_state_saved_bytes"].get<double>(), 124'475'904.0 * 8 * 7 / 8);
   EXPECT_EQ(j[1]["optimizer_state_saved_bytes"].get<double>(), 0);
+  const test::CliResult all = test::run_hwt("estimate --config bert_base --gpus --json", tmp);
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(nlohmann::json::parse(all.out).size(), 16u);  // --gpus alone: 1-8, both modes
+  EXPECT_EQ(nlohmann::json::parse(all.out)[7]["link"], "nvlink");
   const test::CliResult table = test::run_hwt("estimate --config bert_base --link pcie", tmp);
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("H200 over pcie"), std::string::npos) << table.out;
@@ -254,7 +258,7 @@ TEST(DataParallelCommand, BadInputIsOneLineAndExitTwo) {
   test::TempDir tmp("dp_cli_bad");
   for (const char* args :
        {"--gpus 0", "--gpus 8 --link ethernet", "--gpu a100-80gb --gpus 2 --link nvlink",
-        "--gpu h100-pcie --link nvlink", "--gpus 4-2"}) {
+        "--gpu h100-pcie --link nvlink", "--gpus 4-2", "--gpus 2 --epoch-tokens 1e9"}) {
     const test::CliResult r =
         test::run_hwt(std::string("estimate --config bert_base ") + args, tmp);
     EXPECT_EQ(r.exit_code, 2) << args;

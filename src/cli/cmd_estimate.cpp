@@ -25,7 +25,8 @@ struct Opts {
   double epoch_tokens = 0;
   bool json = false;
   std::string dp_gpus, link;  // data parallel: --gpus, --link
-  bool data_parallel() const { return !dp_gpus.empty() || !link.empty(); }
+  bool gpus_given = false;    // --gpus, with or without a value
+  bool data_parallel() const { return gpus_given || !link.empty(); }
 };
 
 std::vector<std::string> split_names(const std::string& list) {
@@ -97,6 +98,8 @@ void run(const Opts& o) {
     rc.train.precision = *p;
   }
   if (o.epoch_tokens < 0) fail_input("--epoch-tokens must not be negative");
+  if (o.epoch_tokens > 0 && o.data_parallel())
+    fail_input("--epoch-tokens is for the single-GPU table, not with --gpus or --link");
   const Precision p = rc.train.precision;
   const StepSpec spec = o.config.step(rc);
   const Workload w = trace_step(spec);
@@ -134,15 +137,18 @@ void add_estimate_command(CLI::App& app) {
                   "fp32, tf32, bf16 or fp16 (default: train.precision)");
   cmd->add_option("--catalog", o->catalogs, "Extra GPU catalog file merged by name (repeatable)");
   cmd->add_option("--epoch-tokens", o->epoch_tokens, "Tokens in an epoch: also print its time");
-  cmd->add_option("--gpus", o->dp_gpus,
-                  "Data parallel: the step on this many of each GPU (4, 1,2,4,8 or 1-8; alone: "
-                  "1-8), without and with ZeRO-1")
-      ->expected(0, 1)
-      ->default_str(kAllGpuCounts);
+  CLI::Option* gpus =
+      cmd->add_option("--gpus", o->dp_gpus,
+                      "Data parallel: the step on this many of each GPU (4, 1,2,4,8 or 1-8; "
+                      "without a value: 1-8), without and with ZeRO-1")
+          ->expected(0, 1);
   cmd->add_option("--link", o->link,
                   "Data parallel: the link gradients cross, nvlink, pcie or ib (default nvlink)");
   cmd->add_flag("--json", o->json, "Print the estimates as JSON");
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o, gpus] {
+    o->gpus_given = gpus->count() > 0;
+    run(*o);
+  });
 }
 
 }  // namespace hwt
