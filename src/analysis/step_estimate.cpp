@@ -89,6 +89,7 @@ StepEstimate estimate_step(const Workload& w, const GemmModel& gemm) {
       (op.phase == Phase::Optimizer ? e.optimizer_s : e.memory_s) += s;
     }
     e.flops += op.flops;
+    e.op_seconds.push_back(s);
     groups[fmt::format("{} {}", op_name(op.op), layer_pattern(op.scope))] += s;
   }
   const double modelled = e.gemm_s + e.attention_s + e.memory_s + e.optimizer_s;

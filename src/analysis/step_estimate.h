@@ -26,6 +26,7 @@ struct StepEstimate {
   double overhead_s = 0;
   double flops = 0;                      // all traced FLOPs of the step
   std::vector<OpGroupEstimate> slowest;  // the three costliest op groups, slowest first
+  std::vector<double> op_seconds;        // each traced op as modelled (overhead apart), in order
   std::vector<std::string> notes;        // what the estimate cannot price
 
   double seconds() const { return gemm_s + attention_s + memory_s + optimizer_s + overhead_s; }
@@ -39,6 +40,12 @@ struct StepEstimate {
 // (docs/benchmarks.md, "Step time estimates"). Assumed to hold on other GPUs.
 inline constexpr double kOpGapSeconds = 8.04e-6;
 inline constexpr double kSustainedRateFactor = 1.060;
+
+// An op's share of the step: its modelled time with both parts of the overhead. Summed over the
+// ops it is StepEstimate::seconds().
+inline double with_overhead(double modelled_s) {
+  return kSustainedRateFactor * modelled_s + kOpGapSeconds;
+}
 
 // GPU power while hwt trains = TDP × (kPowerAtNoTensorWork + kPowerPerTensorShare × the step's
 // share of GEMM and attention time), fitted (least squares) to the mean power NVML reported on an

@@ -10,10 +10,13 @@
 #include "analysis/step_estimate.h"
 #include "cli/commands.h"
 #include "cli/config_options.h"
+#include "cli/estimate_data_parallel.h"
 #include "hw/gpu_catalog.h"
 
 namespace hwt {
 namespace {
+
+constexpr const char* kAllGpuCounts = "1-8";  // --gpus without a value, or --link alone
 
 struct Opts {
   ConfigOptions config;
@@ -21,6 +24,9 @@ struct Opts {
   std::vector<std::string> catalogs;
   double epoch_tokens = 0;
   bool json = false;
+  std::string dp_gpus, link;  // data parallel: --gpus, --link
+  bool gpus_given = false;    // --gpus, with or without a value
+  bool data_parallel() const { return gpus_given || !link.empty(); }
 };
 
 std::vector<std::string> split_names(const std::string& list) {
@@ -31,11 +37,6 @@ std::vector<std::string> split_names(const std::string& list) {
   if (out.empty()) fail_input("--gpu '{}': name at least one GPU", list);
   return out;
 }
-
-struct GpuEstimate {
-  const GpuSpec* gpu;
-  StepEstimate step;
-};
 
 void print_json(const std::vector<GpuEstimate>& all, Precision p, double tokens) {
   nlohmann::json out = nlohmann::json::array();
@@ -97,6 +98,8 @@ void run(const Opts& o) {
     rc.train.precision = *p;
   }
   if (o.epoch_tokens < 0) fail_input("--epoch-tokens must not be negative");
+  if (o.epoch_tokens > 0 && o.data_parallel())
+    fail_input("--epoch-tokens is for the single-GPU table, not with --gpus or --link");
   const Precision p = rc.train.precision;
   const StepSpec spec = o.config.step(rc);
   const Workload w = trace_step(spec);
@@ -108,6 +111,10 @@ void run(const Opts& o) {
     all.push_back(
         {&gpu, estimate_step(w, GemmModel(gpu, p, resolve_constants(gpu, p, "").constants))});
   }
+  if (o.data_parallel())
+    return print_data_parallel(
+        {o.dp_gpus.empty() ? kAllGpuCounts : o.dp_gpus, o.link.empty() ? "nvlink" : o.link, o.json},
+        o.config.config, spec, w, all);
   const double tokens = static_cast<double>(spec.batch * spec.seq);
   if (o.json) return print_json(all, p, tokens);
   fmt::print("{} at {}, batch {} x seq {} ({} tokens a step), {:.3g} GFLOP a step\n\n",
@@ -130,8 +137,18 @@ void add_estimate_command(CLI::App& app) {
                   "fp32, tf32, bf16 or fp16 (default: train.precision)");
   cmd->add_option("--catalog", o->catalogs, "Extra GPU catalog file merged by name (repeatable)");
   cmd->add_option("--epoch-tokens", o->epoch_tokens, "Tokens in an epoch: also print its time");
+  CLI::Option* gpus =
+      cmd->add_option("--gpus", o->dp_gpus,
+                      "Data parallel: the step on this many of each GPU (4, 1,2,4,8 or 1-8; "
+                      "without a value: 1-8), without and with ZeRO-1")
+          ->expected(0, 1);
+  cmd->add_option("--link", o->link,
+                  "Data parallel: the link gradients cross, nvlink, pcie or ib (default nvlink)");
   cmd->add_flag("--json", o->json, "Print the estimates as JSON");
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o, gpus] {
+    o->gpus_given = gpus->count() > 0;
+    run(*o);
+  });
 }
 
 }  // namespace hwt

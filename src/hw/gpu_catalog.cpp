@@ -24,6 +24,12 @@ constexpr std::array<std::pair<std::string_view, GpuArch>, 5> kArchs = {{
     {"hopper", GpuArch::Hopper},
 }};
 
+constexpr std::array<std::pair<std::string_view, LinkKind>, 3> kLinks = {{
+    {"nvlink", LinkKind::NvLink},
+    {"pcie", LinkKind::Pcie},
+    {"ib", LinkKind::Ib},
+}};
+
 // Numbers every entry must give, and the field each fills.
 struct NumberKey {
   std::string_view key;
@@ -77,6 +83,25 @@ std::map<Precision, double> rate_table(const TomlReader& entry, const std::strin
   return rates;
 }
 
+// [gpu.links.<kind>] tables: each with its bandwidths, ring-step latency and source.
+std::map<LinkKind, LinkSpec> link_table(const TomlReader& entry) {
+  std::map<LinkKind, LinkSpec> links;
+  if (!entry.has("links")) return links;
+  const TomlReader t = entry.table("links");
+  for (const std::string& name : t.keys()) {
+    const auto kind = parse_link_kind(name);
+    if (!kind) t.fail(name, "is not a link (use nvlink, pcie or ib)");
+    const TomlReader l = t.table(name);
+    LinkSpec& s = links[*kind];
+    s.line_gbs = number_value(l, "line_gbs", false);
+    s.bus_gbs = number_value(l, "bus_gbs", false);
+    s.latency_us = number_value(l, "latency_us", true);
+    s.source = required_string(l, "source");
+    l.reject_unknown();
+  }
+  return links;
+}
+
 GpuSpec parse_entry(const TomlReader& raw, size_t index) {
   GpuSpec g;
   g.name = required_string(raw, "name");
@@ -98,6 +123,7 @@ GpuSpec parse_entry(const TomlReader& raw, size_t index) {
   g.cuda_core_tflops = rate_table(t, "cuda_core_tflops");
   if (!g.cuda_core_tflops.count(Precision::Fp32))
     t.fail("cuda_core_tflops.fp32", "is missing (every GPU has an fp32 CUDA-core rate)");
+  g.links = link_table(t);
   g.source = required_string(t, "source");
   g.price_source = required_string(t, "price_source");
   if (t.has("sources")) {
@@ -131,6 +157,26 @@ std::string_view arch_name(GpuArch a) {
   for (const auto& [name, arch] : kArchs)
     if (arch == a) return name;
   return "?";
+}
+
+std::string_view link_name(LinkKind k) {
+  for (const auto& [name, kind] : kLinks)
+    if (kind == k) return name;
+  return "?";
+}
+
+std::optional<LinkKind> parse_link_kind(std::string_view name) {
+  for (const auto& [n, kind] : kLinks)
+    if (n == name) return kind;
+  return std::nullopt;
+}
+
+const LinkSpec& GpuSpec::link(LinkKind k) const {
+  auto it = links.find(k);
+  if (it == links.end())
+    fail_input("{} has no {} figures in the GPU catalogue (add them with --catalog FILE)", name,
+               link_name(k));
+  return it->second;
 }
 
 double GpuSpec::peak_tflops(Precision p) const {

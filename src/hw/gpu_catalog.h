@@ -1,9 +1,11 @@
-// The GPU catalog: per GPU its multiprocessors, peak rates per precision, memory, power and
-// price, each number with the document it comes from. hardware/gpus.toml ships with hwt; users
-// add or replace entries with their own files (--catalog FILE), merged by name.
+// The GPU catalog: per GPU its multiprocessors, peak rates per precision, memory, power, price
+// and the links it reaches other GPUs over, each number with the document it comes from.
+// hardware/gpus.toml ships with hwt; users add or replace entries with their own files
+// (--catalog FILE), merged by name.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,20 @@ enum class GpuArch : uint8_t { Volta, Turing, Ampere, Ada, Hopper };
 
 std::string_view arch_name(GpuArch a);
 
+// How a GPU talks to the other GPUs of a data-parallel run.
+enum class LinkKind : uint8_t { NvLink, Pcie, Ib };
+
+std::string_view link_name(LinkKind k);  // "nvlink", "pcie", "ib"
+std::optional<LinkKind> parse_link_kind(std::string_view name);
+
+// One link as a ring collective sees it from one GPU.
+struct LinkSpec {
+  double line_gbs = 0;    // GB/s per direction, datasheet
+  double bus_gbs = 0;     // the bus bandwidth NCCL's ring reaches (docs/estimate.md)
+  double latency_us = 0;  // per step of the ring
+  std::string source;     // where these numbers come from, or what is assumed
+};
+
 struct GpuSpec {
   std::string name;
   std::vector<std::string> aliases;  // other spellings, e.g. the CUDA device name
@@ -27,19 +43,22 @@ struct GpuSpec {
   double memory_bandwidth_gbs = 0;  // GB/s, datasheet
   double l2_mb = 0;
   double tdp_w = 0;
-  double price_per_hour = 0;                         // USD per GPU-hour
+  double price_per_hour = 0;                     // USD per GPU-hour
   std::map<Precision, double> tensor_tflops;     // dense (no 2:4 sparsity), fp32 accumulate
   std::map<Precision, double> cuda_core_tflops;  // without tensor cores
-  std::string source;                                // where the hardware numbers come from
-  std::string price_source;                          // where the price comes from
-  std::map<std::string, std::string> sources;        // per-key exceptions to `source`
-  std::string origin;                                // catalog file the entry was read from
+  std::string source;                            // where the hardware numbers come from
+  std::string price_source;                      // where the price comes from
+  std::map<std::string, std::string> sources;    // per-key exceptions to `source`
+  std::map<LinkKind, LinkSpec> links;            // GPU-to-GPU links; none for most GPUs
+  std::string origin;                            // catalog file the entry was read from
 
   // The best rate for matrix products in p: tensor cores when they support it, else CUDA
   // cores (tf32 without tensor-core support runs as fp32). 0 when the GPU cannot run p.
   double peak_tflops(Precision p) const;
   // The document a key's number comes from.
   const std::string& source_of(const std::string& key) const;
+  // The link's figures; InputError when the catalogue has none for this GPU.
+  const LinkSpec& link(LinkKind k) const;
 };
 
 class GpuCatalog {

@@ -65,6 +65,7 @@ Workload trace_step(const StepSpec& s) {
   w.batch = s.batch;
   w.seq = s.seq;
   w.parameters = model.params().parameters();
+  for (const ParamInfo& p : model.params().infos()) w.params.push_back({p.name, p.shape.numel()});
   return w;
 }
 

@@ -51,8 +51,16 @@ struct OpRecord {
   double gemm_flops() const;
 };
 
+// A parameter of the traced model: its name and the elements of its gradient in the flat buffers
+// (alignment padding included), as the data-parallel estimate reduces them.
+struct ParamRecord {
+  std::string name;  // "layers.3.mlp.fc1.weight"
+  int64_t elements = 0;
+};
+
 struct Workload {
   std::vector<OpRecord> ops;
+  std::vector<ParamRecord> params;  // in the ParamStore's order (not written to JSON)
   int64_t batch = 0, seq = 0;
   int64_t parameters = 0;
   double peak_bytes = 0;  // backend memory allocated when the trace ended
