@@ -35,18 +35,14 @@ TraceMode parse_mode(const std::string& m) {
   fail_input("--mode must be train or infer, got '{}'", m);
 }
 
-// The config's step as the accelerator runs it: its model, optimizer, batch and sequence, in the
-// design's own word format (word_bits), so with one copy of each tensor: a GPU's lower-precision
-// weight copy and fp16 loss scaling (train.precision) have no counterpart there.
+// The config's step as the accelerator runs it (trace_sim_workload) with the flags' sparsity.
 SimWorkload trace(RunConfig c, const Opts& o, int64_t batch) {
-  c.train.precision = Precision::Fp32;
-  const StepSpec spec = step_spec(std::move(c), batch, o.config.seq, parse_mode(o.mode));
   const Sparsity s = o.dense ? Sparsity::dense() : Sparsity{o.act, o.weight, o.grad};
   for (auto [flag, v] :
        {std::pair{"--act-sparsity", s.activation}, std::pair{"--weight-sparsity", s.weight},
         std::pair{"--grad-sparsity", s.gradient}})
     if (!(v >= 0 && v < 1)) fail_input("{} {} must be at least 0 and below 1", flag, v);
-  return build_sim_workload(trace_step(spec), spec.mode, s);
+  return trace_sim_workload(std::move(c), batch, o.config.seq, parse_mode(o.mode), s);
 }
 
 void run_single(const Opts& o) {
