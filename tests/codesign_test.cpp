@@ -318,6 +318,10 @@ TEST(CodesignCli, TrainsReportsAndResumes) {
   EXPECT_EQ(j["runs_trained"], 3);
   EXPECT_EQ(j["runs"].size(), 3u);
   EXPECT_GT(j["chosen"]["accuracy"].get<double>(), 0);
+  // Each run keeps its report; its checkpoints go once the accuracy is read.
+  const std::filesystem::path baseline_run = d.path() / "out" / "runs" / "L1-H16-A2-F64";
+  EXPECT_TRUE(std::filesystem::exists(baseline_run / "run.json"));
+  EXPECT_FALSE(std::filesystem::exists(baseline_run / "checkpoint.safetensors"));
 
   const test::CliResult again = test::run_hwt(args, d);
   ASSERT_EQ(again.exit_code, 0) << again.err;

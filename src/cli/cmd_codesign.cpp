@@ -21,7 +21,7 @@ struct Opts {
               mode = "pareto";
   int64_t steps = 200;
   SearchOptions search;
-  bool quiet = false;
+  bool quiet = false, keep_checkpoints = false;
 };
 
 Goal parse_mode(const std::string& m) {
@@ -65,7 +65,7 @@ void run(Opts o) {
     if (c.model.vocab_size == 0) c.model.vocab_size = vocab;
     return HardwareEvaluator(c, designs, lib);
   };
-  TrainingSource source(base, o.steps, o.out + "/runs");
+  TrainingSource source(base, o.steps, o.out + "/runs", o.keep_checkpoints);
   make_output_folder(o.out);
   RunCache cache(o.out + "/runs.jsonl", source.settings());
   auto log = [&](const std::string& line) {
@@ -120,6 +120,8 @@ void add_codesign_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", o->search.evolve.seed, "Seed of the shape order and the optimisers")
       ->capture_default_str();
+  cmd->add_flag("--keep-checkpoints", o->keep_checkpoints,
+                "Keep each run's checkpoints (deleted once its accuracy is read)");
   cmd->add_flag("--quiet", o->quiet, "No progress output");
   cmd->callback([o] { run(*o); });
 }

@@ -49,8 +49,9 @@ TrainedRun trained_run_from_json(const nlohmann::json& j) {
   return r;
 }
 
-TrainingSource::TrainingSource(RunConfig base, int64_t steps, std::string runs_dir)
-    : base_(std::move(base)), runs_dir_(std::move(runs_dir)) {
+TrainingSource::TrainingSource(RunConfig base, int64_t steps, std::string runs_dir,
+                               bool keep_checkpoints)
+    : base_(std::move(base)), runs_dir_(std::move(runs_dir)), keep_checkpoints_(keep_checkpoints) {
   if (steps < 1) fail_input("--steps {} must be at least 1", steps);
   if (base_.model.head == Task::Lm)
     fail_input("codesign needs a task with an accuracy; model.head = lm has none");
@@ -71,6 +72,9 @@ TrainedRun TrainingSource::run(const ModelShape& shape) {
   req.progress = false;
   make_output_folder(req.out_dir);
   const nlohmann::json run = train(req);
+  if (!keep_checkpoints_)
+    for (const auto& e : std::filesystem::directory_iterator(req.out_dir))
+      if (e.path().extension() == ".safetensors") std::filesystem::remove(e.path());
   const nlohmann::json& results = run.at("results");
   if (!results.at("valid").contains("accuracy"))
     fail_input("codesign needs a validation split with an accuracy; run {} has none", req.out_dir);

@@ -33,16 +33,18 @@ class AccuracySource {
 };
 
 // Trains `base` with the shape's model keys for `steps` steps on the device the config picks
-// (train.device: the GPU when there is one), writing each run into runs_dir/<shape key>/.
+// (train.device: the GPU when there is one), writing each run into runs_dir/<shape key>/. The
+// run's checkpoints are deleted afterwards unless kept: dozens of them would fill a disk.
 class TrainingSource : public AccuracySource {
  public:
-  TrainingSource(RunConfig base, int64_t steps, std::string runs_dir);
+  TrainingSource(RunConfig base, int64_t steps, std::string runs_dir, bool keep_checkpoints);
   TrainedRun run(const ModelShape& shape) override;
   std::string settings() const override;
 
  private:
   RunConfig base_;
   std::string runs_dir_;
+  bool keep_checkpoints_;
 };
 
 // DIR/runs.jsonl: one JSON object per finished run, in the order they finished, each tagged
