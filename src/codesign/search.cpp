@@ -143,8 +143,9 @@ SearchResult Search::run() {
   hw_.emplace(in_.make_hardware(base.vocab_size));
   baseline_ = {base.accuracy,
                hw_->evaluate(in_.baseline_shape, in_.baseline_design, in_.baseline_batch)};
-  res_.baseline = {in_.baseline_shape, in_.baseline_design, in_.baseline_batch, -1, baseline_, 1};
-  res_.baseline.score = weighted_score(baseline_, baseline_);
+  res_.baseline = {in_.baseline_shape, in_.baseline_design,
+                   in_.baseline_batch, -1,
+                   baseline_,          weighted_score(baseline_, baseline_)};
 
   // Round 0: random shapes, so the surrogate has something to fit.
   std::vector<ModelShape> order = in_.space.all();
