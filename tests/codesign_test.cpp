@@ -215,6 +215,17 @@ TEST_F(Codesign, ResumesFromTheCacheWithoutRetraining) {
   EXPECT_TRUE(third.calls.empty());
 }
 
+TEST_F(Codesign, TimeBudgetStopsNewRunsButFinishesTheSearch) {
+  FakeSource src;
+  SearchOptions o = small_options(Goal::Pareto, 8);
+  o.time_budget_s = 1e-9;  // spent once the baseline has run
+  const SearchResult r = search(src, o);
+  EXPECT_EQ(src.calls.size(), 1u);
+  EXPECT_EQ(r.stopped_by, "time");
+  EXPECT_EQ(r.chosen.shape, in.baseline_shape);  // the only shape with an accuracy
+  EXPECT_FALSE(r.front.empty());
+}
+
 TEST_F(Codesign, CacheRefusesOtherSettingsAndMalformedLines) {
   FakeSource src;
   search(src, small_options(Goal::Pareto, 3));
