@@ -11,6 +11,7 @@ packages=(build-essential cmake pkg-config git
           libopenblas-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libfmt-dev
           libgtest-dev googletest libbenchmark-dev
           libopenmpi-dev openmpi-bin
+          libpagmo-dev libboost-serialization-dev libeigen3-dev libtbb-dev
           python3-torch python3-numpy)
 
 missing=()

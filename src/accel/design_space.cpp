@@ -41,13 +41,28 @@ const T& digit(const std::vector<T>& v, uint64_t& index) {
 
 }  // namespace
 
+std::vector<uint64_t> DesignSpace::radices() const {
+  return {batch.size(),     tile_b.size(),  tile_xy.size(),   pes.size(),
+          lanes.size(),     macs.size(),    softmax.size(),   act_mb.size(),
+          weight_mb.size(), mask_mb.size(), dataflows.size(), memories.size()};
+}
+
 uint64_t DesignSpace::size() const {
   uint64_t n = 1;
-  for (size_t k : {batch.size(), tile_b.size(), tile_xy.size(), pes.size(), lanes.size(),
-                   macs.size(), softmax.size(), act_mb.size(), weight_mb.size(), mask_mb.size(),
-                   dataflows.size(), memories.size()})
-    n *= k;
+  for (uint64_t k : radices()) n *= k;
   return n;
+}
+
+uint64_t DesignSpace::index_of(const std::vector<uint64_t>& digits) const {
+  const std::vector<uint64_t> r = radices();
+  HWT_CHECK(digits.size() == r.size(), "{} design digits, expected {}", digits.size(), r.size());
+  uint64_t index = 0, scale = 1;
+  for (size_t k = 0; k < r.size(); ++k) {
+    HWT_CHECK(digits[k] < r[k], "design digit {} is {}, at most {}", k, digits[k], r[k] - 1);
+    index += digits[k] * scale;
+    scale *= r[k];
+  }
+  return index;
 }
 
 AccelConfig DesignSpace::design(uint64_t index, int64_t* batch_out) const {

@@ -20,6 +20,10 @@ struct DesignSpace {
   std::vector<MainMemory> memories;
 
   uint64_t size() const;
+  // The number of choices per swept key, in the order of the index's mixed-radix digits (batch
+  // first, memory last): digits d_k < radices()[k] make the index sum d_k * prod_{j<k} r_j.
+  std::vector<uint64_t> radices() const;
+  uint64_t index_of(const std::vector<uint64_t>& digits) const;
   // The design at `index` and the workload batch it is evaluated with.
   AccelConfig design(uint64_t index, int64_t* batch_out) const;
 };

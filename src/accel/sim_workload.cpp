@@ -193,4 +193,11 @@ SimWorkload build_sim_workload(const Workload& w, TraceMode mode, const Sparsity
   return sw;
 }
 
+SimWorkload trace_sim_workload(RunConfig c, int64_t batch, int64_t seq, TraceMode mode,
+                               const Sparsity& s) {
+  c.train.precision = Precision::Fp32;
+  const StepSpec spec = step_spec(std::move(c), batch, seq, mode);
+  return build_sim_workload(trace_step(spec), spec.mode, s);
+}
+
 }  // namespace hwt::accel

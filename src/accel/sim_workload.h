@@ -75,4 +75,11 @@ struct SimWorkload {
 
 SimWorkload build_sim_workload(const Workload& w, TraceMode mode, const Sparsity& s);
 
+// A run config's step as an accelerator runs it (its model, optimizer, batch and sequence;
+// step_spec's defaults for batch or seq 0), in the design's own word format: train.precision is
+// dropped, since an accelerator keeps one copy of each tensor in its word_bits and needs no loss
+// scaling.
+SimWorkload trace_sim_workload(RunConfig c, int64_t batch, int64_t seq, TraceMode mode,
+                               const Sparsity& s);
+
 }  // namespace hwt::accel

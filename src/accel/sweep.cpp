@@ -41,6 +41,21 @@ const char* metric_label(Metric m) {
 
 }  // namespace
 
+SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
+                           const HardwareLibrary& lib) {
+  const DesignParams p = make_design_params(c, lib);
+  const Activity a = fast_total(w, p);
+  const Costs costs = price(a, p);
+  SweepPoint pt;
+  pt.batch = batch;
+  pt.cycles = a.cycles;
+  pt.latency_s = a.cycles / p.clock_hz;
+  pt.dynamic_j = costs.dynamic_j;
+  pt.leakage_j = costs.leakage_j;
+  pt.area_mm2 = costs.area_mm2;
+  return pt;
+}
+
 std::vector<SweepPoint> run_sweep(const DesignSpace& space,
                                   const std::map<int64_t, SimWorkload>& workloads,
                                   const HardwareLibrary& lib, const std::vector<uint64_t>& indices,
@@ -48,17 +63,10 @@ std::vector<SweepPoint> run_sweep(const DesignSpace& space,
   std::vector<SweepPoint> out;
   out.reserve(indices.size());
   for (size_t n = 0; n < indices.size(); ++n) {
-    SweepPoint pt;
+    int64_t batch = 0;
+    const AccelConfig c = space.design(indices[n], &batch);
+    SweepPoint pt = evaluate_design(c, batch, workloads.at(batch), lib);
     pt.index = indices[n];
-    const AccelConfig c = space.design(pt.index, &pt.batch);
-    const DesignParams p = make_design_params(c, lib);
-    const Activity a = fast_total(workloads.at(pt.batch), p);
-    const Costs costs = price(a, p);
-    pt.cycles = a.cycles;
-    pt.latency_s = a.cycles / p.clock_hz;
-    pt.dynamic_j = costs.dynamic_j;
-    pt.leakage_j = costs.leakage_j;
-    pt.area_mm2 = costs.area_mm2;
     out.push_back(pt);
     if (progress && (n + 1) % 4096 == 0) progress(n + 1, indices.size());
   }

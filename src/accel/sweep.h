@@ -22,6 +22,10 @@ struct SweepPoint {
   double energy_per_seq() const { return energy_j() / static_cast<double>(batch); }
 };
 
+// One design evaluated with the fast model on the workload traced at its batch.
+SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
+                           const HardwareLibrary& lib);
+
 // Evaluates `indices` of the space; `workloads` holds one traced workload per batch choice.
 // `progress(done, total)` is called every few thousand designs.
 std::vector<SweepPoint> run_sweep(const DesignSpace& space,

@@ -67,13 +67,9 @@ Sparsity sparsity(const Opts& o) {
   return s;
 }
 
-// The config's step as the accelerator runs it: its model, optimizer, batch and sequence, in the
-// design's own word format (word_bits), so with one copy of each tensor: a GPU's lower-precision
-// weight copy and fp16 loss scaling (train.precision) have no counterpart there.
+// The config's step as the accelerator runs it (trace_sim_workload) with the flags' sparsity.
 SimWorkload trace(RunConfig c, const Opts& o, int64_t batch) {
-  c.train.precision = Precision::Fp32;
-  const StepSpec spec = step_spec(std::move(c), batch, o.config.seq, parse_mode(o.mode));
-  return build_sim_workload(trace_step(spec), spec.mode, sparsity(o));
+  return trace_sim_workload(std::move(c), batch, o.config.seq, parse_mode(o.mode), sparsity(o));
 }
 
 void run_single(const Opts& o) {

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   hwt::add_compare_command(app);
   hwt::add_estimate_command(app);
   hwt::add_compress_command(app);
+  hwt::add_codesign_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,35 @@
+#include "codesign/hardware.h"
+
+#include "accel/sweep.h"
+
+namespace hwt::codesign {
+
+HardwareEvaluator::HardwareEvaluator(RunConfig base, accel::DesignSpace space,
+                                     const accel::HardwareLibrary& lib)
+    : base_(std::move(base)), space_(std::move(space)), lib_(lib) {}
+
+const accel::SimWorkload& HardwareEvaluator::workload(const ModelShape& s, int64_t batch) {
+  const auto key = std::pair(s.key(), batch);
+  auto it = workloads_.find(key);
+  if (it == workloads_.end())
+    it = workloads_
+             .emplace(key, accel::trace_sim_workload(s.apply(base_), batch, 0, TraceMode::Train,
+                                                     accel::Sparsity{}))
+             .first;
+  return it->second;
+}
+
+HwMetrics HardwareEvaluator::evaluate(const ModelShape& s, const accel::AccelConfig& design,
+                                      int64_t batch) {
+  const accel::SweepPoint p = accel::evaluate_design(design, batch, workload(s, batch), lib_);
+  const auto b = static_cast<double>(batch);
+  return {p.latency_per_seq(), p.dynamic_j / b, p.leakage_j / b, p.area_mm2};
+}
+
+HwMetrics HardwareEvaluator::evaluate(const ModelShape& s, uint64_t index) {
+  int64_t batch = 0;
+  const accel::AccelConfig design = space_.design(index, &batch);
+  return evaluate(s, design, batch);
+}
+
+}  // namespace hwt::codesign

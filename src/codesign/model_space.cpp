@@ -1,0 +1,88 @@
+#include "codesign/model_space.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "core/error.h"
+#include "core/toml_reader.h"
+
+namespace hwt::codesign {
+namespace {
+
+constexpr const char* kWhat = "codesign space";
+
+std::vector<int64_t> choices(const TomlReader& t, const std::string& key) {
+  if (!t.has(key)) t.fail(key, "is missing (a list of positive integers)");
+  std::vector<int64_t> out;
+  for (double v : t.numbers(key)) {
+    if (v < 1 || v != static_cast<double>(static_cast<int64_t>(v)))
+      t.fail(key, fmt::format("must list positive integers, got {}", v));
+    out.push_back(static_cast<int64_t>(v));
+  }
+  if (std::set<int64_t>(out.begin(), out.end()).size() != out.size())
+    t.fail(key, "lists a value twice");
+  return out;
+}
+
+}  // namespace
+
+std::string ModelShape::key() const {
+  return fmt::format("L{}-H{}-A{}-F{}", layers, hidden, heads, ffn);
+}
+
+RunConfig ModelShape::apply(RunConfig base) const {
+  base.model.layers = layers;
+  base.model.hidden = hidden;
+  base.model.heads = heads;
+  base.model.ffn = ffn;
+  return base;
+}
+
+ModelShape shape_of(const ModelConfig& m) {
+  return {m.layers, m.hidden, m.heads, m.ffn};
+}
+
+ModelShape ModelSpace::shape(size_t index) const {
+  ModelShape s;
+  s.layers = layers[index % layers.size()];
+  index /= layers.size();
+  s.hidden = hidden[index % hidden.size()];
+  index /= hidden.size();
+  s.heads = heads[index % heads.size()];
+  index /= heads.size();
+  s.ffn = ffn[index % ffn.size()];
+  return s;
+}
+
+std::vector<ModelShape> ModelSpace::all() const {
+  std::vector<ModelShape> out;
+  out.reserve(size());
+  for (size_t i = 0; i < size(); ++i) out.push_back(shape(i));
+  return out;
+}
+
+ModelSpace load_model_space(const std::string& path, const RunConfig& base) {
+  const TomlReader r = TomlReader::from_file(path, kWhat);
+  ModelSpace s;
+  s.name = r.string("name", "codesign");
+  if (!r.is_table("model")) r.fail("model", "table is missing ([model] with the shape choices)");
+  const TomlReader m = r.table("model");
+  s.layers = choices(m, "layers");
+  s.hidden = choices(m, "hidden");
+  s.heads = choices(m, "heads");
+  s.ffn = choices(m, "ffn");
+  m.reject_unknown();
+  r.reject_unknown();
+  for (const ModelShape& shape : s.all()) {
+    try {
+      validate(shape.apply(base));
+    } catch (const InputError& e) {
+      fail_input("{} {}: shape {} cannot be built: {}", kWhat, path, shape.key(), e.what());
+    }
+  }
+  return s;
+}
+
+}  // namespace hwt::codesign
