@@ -207,13 +207,15 @@ void NcclCommunicator::sum_host(std::span<double> values) {
     s_->host_sums_count = values.size();
   }
   WatchScope watch(*watchdog_, "a sum of host values");
-  HWT_CUDA_CHECK(cudaMemcpyAsync(s_->host_sums, values.data(), values.size_bytes(),
-                                 cudaMemcpyHostToDevice, s_->stream));
+  cuda::check(cudaMemcpyAsync(s_->host_sums, values.data(), values.size_bytes(),
+                              cudaMemcpyHostToDevice, s_->stream),
+              "nccl communicator");
   check(nccl().all_reduce(s_->host_sums, s_->host_sums, values.size(), ncclFloat64, ncclSum,
                           s_->comm, s_->stream),
         "sum");
-  HWT_CUDA_CHECK(cudaMemcpyAsync(values.data(), s_->host_sums, values.size_bytes(),
-                                 cudaMemcpyDeviceToHost, s_->stream));
+  cuda::check(cudaMemcpyAsync(values.data(), s_->host_sums, values.size_bytes(),
+                              cudaMemcpyDeviceToHost, s_->stream),
+              "nccl communicator");
   cuda::check(cudaStreamSynchronize(s_->stream), "nccl communicator");
 }
 
