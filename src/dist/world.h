@@ -2,6 +2,7 @@
 // of ranks, its rank among the ranks of its machine, and what started it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace hwt {
