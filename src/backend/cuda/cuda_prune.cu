@@ -1,5 +1,5 @@
 // Runtime pruning (DynaTran, DynaProp) in one pass: 16-byte loads, compare, write back only
-// packs that changed, count the zeros with a warp and block reduction, one atomic per block.
+// packs that changed, count the zeros with a block reduction, one atomic per block.
 // The comparison follows the CPU reference (cpu_prune.cpp): |x * mult| <= tau in float.
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_grad_prep.cuh"
@@ -10,12 +10,6 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 4096;
-
-__device__ __forceinline__ unsigned warp_count(unsigned v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
 
 // Prunes V elements (as floats) in place; returns how many are zero afterwards.
 template <int V>
@@ -36,7 +30,7 @@ __device__ __forceinline__ unsigned prune_values(float (&v)[V], float mult, floa
 template <class T, int V>
 __global__ void __launch_bounds__(kThreads)
     prune_kernel(T* x, int64_t n, float tau, PruneClip clip, unsigned long long* zeros_out) {
-  __shared__ unsigned warp_zeros[kThreads / 32];
+  __shared__ unsigned warp_zeros[32];
   float mult = 1.0f;
   bool prune = true;
   if (clip.norm_sq) {
@@ -63,15 +57,8 @@ __global__ void __launch_bounds__(kThreads)
       }
     }
   }
-  zeros = warp_count(zeros);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  if (lane == 0) warp_zeros[warp] = zeros;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned long long block = 0;
-    for (int w = 0; w < kThreads / 32; ++w) block += warp_zeros[w];
-    atomicAdd(zeros_out, block);
-  }
+  const unsigned block = block_sum(zeros, warp_zeros);
+  if (threadIdx.x == 0) atomicAdd(zeros_out, static_cast<unsigned long long>(block));
 }
 
 template <class T>
