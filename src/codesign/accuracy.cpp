@@ -7,20 +7,10 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "core/fingerprint.h"
 #include "train/trainer.h"
 
 namespace hwt::codesign {
-namespace {
-
-// FNV-1a: a stable fingerprint of the settings text (std::hash is not stable across builds).
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
-}  // namespace
-
 nlohmann::json to_json(const TrainedRun& r) {
   return {{"shape",
            {{"layers", r.shape.layers},
@@ -62,7 +52,7 @@ std::string TrainingSource::settings() const {
   // The shape keys are the search's to change; everything else decides the accuracy.
   const RunConfig unshaped = ModelShape{}.apply(base_);
   return fmt::format("{} steps, config {:016x}", base_.train.max_steps,
-                     fnv1a(hwt::to_json(unshaped).dump()));
+                     fingerprint(hwt::to_json(unshaped).dump()));
 }
 
 TrainedRun TrainingSource::run(const ModelShape& shape) {

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
-#include <sstream>
 #include <thread>
 
 #include "core/error.h"
@@ -31,16 +30,6 @@ std::vector<std::string> own_command_line() {
     arg.clear();
   }
   return args;
-}
-
-std::vector<std::string> visible_devices(int ranks) {
-  std::vector<std::string> out;
-  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    std::stringstream list(v);
-    for (std::string d; std::getline(list, d, ',');) out.push_back(d);
-  }
-  for (int i = static_cast<int>(out.size()); i < ranks; ++i) out.push_back(std::to_string(i));
-  return out;
 }
 
 // A child: the environment is set here, after fork, so the parent's stays as it was.
@@ -69,7 +58,9 @@ int run_local_ranks(int ranks, const std::vector<std::string>& extra_args,
                     const std::string& nccl_id_hex) {
   std::vector<std::string> args = own_command_line();
   args.insert(args.end(), extra_args.begin(), extra_args.end());
-  const std::vector<std::string> devices = visible_devices(ranks);
+  // The caller checked that `ranks` GPUs are visible, so every rank has an id.
+  const std::vector<std::string> devices = local_gpu_ids(ranks);
+  HWT_CHECK(std::ssize(devices) >= ranks, "{} GPU ids for {} ranks", devices.size(), ranks);
   std::map<pid_t, int> running;  // pid -> rank
   for (int r = 0; r < ranks; ++r) {
     const pid_t pid = fork();

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "core/error.h"
 
@@ -47,6 +48,17 @@ World detect_world() {
   if (env_int("SLURM_NTASKS", 1) > 1 && std::getenv("SLURM_PROCID"))
     return from_vars("SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", nullptr, Launcher::Mpi);
   return World{};
+}
+
+std::vector<std::string> local_gpu_ids(int ranks) {
+  std::vector<std::string> ids;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::stringstream list(v);
+    for (std::string d; std::getline(list, d, ',');) ids.push_back(d);
+    return ids;
+  }
+  for (int i = 0; i < ranks; ++i) ids.push_back(std::to_string(i));
+  return ids;
 }
 
 }  // namespace hwt

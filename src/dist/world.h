@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hwt {
 
@@ -29,5 +30,9 @@ inline constexpr const char* kNcclIdVar = "HWT_NCCL_ID";  // hex of the NCCL uni
 // (OMPI_COMM_WORLD_*), then SLURM's (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID) for srun.
 // Raises InputError for inconsistent values.
 World detect_world();
+
+// The GPUs the ranks of one machine take one each: CUDA_VISIBLE_DEVICES's entries, or the
+// indices 0..ranks-1 when it is unset.
+std::vector<std::string> local_gpu_ids(int ranks);
 
 }  // namespace hwt

@@ -1,7 +1,6 @@
 #include "train/run_setup.h"
 
 #include <cstdlib>
-#include <sstream>
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
@@ -59,13 +58,7 @@ NcclId shared_nccl_id(const World& world) {
 // One rank per GPU on a machine: rank i of the machine sees only its i-th visible GPU.
 void pick_local_gpu(const World& w) {
   if (w.local_size < 2) return;
-  std::vector<std::string> devices;
-  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
-    std::stringstream list(v);
-    for (std::string d; std::getline(list, d, ',');) devices.push_back(d);
-  } else {
-    for (int i = 0; i < w.local_size; ++i) devices.push_back(std::to_string(i));
-  }
+  const std::vector<std::string> devices = local_gpu_ids(w.local_size);
   // A rank without a GPU of its own sees none, and fails when it asks for one.
   const std::string mine =
       w.local_rank < std::ssize(devices) ? devices[static_cast<size_t>(w.local_rank)] : "-1";

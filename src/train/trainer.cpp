@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "core/files.h"
+#include "core/fingerprint.h"
 #include "core/philox.h"
 #include "data/dataset.h"
 #include "measure/host_info.h"
@@ -170,7 +171,7 @@ void Run::join_ranks() {
     fail_input("train.cuda_graph does not capture data-parallel steps; set it to false");
   // All ranks hold the same 16-bit pieces exactly when the sums of the pieces and of their
   // squares are N times this rank's own.
-  const uint64_t h = std::hash<std::string>{}(to_json(cfg_).dump() + "\n" + req_.resume);
+  const uint64_t h = fingerprint(to_json(cfg_).dump() + "\n" + req_.resume);
   std::vector<double> mine;
   for (int i = 0; i < 4; ++i) {
     const auto piece = static_cast<double>((h >> (16 * i)) & 0xffff);
