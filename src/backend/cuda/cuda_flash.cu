@@ -1,7 +1,12 @@
-// Tensor-core attention (flash-attention style) for bf16/f16 with head size 64, on Hopper's
-// warpgroup products (wgmma, cuda_wgmma.cuh): every operand tile sits in shared memory in the
-// 128-byte swizzled layout, read there by the tensor cores (A operands of P·V-like products come
-// from registers), so a 16 x 8 output tile no longer costs its own shared-memory loads.
+// Tensor-core attention (flash-attention style) for bf16/f16 with head sizes 64 and 128, on
+// Hopper's warpgroup products (wgmma, cuda_wgmma.cuh): every operand tile sits in shared memory
+// in the 128-byte swizzled layout, read there by the tensor cores (A operands of P·V-like
+// products come from registers), so a 16 x 8 output tile no longer costs its own shared-memory
+// loads. A tile of 128-element rows is stored as two panels of 64 columns, each a swizzled tile
+// of its own: products over the head dimension take their k-steps panel by panel, and products
+// whose output columns are the head dimension are issued once per panel. Head sizes below a
+// tile width (multiples of 8 above 32, e.g. 80 or 96 on the 128-wide kernels) load zero columns
+// past the head, which change neither scores nor outputs, and store only the head's columns.
 // Forward: a block of two warpgroups owns 128 query rows (64 each, 16 per warp); key/value tiles
 // of 64 rows stream through double-buffered shared memory (cp.async), S = QKᵀ and O += PV with
 // fp32 accumulators and an online softmax in base 2 that overlaps the previous tile's PV.
@@ -22,13 +27,24 @@
 namespace hwt::cuda {
 namespace {
 
-constexpr int kD = kSwRow;    // head size: one swizzled row
-constexpr int kKs = kD / 16;  // k-steps over the head dimension
 constexpr int kKStepBytes = 16 * 2;
-constexpr int kTile = 64;  // rows of a streamed tile
-constexpr int kHalf = 32;  // columns the backward works on at once
-constexpr int kTileElems = kTile * kD;
+constexpr int kTile = 64;    // rows of a streamed tile
+constexpr int kHalf = 32;    // columns the backward works on at once
 constexpr int kWgRows = 64;  // output rows of a warpgroup
+template <int kD>
+constexpr int kTileElems = kTile* kD;
+
+// Element (row, col) of a tile of kRows rows and panels of kSwRow columns; `tile` may point at
+// a row (a multiple of 8) inside it.
+template <int kRows, class T>
+__device__ __forceinline__ T* tile_at(T* tile, int row, int col) {
+  return sw_at(tile + (col / kSwRow) * (kRows * kSwRow), row, col % kSwRow);
+}
+// A row inside a tile, for the products and tile_at.
+template <class T>
+__device__ __forceinline__ T* tile_row(T* tile, int row) {
+  return tile + row * kSwRow;
+}
 
 // The kernels' dynamic shared memory, rounded up to the 1024 bytes the swizzle pattern repeats
 // over (the launch asks for kSmemAlign more).
@@ -48,42 +64,53 @@ __device__ __forceinline__ void stsm_x4_t(void* p, const uint32_t (&r)[4]) {
       : "memory");
 }
 
-// Copies rows [0, kRows) of a tile (row r at src + r * stride) to a swizzled shared-memory tile
-// with kThreads threads (the block; a fixed trip count keeps the address arithmetic to a few
-// adds); rows at or past `valid` are zero-filled, their source never read.
-template <int kRows, int kThreads, class T>
-__device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, int64_t valid) {
+// Copies rows [0, kRows) of a tile (row r at src + r * stride, `cols` columns) to a swizzled
+// shared-memory tile kD wide with kThreads threads (the block; a fixed trip count keeps the
+// address arithmetic to a few adds); rows at or past `valid` and columns at or past `cols` are
+// zero-filled, their source never read.
+template <int kRows, int kThreads, int kD, class T>
+__device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, int64_t valid,
+                                          int cols) {
   constexpr int kChunks = kD / 8;  // 16-byte chunks per row
   static_assert(kRows * kChunks % kThreads == 0 && kThreads % kChunks == 0);
   const int k = static_cast<int>(threadIdx.x % kChunks) * 8, r0 = threadIdx.x / kChunks;
+  const bool col_in = k < cols;
 #pragma unroll
   for (int n = 0; n < kRows * kChunks / kThreads; ++n) {
     const int r = r0 + n * (kThreads / kChunks);
-    const bool in = r < valid;
-    cp_async16(sw_at(dst, r, k), src + (in ? r * stride : 0) + k, in ? 16 : 0);
+    const bool in = r < valid && col_in;
+    cp_async16(tile_at<kRows>(dst, r, k), src + (in ? r * stride : 0) + k, in ? 16 : 0);
   }
 }
 
 // acc[kD/8][4] += A · B for the warpgroup: A (64 x kK*16) in packed fragments, B's kK * 16
-// contraction rows the rows of swizzled `tile` from its start (V rows for O += PV).
-template <class T, int kK>
+// contraction rows the rows of `tile` (kRows rows) from `b` on (V rows for O += PV), one
+// product per 64-column panel.
+template <class T, int kK, int kRows, int kD>
 __device__ __forceinline__ void wgmma_pb(float (&acc)[kD / 8][4], const uint32_t (&a)[kK][4],
-                                         const T* tile) {
-  const uint64_t desc = sw128_desc(tile);
+                                         const T* b) {
   wg_fence();  // acc and a were written by ordinary instructions
 #pragma unroll
-  for (int kk = 0; kk < kK; ++kk) wgmma_rs_n64_t<T>(acc, a[kk], desc_plus(desc, kk * 16 * kD * 2));
+  for (int kk = 0; kk < kK; ++kk)
+#pragma unroll
+    for (int p = 0; p < kD / kSwRow; ++p) {
+      const uint64_t desc = sw128_desc(b + p * kRows * kSwRow);
+      wgmma_rs_n64_t<T>(reinterpret_cast<float(&)[8][4]>(acc[p * 8]), a[kk],
+                        desc_plus(desc, kk * 16 * kSwRow * 2));
+    }
 }
 
-// acc[kN][4] = A · Bᵀ for the warpgroup: A the 64 rows of swizzled tile `a` (queries for S),
-// B the kN * 8 rows of swizzled tile `b` (keys), both over the head dimension. Only issued.
-template <class T, int kN>
+// acc[kN][4] = A · Bᵀ for the warpgroup over the head dimension (kD): A the 64 rows from `a`
+// of a tile of kRowsA rows (queries for S), B the kN * 8 rows from `b` of a tile of kRowsB rows
+// (keys). Only issued.
+template <class T, int kN, int kRowsA, int kRowsB, int kD>
 __device__ __forceinline__ void wgmma_abt(float (&acc)[kN][4], const T* a, const T* b) {
-  const uint64_t da = sw128_desc(a), db = sw128_desc(b);
   wg_fence();
 #pragma unroll
-  for (int ks = 0; ks < kKs; ++ks) {
-    const uint64_t ka = desc_plus(da, ks * kKStepBytes), kb = desc_plus(db, ks * kKStepBytes);
+  for (int ks = 0; ks < kD / 16; ++ks) {
+    const int p = ks * 16 / kSwRow, step = ks % (kSwRow / 16) * kKStepBytes;
+    const uint64_t ka = desc_plus(sw128_desc(a + p * kRowsA * kSwRow), step);
+    const uint64_t kb = desc_plus(sw128_desc(b + p * kRowsB * kSwRow), step);
     if constexpr (kN == 8)
       wgmma_ss_n64<T>(acc, ka, kb, ks > 0);
     else
@@ -97,7 +124,7 @@ __device__ __forceinline__ void wgmma_abt(float (&acc)[kN][4], const T* a, const
 // so two it is.
 constexpr int kStages = 2;
 
-template <class T, int kThreads>
+template <class T, int kThreads, int kD>
 struct KvStream {
   T* k;  // [kStages] tiles
   T* v;  // [kStages] tiles
@@ -125,15 +152,15 @@ struct KvStream {
     __syncthreads();
     issue(t + kStages - 1);
   }
-  __device__ const T* k_tile(int t) const { return k + (t % kStages) * kTileElems; }
-  __device__ const T* v_tile(int t) const { return v + (t % kStages) * kTileElems; }
+  __device__ const T* k_tile(int t) const { return k + (t % kStages) * kTileElems<kD>; }
+  __device__ const T* v_tile(int t) const { return v + (t % kStages) * kTileElems<kD>; }
 
  private:
   __device__ void load(T* bufs, int t, int part) {
     if (t >= n_tiles) return;
     const int j = t * kTile;
-    load_tile<kTile, kThreads>(bufs + (t % kStages) * kTileElems, qkv + hd.qkv(j, part), hd.rs,
-                               hd.S - j);
+    load_tile<kTile, kThreads, kD>(bufs + (t % kStages) * kTileElems<kD>, qkv + hd.qkv(j, part),
+                                   hd.rs, hd.S - j, hd.D);
   }
 };
 
@@ -203,8 +230,12 @@ __device__ __forceinline__ void softmax_tile(float (&s)[8][4], uint32_t (&pa)[4]
 // step t loads K(t+1) and V(t) behind a barrier that every warp reaches only after its reads of
 // K(t-1) and V(t-2) are done. Both warpgroups run every tile of the block (the first one's last
 // tile is masked out under a causal mask): products issued under a branch would be serialized.
-template <class T, bool kDrop>
-__global__ void __launch_bounds__(32 * kFwdWarps, 16 / kFwdWarps) flash_fwd_kernel(AttnArgs a) {
+// Blocks a multiprocessor holds at head size 64; at 128 the accumulators need more registers.
+template <int kD>
+constexpr int kFwdBlocks = kD == 64 ? 16 / kFwdWarps : 1;
+
+template <class T, int kD, bool kDrop>
+__global__ void __launch_bounds__(32 * kFwdWarps, kFwdBlocks<kD>) flash_fwd_kernel(AttnArgs a) {
   constexpr int kThreads = 32 * kFwdWarps;
   extern __shared__ __align__(16) unsigned char smem[];
   T* sQ = aligned_smem<T>(smem);
@@ -220,7 +251,7 @@ __global__ void __launch_bounds__(32 * kFwdWarps, 16 / kFwdWarps) flash_fwd_kern
   float o[kD / 8][4] = {};
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   if (n_tiles > 0) {
-    KvStream<T, kThreads> kv{sK, sK + kStages * kTileElems, qkv, hd, n_tiles};
+    KvStream<T, kThreads, kD> kv{sK, sK + kStages * kTileElems<kD>, qkv, hd, n_tiles};
     // Waits for the loads committed so far; then issues K(t+1) and V(t).
     auto next_loads = [&](int t) {
       cp_async_wait_all();
@@ -230,26 +261,26 @@ __global__ void __launch_bounds__(32 * kFwdWarps, 16 / kFwdWarps) flash_fwd_kern
       kv.load_v(t);
       cp_async_commit();
     };
-    const T* wg_q = sQ + wg * kWgRows * kD;
+    const T* wg_q = tile_row(sQ, wg * kWgRows);
     auto need_mask = [&](int j0) {
       return j0 + kTile > hd.L || (a.causal && j0 + kTile - 1 > q0 + warp * 16);
     };
-    load_tile<kFwdOwn, kThreads>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0);
+    load_tile<kFwdOwn, kThreads, kD>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0, hd.D);
     kv.load_k(0);
     cp_async_commit();
     next_loads(0);
     float s[8][4], alpha[2];
     uint32_t pa[4][4];  // P(t-1), live until its product with V(t-1) is done
-    wgmma_abt<T, 8>(s, wg_q, kv.k_tile(0));
+    wgmma_abt<T, 8, kFwdOwn, kTile, kD>(s, wg_q, kv.k_tile(0));
     wg_commit();
     wg_wait<0>();
     fence_regs(s);
     softmax_tile<T, kDrop>(s, pa, alpha, m, l, a, hd, row0, 0, need_mask(0), tq);
     for (int t = 1; t < n_tiles; ++t) {
       next_loads(t);
-      wgmma_abt<T, 8>(s, wg_q, kv.k_tile(t));
+      wgmma_abt<T, 8, kFwdOwn, kTile, kD>(s, wg_q, kv.k_tile(t));
       wg_commit();
-      wgmma_pb<T, 4>(o, pa, kv.v_tile(t - 1));
+      wgmma_pb<T, 4, kTile, kD>(o, pa, kv.v_tile(t - 1));
       wg_commit();
       wg_wait<1>();
       fence_regs(s);
@@ -269,7 +300,7 @@ __global__ void __launch_bounds__(32 * kFwdWarps, 16 / kFwdWarps) flash_fwd_kern
       fence_regs(pa);  // copied before the next products are issued
     }
     next_loads(n_tiles);  // V of the last tile
-    wgmma_pb<T, 4>(o, pa, kv.v_tile(n_tiles - 1));
+    wgmma_pb<T, 4, kTile, kD>(o, pa, kv.v_tile(n_tiles - 1));
     wg_commit();
     wg_wait<0>();
     fence_regs(o);
@@ -287,8 +318,9 @@ __global__ void __launch_bounds__(32 * kFwdWarps, 16 / kFwdWarps) flash_fwd_kern
     T* orow = out + hd.out(i);
 #pragma unroll
     for (int dt = 0; dt < kD / 8; ++dt)
-      *reinterpret_cast<uint32_t*>(orow + dt * 8 + 2 * tq) =
-          pack2<T>(o[dt][2 * r] * inv, o[dt][2 * r + 1] * inv);
+      if (dt * 8 < hd.D)
+        *reinterpret_cast<uint32_t*>(orow + dt * 8 + 2 * tq) =
+            pack2<T>(o[dt][2 * r] * inv, o[dt][2 * r + 1] * inv);
     if (tq == 0) a.lse[hd.row(i)] = sum > 0.0f ? m[r] * kLn2 + logf(sum) : -INFINITY;
   }
 }
@@ -296,8 +328,11 @@ __global__ void __launch_bounds__(32 * kFwdWarps, 16 / kFwdWarps) flash_fwd_kern
 constexpr int kDqWarps = 8;
 constexpr int kDqOwn = 16 * kDqWarps;
 
-template <class T, bool kDrop>
-__global__ void __launch_bounds__(32 * kDqWarps, 16 / kDqWarps) flash_dq_kernel(AttnArgs a) {
+template <int kD>
+constexpr int kDqBlocks = kD == 64 ? 16 / kDqWarps : 1;
+
+template <class T, int kD, bool kDrop>
+__global__ void __launch_bounds__(32 * kDqWarps, kDqBlocks<kD>) flash_dq_kernel(AttnArgs a) {
   constexpr int kThreads = 32 * kDqWarps;
   extern __shared__ __align__(16) unsigned char smem[];
   T* sQ = aligned_smem<T>(smem);
@@ -311,10 +346,10 @@ __global__ void __launch_bounds__(32 * kDqWarps, 16 / kDqWarps) flash_dq_kernel(
   const T* dout = static_cast<const T*>(a.d_out);
   const int kv_end = a.causal ? min(q0 + kDqOwn, hd.L) : hd.L;
   const int n_tiles = (kv_end + kTile - 1) / kTile;
-  load_tile<kDqOwn, kThreads>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0);
-  load_tile<kDqOwn, kThreads>(sdO, dout + hd.out(q0), hd.os, hd.S - q0);
+  load_tile<kDqOwn, kThreads, kD>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0, hd.D);
+  load_tile<kDqOwn, kThreads, kD>(sdO, dout + hd.out(q0), hd.os, hd.S - q0, hd.D);
   cp_async_commit();
-  KvStream<T, kThreads> kv{sK, sK + kStages * kTileElems, qkv, hd, n_tiles};
+  KvStream<T, kThreads, kD> kv{sK, sK + kStages * kTileElems<kD>, qkv, hd, n_tiles};
   kv.prologue();
 
   const int row0 = q0 + warp * 16 + g;
@@ -327,8 +362,8 @@ __global__ void __launch_bounds__(32 * kDqWarps, 16 / kDqWarps) flash_dq_kernel(
     lse2[r] = lse == -INFINITY ? INFINITY : lse * kLog2e;
     dvec[r] = i < hd.S ? a.dvec[hd.row(i)] : 0.0f;
   }
-  const T* wg_q = sQ + wg * kWgRows * kD;
-  const T* wg_do = sdO + wg * kWgRows * kD;
+  const T* wg_q = tile_row(sQ, wg * kWgRows);
+  const T* wg_do = tile_row(sdO, wg * kWgRows);
   float dq[kD / 8][4] = {};
   uint32_t ds[kHalf / 16][4] = {};  // live until the dQ product reading it is done
   for (int t = 0; t < n_tiles; ++t) {
@@ -337,11 +372,11 @@ __global__ void __launch_bounds__(32 * kDqWarps, 16 / kDqWarps) flash_dq_kernel(
     for (int half = 0; half < kTile / kHalf; ++half) {
       const int j0 = t * kTile + half * kHalf;
       if (a.causal && j0 > q0 + wg * kWgRows + kWgRows - 1) break;  // keys after the group's rows
-      const T* k_s = kv.k_tile(t) + half * kHalf * kD;
-      const T* v_s = kv.v_tile(t) + half * kHalf * kD;
+      const T* k_s = tile_row(kv.k_tile(t), half * kHalf);
+      const T* v_s = tile_row(kv.v_tile(t), half * kHalf);
       float s[kHalf / 8][4], dp[kHalf / 8][4];
-      wgmma_abt<T, kHalf / 8>(s, wg_q, k_s);
-      wgmma_abt<T, kHalf / 8>(dp, wg_do, v_s);
+      wgmma_abt<T, kHalf / 8, kDqOwn, kTile, kD>(s, wg_q, k_s);
+      wgmma_abt<T, kHalf / 8, kDqOwn, kTile, kD>(dp, wg_do, v_s);
       wg_commit();
       wg_wait<0>();  // also the previous half's dQ product, which read ds
       fence_regs(s);
@@ -365,7 +400,7 @@ __global__ void __launch_bounds__(32 * kDqWarps, 16 / kDqWarps) flash_dq_kernel(
             ds[nt >> 1][pack_slot(nt, r)] = pack2<T>(v[0], v[1]);
           }
       });
-      wgmma_pb<T, kHalf / 16>(dq, ds, k_s);
+      wgmma_pb<T, kHalf / 16, kTile, kD>(dq, ds, k_s);
       wg_commit();
     }
     wg_wait<0>();  // before the next barrier lets this buffer be refilled
@@ -381,33 +416,39 @@ __global__ void __launch_bounds__(32 * kDqWarps, 16 / kDqWarps) flash_dq_kernel(
     T* row = dst + hd.qkv(i, 0);
 #pragma unroll
     for (int dt = 0; dt < kD / 8; ++dt)
-      *reinterpret_cast<uint32_t*>(row + dt * 8 + 2 * tq) =
-          pack2<T>(dq[dt][2 * r] * a.scale, dq[dt][2 * r + 1] * a.scale);
+      if (dt * 8 < hd.D)
+        *reinterpret_cast<uint32_t*>(row + dt * 8 + 2 * tq) =
+            pack2<T>(dq[dt][2 * r] * a.scale, dq[dt][2 * r + 1] * a.scale);
   }
 }
 
-// One warpgroup (64 keys) a block, about 160 registers: three blocks per multiprocessor. Four
-// (128 registers, with spills) measured slower on the H200.
+// One warpgroup (64 keys) a block, about 160 registers at head size 64: three blocks per
+// multiprocessor. Four (128 registers, with spills) measured slower on the H200. At 128 the
+// dK and dV accumulators alone take 128 registers: two blocks.
 constexpr int kDkvWarps = 4;
 constexpr int kDkvOwn = 16 * kDkvWarps;
+static_assert(kDkvOwn == kSwRow, "dS tiles of the atomic dQ are one panel wide");
+template <int kD>
+constexpr int kDkvBlocks = kD == 64 ? 3 : 2;
 
 // kAtomicDq: dQ of the half tile's 32 queries from the block's 64 keys. dS, transposed through
-// shared memory, is split so that warp w forms rows (w % 2) * 16 and head columns (w / 2) * 32
-// of dQ += dS·K and adds them to a.dq_accum with float2 atomics.
-template <class T>
+// shared memory, is split so that warp w forms rows (w % 2) * 16 and head columns
+// (w / 2) * kD / 2 of dQ += dS·K and adds them to a.dq_accum with float2 atomics.
+template <class T, int kD>
 __device__ __forceinline__ void add_dq_partial(const AttnArgs& a, const Head& hd, const T* ds_s,
                                                const T* k_s, int i0, int warp, int lane) {
+  constexpr int kCols = kD / 2;
   const int mt = warp & 1, dh = warp >> 1, g = lane >> 2, tq = lane & 3;
-  float acc[4][4] = {};
+  float acc[kCols / 8][4] = {};
 #pragma unroll
   for (int kk = 0; kk < kDkvOwn / 16; ++kk) {
     uint32_t af[4];
     ldsm_x4(af, sw_at(ds_s, mt * 16 + (lane & 15), kk * 16 + (lane >> 4) * 8));
 #pragma unroll
-    for (int dp = 0; dp < 2; ++dp) {
+    for (int dp = 0; dp < kCols / 16; ++dp) {
       uint32_t b[4];
-      ldsm_x4_t(b, sw_at(k_s, kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
-                         dh * 32 + dp * 16 + (lane >> 4) * 8));
+      ldsm_x4_t(b, tile_at<kDkvOwn>(k_s, kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                    dh * kCols + dp * 16 + (lane >> 4) * 8));
       mma<T>(acc[2 * dp], af, b[0], b[1]);
       mma<T>(acc[2 * dp + 1], af, b[2], b[3]);
     }
@@ -416,25 +457,26 @@ __device__ __forceinline__ void add_dq_partial(const AttnArgs& a, const Head& hd
   for (int r = 0; r < 2; ++r) {
     const int i = i0 + mt * 16 + g + r * 8;
     if (i >= hd.S) continue;
-    float* row = a.dq_accum + hd.row(i) * kD + dh * 32 + 2 * tq;
+    float* row = a.dq_accum + hd.row(i) * hd.D + dh * kCols + 2 * tq;
 #pragma unroll
-    for (int nt = 0; nt < 4; ++nt)
-      atomicAdd(reinterpret_cast<float2*>(row + nt * 8),
-                make_float2(acc[nt][2 * r], acc[nt][2 * r + 1]));
+    for (int nt = 0; nt < kCols / 8; ++nt)
+      if (dh * kCols + nt * 8 < hd.D)
+        atomicAdd(reinterpret_cast<float2*>(row + nt * 8),
+                  make_float2(acc[nt][2 * r], acc[nt][2 * r + 1]));
   }
 }
 
-template <class T, bool kDrop, bool kAtomicDq>
-__global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a) {
+template <class T, int kD, bool kDrop, bool kAtomicDq>
+__global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kernel(AttnArgs a) {
   constexpr int kThreads = 32 * kDkvWarps, kOwn = kDkvOwn;
   extern __shared__ __align__(16) unsigned char smem[];
   T* sK = aligned_smem<T>(smem);
   T* sV = sK + kOwn * kD;
-  T* sQ = sV + kOwn * kD;                                        // two buffers
-  T* sdO = sQ + 2 * kTileElems;                                  // two buffers
-  float* sLse = reinterpret_cast<float*>(sdO + 2 * kTileElems);  // [2][kTile]
-  float* sDv = sLse + 2 * kTile;                                 // [2][kTile]
-  T* sdS = reinterpret_cast<T*>(sDv + 2 * kTile);  // kAtomicDq: [2 halves][kHalf rows][kD]
+  T* sQ = sV + kOwn * kD;                                            // two buffers
+  T* sdO = sQ + 2 * kTileElems<kD>;                                  // two buffers
+  float* sLse = reinterpret_cast<float*>(sdO + 2 * kTileElems<kD>);  // [2][kTile]
+  float* sDv = sLse + 2 * kTile;                                     // [2][kTile]
+  T* sdS = reinterpret_cast<T*>(sDv + 2 * kTile);  // kAtomicDq: [2 halves][kHalf rows][kOwn]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
   const Head hd(a);
   const int j0 = static_cast<int>(blockIdx.x) * kOwn;
@@ -449,8 +491,10 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
   // sequence get lse -inf and dvec 0; the mask zeroes their probabilities.
   auto stage = [&](int qt, int buf) {
     const int i0 = qt * kTile;
-    load_tile<kTile, kThreads>(sQ + buf * kTileElems, qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0);
-    load_tile<kTile, kThreads>(sdO + buf * kTileElems, dout + hd.out(i0), hd.os, hd.S - i0);
+    load_tile<kTile, kThreads, kD>(sQ + buf * kTileElems<kD>, qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0,
+                                   hd.D);
+    load_tile<kTile, kThreads, kD>(sdO + buf * kTileElems<kD>, dout + hd.out(i0), hd.os, hd.S - i0,
+                                   hd.D);
     static_assert(2 * kTile == kThreads, "one lse or dvec entry per thread");
     const int r = threadIdx.x % kTile, i = i0 + r;
     const bool is_lse = threadIdx.x < kTile;
@@ -460,8 +504,8 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
     else
       *d = is_lse ? -INFINITY : 0.0f;
   };
-  load_tile<kOwn, kThreads>(sK, qkv + hd.qkv(j0, 1), hd.rs, hd.S - j0);
-  load_tile<kOwn, kThreads>(sV, qkv + hd.qkv(j0, 2), hd.rs, hd.S - j0);
+  load_tile<kOwn, kThreads, kD>(sK, qkv + hd.qkv(j0, 1), hd.rs, hd.S - j0, hd.D);
+  load_tile<kOwn, kThreads, kD>(sV, qkv + hd.qkv(j0, 2), hd.rs, hd.S - j0, hd.D);
   if (q_first < q_tiles) stage(q_first, 0);
   cp_async_commit();
 
@@ -481,13 +525,13 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
       if (a.causal && i0 + kHalf - 1 < j0) continue;  // every query before the block's keys
       // Every query before this warp's keys: a zero P and dS block.
       const bool warp_masked = a.causal && i0 + kHalf - 1 < j0 + warp * 16;
-      const T* q_s = sQ + buf * kTileElems + half * kHalf * kD;
-      const T* do_s = sdO + buf * kTileElems + half * kHalf * kD;
+      const T* q_s = tile_row(sQ + buf * kTileElems<kD>, half * kHalf);
+      const T* do_s = tile_row(sdO + buf * kTileElems<kD>, half * kHalf);
       const float* lse = sLse + buf * kTile + half * kHalf;
       const float* dvec = sDv + buf * kTile + half * kHalf;
       float st[kHalf / 8][4], dpt[kHalf / 8][4];
-      wgmma_abt<T, kHalf / 8>(st, sK, q_s);
-      wgmma_abt<T, kHalf / 8>(dpt, sV, do_s);
+      wgmma_abt<T, kHalf / 8, kOwn, kTile, kD>(st, sK, q_s);
+      wgmma_abt<T, kHalf / 8, kOwn, kTile, kD>(dpt, sV, do_s);
       wg_commit();
       wg_wait<0>();  // also the previous half's dK/dV products, which read pa and da
       fence_regs(st);
@@ -534,7 +578,7 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
       }
       if constexpr (kAtomicDq) {
         // dSᵀ fragment (keys × queries) → dS rows (queries) × this warp's 16 key columns.
-        T* ds_s = sdS + half * kHalf * kD;
+        T* ds_s = sdS + half * kHalf * kOwn;
 #pragma unroll
         for (int kt = 0; kt < kHalf / 16; ++kt) {
           const int m = lane >> 3;
@@ -542,14 +586,14 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
                     da[kt]);
         }
       }
-      wgmma_pb<T, kHalf / 16>(dv, pa, do_s);
-      wgmma_pb<T, kHalf / 16>(dk, da, q_s);
+      wgmma_pb<T, kHalf / 16, kTile, kD>(dv, pa, do_s);
+      wgmma_pb<T, kHalf / 16, kTile, kD>(dk, da, q_s);
       wg_commit();
       if constexpr (kAtomicDq) {
         // Each half has its own dS buffer; the next writer of this one runs after the next
         // tile's barrier, which every warp reaches only once its reads here are done.
         __syncthreads();
-        add_dq_partial<T>(a, hd, sdS + half * kHalf * kD, sK, i0, warp, lane);
+        add_dq_partial<T, kD>(a, hd, sdS + half * kHalf * kOwn, sK, i0, warp, lane);
       }
     }
     wg_wait<0>();  // before the next barrier lets these buffers be refilled
@@ -567,6 +611,7 @@ __global__ void __launch_bounds__(32 * kDkvWarps, 3) flash_dkv_kernel(AttnArgs a
     T* vrow = dst + hd.qkv(j, 2);
 #pragma unroll
     for (int dt = 0; dt < kD / 8; ++dt) {
+      if (dt * 8 >= hd.D) continue;
       *reinterpret_cast<uint32_t*>(krow + dt * 8 + 2 * tq) =
           pack2<T>(dk[dt][2 * r] * a.scale, dk[dt][2 * r + 1] * a.scale);
       *reinterpret_cast<uint32_t*>(vrow + dt * 8 + 2 * tq) =
@@ -581,18 +626,19 @@ __device__ __forceinline__ int64_t head_major_row(const AttnArgs& a, int64_t row
   return (bi / a.seq * a.heads + h) * a.seq + bi % a.seq;
 }
 
-// dvec[b, h, i] = dO_i · O_i, the row term of the softmax backward: 8 threads per row, one
-// 16-byte load of each operand per thread. With a dq_accum the row's accumulator is zeroed too.
-template <class T>
+// dvec[b, h, i] = dO_i · O_i, the row term of the softmax backward: kD / 8 threads per row (those
+// past the head size idle), one 16-byte load of each operand per thread. With a dq_accum the
+// row's accumulator is zeroed too.
+template <class T, int kD>
 __global__ void flash_dvec_kernel(AttnArgs a) {
   constexpr int kParts = kD / 8;
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  const int64_t row = t / kParts;  // (b, i, h) in the layout of out and d_out
+  const int64_t row = t / kParts, col = (t % kParts) * 8;  // row (b, i, h) of out and d_out
   const bool valid = row < a.batch * a.seq * a.heads;
   const int64_t head_row = head_major_row(a, row);
   float sum = 0.0f;
-  if (valid) {
-    const int64_t off = row * kD + (t % kParts) * 8;
+  if (valid && col < a.head_dim) {
+    const int64_t off = row * a.head_dim + col;
     const int4 ov = *reinterpret_cast<const int4*>(static_cast<const T*>(a.out) + off);
     const int4 dv = *reinterpret_cast<const int4*>(static_cast<const T*>(a.d_out) + off);
     const T* o = reinterpret_cast<const T*>(&ov);
@@ -600,7 +646,7 @@ __global__ void flash_dvec_kernel(AttnArgs a) {
 #pragma unroll
     for (int k = 0; k < 8; ++k) sum += to_f<T>(o[k]) * to_f<T>(d[k]);
     if (a.dq_accum) {
-      float4* acc = reinterpret_cast<float4*>(a.dq_accum + head_row * kD + (t % kParts) * 8);
+      float4* acc = reinterpret_cast<float4*>(a.dq_accum + head_row * a.head_dim + col);
       acc[0] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
       acc[1] = acc[0];
     }
@@ -610,29 +656,34 @@ __global__ void flash_dvec_kernel(AttnArgs a) {
   if (valid && t % kParts == 0) a.dvec[head_row] = sum;
 }
 
-// dQ = scale · dq_accum, written into the query part of d_qkv: 8 threads per row (b, i, h).
-template <class T>
+// dQ = scale · dq_accum, written into the query part of d_qkv: kD / 8 threads per row
+// (b, i, h).
+template <class T, int kD>
 __global__ void flash_dq_store_kernel(AttnArgs a) {
   constexpr int kParts = kD / 8;
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  const int64_t row = t / kParts, part = t % kParts;
-  if (row >= a.batch * a.seq * a.heads) return;
+  const int64_t row = t / kParts, col = (t % kParts) * 8, D = a.head_dim;
+  if (row >= a.batch * a.seq * a.heads || col >= D) return;
   const int64_t h = row % a.heads, bi = row / a.heads;
   const int64_t head_row = head_major_row(a, row);
-  const float4* acc = reinterpret_cast<const float4*>(a.dq_accum + head_row * kD + part * 8);
+  const float4* acc = reinterpret_cast<const float4*>(a.dq_accum + head_row * D + col);
   const float4 lo = acc[0], hi = acc[1];
   const uint4 v = make_uint4(
       pack2<T>(lo.x * a.scale, lo.y * a.scale), pack2<T>(lo.z * a.scale, lo.w * a.scale),
       pack2<T>(hi.x * a.scale, hi.y * a.scale), pack2<T>(hi.z * a.scale, hi.w * a.scale));
-  *reinterpret_cast<uint4*>(static_cast<T*>(a.d_qkv) + bi * 3 * a.heads * kD + h * kD + part * 8) =
-      v;
+  *reinterpret_cast<uint4*>(static_cast<T*>(a.d_qkv) + bi * 3 * a.heads * D + h * D + col) = v;
 }
 
-constexpr size_t kFwdSmem = (kFwdOwn * kD + 2 * kStages * kTileElems) * 2 + kSmemAlign;
-constexpr size_t kDqSmem = (2 * kDqOwn * kD + 2 * kStages * kTileElems) * 2 + kSmemAlign;
-constexpr size_t kDkvSmem =
-    (2 * kDkvOwn * kD + 4 * kTileElems) * 2 + 4 * kTile * sizeof(float) + kSmemAlign;
-constexpr size_t kDkvAtomicSmem = kDkvSmem + 2 * kHalf * kD * 2;
+// Dynamic shared memory of each kernel (16-bit elements).
+template <int kD>
+constexpr size_t kFwdSmem = (kFwdOwn * kD + 2 * kStages * kTileElems<kD>)*2 + kSmemAlign;
+template <int kD>
+constexpr size_t kDqSmem = (2 * kDqOwn * kD + 2 * kStages * kTileElems<kD>)*2 + kSmemAlign;
+template <int kD>
+constexpr size_t kDkvSmem = (2 * kDkvOwn * kD + 4 * kTileElems<kD>)*2 +
+                            4 * kTile * sizeof(float) + kSmemAlign;
+template <int kD>
+constexpr size_t kDkvAtomicSmem = kDkvSmem<kD> + 2 * kHalf* kDkvOwn * 2;
 
 template <class Kernel>
 void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t smem) {
@@ -646,18 +697,41 @@ void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t
   kernel<<<grid, 32 * warps, smem, l.stream>>>(a);
 }
 
-template <class T, bool kDrop>
+template <class T, int kD, bool kDrop>
 void backward_typed(const Launch& l, const AttnArgs& a) {
   const int64_t threads = a.batch * a.seq * a.heads * (kD / 8);
   const unsigned blocks = static_cast<unsigned>((threads + 255) / 256);
-  flash_dvec_kernel<T><<<blocks, 256, 0, l.stream>>>(a);
+  flash_dvec_kernel<T, kD><<<blocks, 256, 0, l.stream>>>(a);
   if (a.dq_accum) {
-    launch(l, flash_dkv_kernel<T, kDrop, true>, a, kDkvWarps, kDkvAtomicSmem);
-    flash_dq_store_kernel<T><<<blocks, 256, 0, l.stream>>>(a);
+    launch(l, flash_dkv_kernel<T, kD, kDrop, true>, a, kDkvWarps, kDkvAtomicSmem<kD>);
+    flash_dq_store_kernel<T, kD><<<blocks, 256, 0, l.stream>>>(a);
   } else {
-    launch(l, flash_dq_kernel<T, kDrop>, a, kDqWarps, kDqSmem);
-    launch(l, flash_dkv_kernel<T, kDrop, false>, a, kDkvWarps, kDkvSmem);
+    launch(l, flash_dq_kernel<T, kD, kDrop>, a, kDqWarps, kDqSmem<kD>);
+    launch(l, flash_dkv_kernel<T, kD, kDrop, false>, a, kDkvWarps, kDkvSmem<kD>);
   }
+}
+
+// Calls body(T{}, tile width, dropout) for the arguments' element type (bf16 or f16), the kernels'
+// head-size instance (64 or 128, as std::integral_constant) and whether dropout is on
+// (std::bool_constant).
+template <class Body>
+void dispatch(const AttnArgs& a, Body&& body) {
+  auto with_drop = [&](auto type, auto size) {
+    if (a.drop.active())
+      body(type, size, std::true_type{});
+    else
+      body(type, size, std::false_type{});
+  };
+  auto with_size = [&](auto type) {
+    if (a.head_dim <= 64)
+      with_drop(type, std::integral_constant<int, 64>{});
+    else
+      with_drop(type, std::integral_constant<int, 128>{});
+  };
+  if (a.dt == DType::BF16)
+    with_size(bf16{});
+  else
+    with_size(f16{});
 }
 
 }  // namespace
@@ -680,7 +754,10 @@ bool wgmma_available() {
 }
 
 bool flash_supported(const AttnArgs& a) {
-  if ((a.dt != DType::BF16 && a.dt != DType::F16) || a.head_dim != kD) return false;
+  // Head sizes up to 32 run faster on the mma.sync kernels' 32-wide instance.
+  if ((a.dt != DType::BF16 && a.dt != DType::F16) || a.head_dim <= 32 || a.head_dim > 128 ||
+      a.head_dim % 8 != 0)
+    return false;
   if (!wgmma_available()) return false;
   if (a.seq > (int64_t{1} << 30)) return false;  // positions are 32-bit in the kernels
   for (const void* p :
@@ -690,20 +767,17 @@ bool flash_supported(const AttnArgs& a) {
 }
 
 void flash_forward(const Launch& l, const AttnArgs& a) {
-  if (a.dt == DType::BF16)
-    launch(l, a.drop.active() ? flash_fwd_kernel<bf16, true> : flash_fwd_kernel<bf16, false>, a,
-           kFwdWarps, kFwdSmem);
-  else
-    launch(l, a.drop.active() ? flash_fwd_kernel<f16, true> : flash_fwd_kernel<f16, false>, a,
-           kFwdWarps, kFwdSmem);
+  dispatch(a, [&](auto type, auto size, auto drop) {
+    constexpr int kD = decltype(size)::value;
+    launch(l, flash_fwd_kernel<decltype(type), kD, decltype(drop)::value>, a, kFwdWarps,
+           kFwdSmem<kD>);
+  });
 }
 
 void flash_backward(const Launch& l, const AttnArgs& a) {
-  const bool drop = a.drop.active();
-  if (a.dt == DType::BF16)
-    drop ? backward_typed<bf16, true>(l, a) : backward_typed<bf16, false>(l, a);
-  else
-    drop ? backward_typed<f16, true>(l, a) : backward_typed<f16, false>(l, a);
+  dispatch(a, [&](auto type, auto size, auto drop) {
+    backward_typed<decltype(type), decltype(size)::value, decltype(drop)::value>(l, a);
+  });
 }
 
 }  // namespace hwt::cuda
