@@ -4,9 +4,9 @@
 // products come from registers), so a 16 x 8 output tile no longer costs its own shared-memory
 // loads. A tile of 128-element rows is stored as two panels of 64 columns, each a swizzled tile
 // of its own: products over the head dimension take their k-steps panel by panel, and products
-// whose output columns are the head dimension are issued once per panel. Head sizes below a
-// tile width (multiples of 8 above 32, e.g. 80 or 96 on the 128-wide kernels) load zero columns
-// past the head, which change neither scores nor outputs, and store only the head's columns.
+// whose output columns are the head dimension are issued once per panel. Head sizes between 64
+// and 128 (multiples of 8, e.g. 80 or 96) run the 128-wide instance: they load zero columns past
+// the head, which change neither scores nor outputs, and store only the head's columns.
 // Forward: a block of two warpgroups owns 128 query rows (64 each, 16 per warp); key/value tiles
 // of 64 rows stream through double-buffered shared memory (cp.async), S = QKᵀ and O += PV with
 // fp32 accumulators and an online softmax in base 2 that overlaps the previous tile's PV.
@@ -34,11 +34,21 @@ constexpr int kWgRows = 64;  // output rows of a warpgroup
 template <int kD>
 constexpr int kTileElems = kTile* kD;
 
+// The head's columns of a kD-wide tile: all of the 64-wide instance's (a constant, so that its
+// kernels keep their registers), a prefix of the 128-wide one's.
+template <int kD>
+__device__ __forceinline__ int head_cols(const AttnArgs& a) {
+  return kD == 64 ? 64 : static_cast<int>(a.head_dim);
+}
+
 // Element (row, col) of a tile of kRows rows and panels of kSwRow columns; `tile` may point at
 // a row (a multiple of 8) inside it.
-template <int kRows, class T>
+template <int kRows, int kD, class T>
 __device__ __forceinline__ T* tile_at(T* tile, int row, int col) {
-  return sw_at(tile + (col / kSwRow) * (kRows * kSwRow), row, col % kSwRow);
+  if constexpr (kD == kSwRow)
+    return sw_at(tile, row, col);
+  else
+    return sw_at(tile + (col / kSwRow) * (kRows * kSwRow), row, col % kSwRow);
 }
 // A row inside a tile, for the products and tile_at.
 template <class T>
@@ -79,7 +89,7 @@ __device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, 
   for (int n = 0; n < kRows * kChunks / kThreads; ++n) {
     const int r = r0 + n * (kThreads / kChunks);
     const bool in = r < valid && col_in;
-    cp_async16(tile_at<kRows>(dst, r, k), src + (in ? r * stride : 0) + k, in ? 16 : 0);
+    cp_async16(tile_at<kRows, kD>(dst, r, k), src + (in ? r * stride : 0) + k, in ? 16 : 0);
   }
 }
 
@@ -89,15 +99,17 @@ __device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, 
 template <class T, int kK, int kRows, int kD>
 __device__ __forceinline__ void wgmma_pb(float (&acc)[kD / 8][4], const uint32_t (&a)[kK][4],
                                          const T* b) {
+  constexpr int kPanels = kD / kSwRow;
+  uint64_t desc[kPanels];
+#pragma unroll
+  for (int p = 0; p < kPanels; ++p) desc[p] = sw128_desc(b + p * kRows * kSwRow);
   wg_fence();  // acc and a were written by ordinary instructions
 #pragma unroll
   for (int kk = 0; kk < kK; ++kk)
 #pragma unroll
-    for (int p = 0; p < kD / kSwRow; ++p) {
-      const uint64_t desc = sw128_desc(b + p * kRows * kSwRow);
+    for (int p = 0; p < kPanels; ++p)
       wgmma_rs_n64_t<T>(reinterpret_cast<float(&)[8][4]>(acc[p * 8]), a[kk],
-                        desc_plus(desc, kk * 16 * kSwRow * 2));
-    }
+                        desc_plus(desc[p], kk * 16 * kSwRow * 2));
 }
 
 // acc[kN][4] = A · Bᵀ for the warpgroup over the head dimension (kD): A the 64 rows from `a`
@@ -105,12 +117,18 @@ __device__ __forceinline__ void wgmma_pb(float (&acc)[kD / 8][4], const uint32_t
 // (keys). Only issued.
 template <class T, int kN, int kRowsA, int kRowsB, int kD>
 __device__ __forceinline__ void wgmma_abt(float (&acc)[kN][4], const T* a, const T* b) {
+  constexpr int kPanels = kD / kSwRow;
+  uint64_t da[kPanels], db[kPanels];
+#pragma unroll
+  for (int p = 0; p < kPanels; ++p) {
+    da[p] = sw128_desc(a + p * kRowsA * kSwRow);
+    db[p] = sw128_desc(b + p * kRowsB * kSwRow);
+  }
   wg_fence();
 #pragma unroll
   for (int ks = 0; ks < kD / 16; ++ks) {
     const int p = ks * 16 / kSwRow, step = ks % (kSwRow / 16) * kKStepBytes;
-    const uint64_t ka = desc_plus(sw128_desc(a + p * kRowsA * kSwRow), step);
-    const uint64_t kb = desc_plus(sw128_desc(b + p * kRowsB * kSwRow), step);
+    const uint64_t ka = desc_plus(da[p], step), kb = desc_plus(db[p], step);
     if constexpr (kN == 8)
       wgmma_ss_n64<T>(acc, ka, kb, ks > 0);
     else
@@ -131,6 +149,7 @@ struct KvStream {
   const T* qkv;
   const Head& hd;
   int n_tiles;
+  int cols;  // head_cols
 
   // Start loading K (or V) of tile t when it exists.
   __device__ void load_k(int t) { load(k, t, 1); }
@@ -160,7 +179,7 @@ struct KvStream {
     if (t >= n_tiles) return;
     const int j = t * kTile;
     load_tile<kTile, kThreads, kD>(bufs + (t % kStages) * kTileElems<kD>, qkv + hd.qkv(j, part),
-                                   hd.rs, hd.S - j, hd.D);
+                                   hd.rs, hd.S - j, cols);
   }
 };
 
@@ -251,7 +270,8 @@ __global__ void __launch_bounds__(32 * kFwdWarps, kFwdBlocks<kD>) flash_fwd_kern
   float o[kD / 8][4] = {};
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   if (n_tiles > 0) {
-    KvStream<T, kThreads, kD> kv{sK, sK + kStages * kTileElems<kD>, qkv, hd, n_tiles};
+    KvStream<T, kThreads, kD> kv{
+        sK, sK + kStages * kTileElems<kD>, qkv, hd, n_tiles, head_cols<kD>(a)};
     // Waits for the loads committed so far; then issues K(t+1) and V(t).
     auto next_loads = [&](int t) {
       cp_async_wait_all();
@@ -265,7 +285,7 @@ __global__ void __launch_bounds__(32 * kFwdWarps, kFwdBlocks<kD>) flash_fwd_kern
     auto need_mask = [&](int j0) {
       return j0 + kTile > hd.L || (a.causal && j0 + kTile - 1 > q0 + warp * 16);
     };
-    load_tile<kFwdOwn, kThreads, kD>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0, hd.D);
+    load_tile<kFwdOwn, kThreads, kD>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0, head_cols<kD>(a));
     kv.load_k(0);
     cp_async_commit();
     next_loads(0);
@@ -318,7 +338,7 @@ __global__ void __launch_bounds__(32 * kFwdWarps, kFwdBlocks<kD>) flash_fwd_kern
     T* orow = out + hd.out(i);
 #pragma unroll
     for (int dt = 0; dt < kD / 8; ++dt)
-      if (dt * 8 < hd.D)
+      if (dt * 8 < head_cols<kD>(a))
         *reinterpret_cast<uint32_t*>(orow + dt * 8 + 2 * tq) =
             pack2<T>(o[dt][2 * r] * inv, o[dt][2 * r + 1] * inv);
     if (tq == 0) a.lse[hd.row(i)] = sum > 0.0f ? m[r] * kLn2 + logf(sum) : -INFINITY;
@@ -346,10 +366,11 @@ __global__ void __launch_bounds__(32 * kDqWarps, kDqBlocks<kD>) flash_dq_kernel(
   const T* dout = static_cast<const T*>(a.d_out);
   const int kv_end = a.causal ? min(q0 + kDqOwn, hd.L) : hd.L;
   const int n_tiles = (kv_end + kTile - 1) / kTile;
-  load_tile<kDqOwn, kThreads, kD>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0, hd.D);
-  load_tile<kDqOwn, kThreads, kD>(sdO, dout + hd.out(q0), hd.os, hd.S - q0, hd.D);
+  load_tile<kDqOwn, kThreads, kD>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0, head_cols<kD>(a));
+  load_tile<kDqOwn, kThreads, kD>(sdO, dout + hd.out(q0), hd.os, hd.S - q0, head_cols<kD>(a));
   cp_async_commit();
-  KvStream<T, kThreads, kD> kv{sK, sK + kStages * kTileElems<kD>, qkv, hd, n_tiles};
+  KvStream<T, kThreads, kD> kv{
+      sK, sK + kStages * kTileElems<kD>, qkv, hd, n_tiles, head_cols<kD>(a)};
   kv.prologue();
 
   const int row0 = q0 + warp * 16 + g;
@@ -416,7 +437,7 @@ __global__ void __launch_bounds__(32 * kDqWarps, kDqBlocks<kD>) flash_dq_kernel(
     T* row = dst + hd.qkv(i, 0);
 #pragma unroll
     for (int dt = 0; dt < kD / 8; ++dt)
-      if (dt * 8 < hd.D)
+      if (dt * 8 < head_cols<kD>(a))
         *reinterpret_cast<uint32_t*>(row + dt * 8 + 2 * tq) =
             pack2<T>(dq[dt][2 * r] * a.scale, dq[dt][2 * r + 1] * a.scale);
   }
@@ -447,8 +468,8 @@ __device__ __forceinline__ void add_dq_partial(const AttnArgs& a, const Head& hd
 #pragma unroll
     for (int dp = 0; dp < kCols / 16; ++dp) {
       uint32_t b[4];
-      ldsm_x4_t(b, tile_at<kDkvOwn>(k_s, kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
-                                    dh * kCols + dp * 16 + (lane >> 4) * 8));
+      ldsm_x4_t(b, tile_at<kDkvOwn, kD>(k_s, kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                        dh * kCols + dp * 16 + (lane >> 4) * 8));
       mma<T>(acc[2 * dp], af, b[0], b[1]);
       mma<T>(acc[2 * dp + 1], af, b[2], b[3]);
     }
@@ -457,10 +478,10 @@ __device__ __forceinline__ void add_dq_partial(const AttnArgs& a, const Head& hd
   for (int r = 0; r < 2; ++r) {
     const int i = i0 + mt * 16 + g + r * 8;
     if (i >= hd.S) continue;
-    float* row = a.dq_accum + hd.row(i) * hd.D + dh * kCols + 2 * tq;
+    float* row = a.dq_accum + hd.row(i) * head_cols<kD>(a) + dh * kCols + 2 * tq;
 #pragma unroll
     for (int nt = 0; nt < kCols / 8; ++nt)
-      if (dh * kCols + nt * 8 < hd.D)
+      if (dh * kCols + nt * 8 < head_cols<kD>(a))
         atomicAdd(reinterpret_cast<float2*>(row + nt * 8),
                   make_float2(acc[nt][2 * r], acc[nt][2 * r + 1]));
   }
@@ -492,9 +513,9 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
   auto stage = [&](int qt, int buf) {
     const int i0 = qt * kTile;
     load_tile<kTile, kThreads, kD>(sQ + buf * kTileElems<kD>, qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0,
-                                   hd.D);
+                                   head_cols<kD>(a));
     load_tile<kTile, kThreads, kD>(sdO + buf * kTileElems<kD>, dout + hd.out(i0), hd.os, hd.S - i0,
-                                   hd.D);
+                                   head_cols<kD>(a));
     static_assert(2 * kTile == kThreads, "one lse or dvec entry per thread");
     const int r = threadIdx.x % kTile, i = i0 + r;
     const bool is_lse = threadIdx.x < kTile;
@@ -504,8 +525,8 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
     else
       *d = is_lse ? -INFINITY : 0.0f;
   };
-  load_tile<kOwn, kThreads, kD>(sK, qkv + hd.qkv(j0, 1), hd.rs, hd.S - j0, hd.D);
-  load_tile<kOwn, kThreads, kD>(sV, qkv + hd.qkv(j0, 2), hd.rs, hd.S - j0, hd.D);
+  load_tile<kOwn, kThreads, kD>(sK, qkv + hd.qkv(j0, 1), hd.rs, hd.S - j0, head_cols<kD>(a));
+  load_tile<kOwn, kThreads, kD>(sV, qkv + hd.qkv(j0, 2), hd.rs, hd.S - j0, head_cols<kD>(a));
   if (q_first < q_tiles) stage(q_first, 0);
   cp_async_commit();
 
@@ -611,7 +632,7 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
     T* vrow = dst + hd.qkv(j, 2);
 #pragma unroll
     for (int dt = 0; dt < kD / 8; ++dt) {
-      if (dt * 8 >= hd.D) continue;
+      if (dt * 8 >= head_cols<kD>(a)) continue;
       *reinterpret_cast<uint32_t*>(krow + dt * 8 + 2 * tq) =
           pack2<T>(dk[dt][2 * r] * a.scale, dk[dt][2 * r + 1] * a.scale);
       *reinterpret_cast<uint32_t*>(vrow + dt * 8 + 2 * tq) =
@@ -723,7 +744,7 @@ void dispatch(const AttnArgs& a, Body&& body) {
       body(type, size, std::false_type{});
   };
   auto with_size = [&](auto type) {
-    if (a.head_dim <= 64)
+    if (a.head_dim == 64)
       with_drop(type, std::integral_constant<int, 64>{});
     else
       with_drop(type, std::integral_constant<int, 128>{});
@@ -754,9 +775,8 @@ bool wgmma_available() {
 }
 
 bool flash_supported(const AttnArgs& a) {
-  // Head sizes up to 32 run faster on the mma.sync kernels' 32-wide instance.
-  if ((a.dt != DType::BF16 && a.dt != DType::F16) || a.head_dim <= 32 || a.head_dim > 128 ||
-      a.head_dim % 8 != 0)
+  if (a.dt != DType::BF16 && a.dt != DType::F16) return false;
+  if (a.head_dim != 64 && (a.head_dim < 64 || a.head_dim > 128 || a.head_dim % 8 != 0))
     return false;
   if (!wgmma_available()) return false;
   if (a.seq > (int64_t{1} << 30)) return false;  // positions are 32-bit in the kernels
