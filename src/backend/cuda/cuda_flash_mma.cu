@@ -3,7 +3,7 @@
 // 32, 64, 80, 96, 128 and 256, and a size in between runs the next larger one with its extra
 // columns zero. bf16/f16 operands, or fp32
 // operands as TF32 when the run asks for TF32 (AttnArgs::tf32; up to 128). On Hopper the
-// warpgroup kernels of cuda_flash.cu take bf16/f16 with head sizes 40 to 128.
+// warpgroup kernels of cuda_flash.cu take bf16/f16 with head sizes 64 to 128 (multiples of 8).
 // Flash-attention style: a block of four warps owns 64 or 128 query rows (one or two tiles of 16
 // a warp, so that each key/value fragment loaded feeds two products where registers allow);
 // key/value tiles stream through double-buffered shared memory (cp.async) with an online

@@ -108,7 +108,7 @@ void norm_backward(const Launch& l, const NormBwdArgs& a);
 void residual_backward_plain(const Launch& l, DType dt, const void* d_sum, void* d_res, void* d_x,
                              int64_t n, DropArgs d);
 
-// ---- attention: cuda_flash.cu (Hopper warpgroups, head sizes 40 to 128), cuda_flash_mma.cu
+// ---- attention: cuda_flash.cu (Hopper warpgroups, head sizes 64 to 128), cuda_flash_mma.cu
 // (mma.sync, head sizes up to 256), cuda_attention.cu (generic fp32 kernels and the dispatch)
 struct AttnArgs {
   DType dt = DType::F32;
