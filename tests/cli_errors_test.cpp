@@ -149,7 +149,9 @@ TEST_F(CliErrors, AnalysesNameConfigsAndOutputFolders) {
   expect_one_line_error(run_hwt("sim --config bert_tiny" + bad_out, dir),
                         "cannot create output folder");
   expect_one_line_error(run_hwt("shape --gpu h200" + bad_out, dir), "cannot create output folder");
-  expect_one_line_error(run_hwt("sim --accel nowhere", dir), "edge, server");
+  expect_one_line_error(run_hwt("sim --accel nowhere", dir), "edge, server, u50");
+  expect_one_line_error(run_hwt("sim --config bert_tiny --epoch-examples 0", dir),
+                        "--epoch-examples 0 must be a positive number of examples");
 }
 
 TEST_F(CliErrors, MemoryBudgetsAndPrecision) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/paths.h"
 #include "core/toml_reader.h"
 
 namespace hwt::accel {
@@ -22,6 +23,53 @@ double positive_num(const TomlReader& r, const std::string& key, double fallback
   const double v = r.number(key, fallback);
   if (v <= 0) r.fail(key, fmt::format("must be positive, got {}", v));
   return v;
+}
+
+double required_positive(const TomlReader& r, const std::string& key) {
+  const double v = r.number(key);
+  if (v <= 0) r.fail(key, fmt::format("must be positive, got {}", v));
+  return v;
+}
+
+// The library file a `library` key names; InputError naming the design's file and key.
+std::string library_file(const TomlReader& r) {
+  const std::string key = "library";
+  try {
+    return resolve_named_file(r.string(key), "hardware/accel", key);
+  } catch (const InputError& e) {
+    r.fail(key, std::string(e.what()).substr(key.size() + 1));  // its message starts "library "
+  }
+}
+
+FpgaDevice read_fpga(const TomlReader& f) {
+  FpgaDevice d;
+  using Key = std::pair<const char*, int64_t*>;
+  for (auto [key, v] : {Key{"dsp_slices", &d.dsp_slices}, Key{"dsps_per_mac", &d.dsps_per_mac}}) {
+    *v = f.integer(key);
+    if (*v < 1) f.fail(key, fmt::format("must be a positive integer, got {}", *v));
+  }
+  d.bram_mb = required_positive(f, "bram_mb");
+  d.uram_mb = required_positive(f, "uram_mb");
+  f.reject_unknown();
+  return d;
+}
+
+// The design's MACs, weight + mask buffers and activation buffer within the device's DSP
+// slices, BRAM and URAM.
+void check_fits_device(const AccelConfig& c, const TomlReader& r) {
+  const FpgaDevice& d = *c.fpga;
+  const int64_t macs = c.lanes() * c.macs_per_lane;
+  if (macs * d.dsps_per_mac > d.dsp_slices)
+    r.fail("fpga.dsp_slices",
+           fmt::format("{} is fewer than the {} MACs x {} DSP slices the design needs",
+                       d.dsp_slices, macs, d.dsps_per_mac));
+  if (c.weight_buffer_mb + c.mask_buffer_mb > d.bram_mb)
+    r.fail("fpga.bram_mb",
+           fmt::format("{} MiB cannot hold the weight and mask buffers ({} + {} MiB)", d.bram_mb,
+                       c.weight_buffer_mb, c.mask_buffer_mb));
+  if (c.activation_buffer_mb > d.uram_mb)
+    r.fail("fpga.uram_mb", fmt::format("{} MiB cannot hold the activation buffer ({} MiB)",
+                                       d.uram_mb, c.activation_buffer_mb));
 }
 
 const MemoryOrganisation* find_org(const MemorySpec& m, const MainMemory& mm) {
@@ -88,6 +136,10 @@ AccelConfig load_accel_config(const std::string& path, const HardwareLibrary& li
   const TomlReader r = TomlReader::from_file(path, kWhat);
   AccelConfig c;
   c.name = r.string("name", c.name);
+  if (r.has("library")) {
+    library_file(r);  // it must exist; the report names it as the design does
+    c.library = r.string("library");
+  }
   c.clock_mhz = positive_num(r, "clock_mhz", c.clock_mhz);
   c.technology_nm = static_cast<int>(positive_int(r, "technology_nm", c.technology_nm));
   c.word_bits = static_cast<int>(positive_int(r, "word_bits", c.word_bits));
@@ -136,9 +188,20 @@ AccelConfig load_accel_config(const std::string& path, const HardwareLibrary& li
     c.compress = sp.boolean("compress", c.compress);
     sp.reject_unknown();
   }
+  if (r.has("fpga")) {
+    c.fpga = read_fpga(r.table("fpga"));
+    check_fits_device(c, r);
+  }
   r.reject_unknown();
   validate(c, lib, fmt::format("{} {}", kWhat, path));
   return c;
+}
+
+HardwareLibrary design_library(const std::string& path) {
+  const TomlReader r = TomlReader::from_file(path, kWhat);
+  if (!r.has("library")) return default_hardware_library();
+  return load_hardware_library(library_file(r),
+                               require_shipped_file("hardware/accel/memories.toml"));
 }
 
 ResolvedMemory resolve_memory(const AccelConfig& c, const HardwareLibrary& lib) {
