@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "core/error.h"
 #include "core/paths.h"
@@ -13,20 +14,17 @@ namespace {
 
 constexpr const char* kWhat = "accelerator";
 
-int64_t positive_int(const TomlReader& r, const std::string& key, int64_t fallback) {
-  const int64_t v = r.integer(key, fallback);
+// Without a fallback the key is required.
+int64_t positive_int(const TomlReader& r, const std::string& key,
+                     std::optional<int64_t> fallback = std::nullopt) {
+  const int64_t v = fallback ? r.integer(key, *fallback) : r.integer(key);
   if (v < 1) r.fail(key, fmt::format("must be a positive integer, got {}", v));
   return v;
 }
 
-double positive_num(const TomlReader& r, const std::string& key, double fallback) {
-  const double v = r.number(key, fallback);
-  if (v <= 0) r.fail(key, fmt::format("must be positive, got {}", v));
-  return v;
-}
-
-double required_positive(const TomlReader& r, const std::string& key) {
-  const double v = r.number(key);
+double positive_num(const TomlReader& r, const std::string& key,
+                    std::optional<double> fallback = std::nullopt) {
+  const double v = fallback ? r.number(key, *fallback) : r.number(key);
   if (v <= 0) r.fail(key, fmt::format("must be positive, got {}", v));
   return v;
 }
@@ -43,13 +41,10 @@ std::string library_file(const TomlReader& r) {
 
 FpgaDevice read_fpga(const TomlReader& f) {
   FpgaDevice d;
-  using Key = std::pair<const char*, int64_t*>;
-  for (auto [key, v] : {Key{"dsp_slices", &d.dsp_slices}, Key{"dsps_per_mac", &d.dsps_per_mac}}) {
-    *v = f.integer(key);
-    if (*v < 1) f.fail(key, fmt::format("must be a positive integer, got {}", *v));
-  }
-  d.bram_mb = required_positive(f, "bram_mb");
-  d.uram_mb = required_positive(f, "uram_mb");
+  d.dsp_slices = positive_int(f, "dsp_slices");
+  d.dsps_per_mac = positive_int(f, "dsps_per_mac");
+  d.bram_mb = positive_num(f, "bram_mb");
+  d.uram_mb = positive_num(f, "uram_mb");
   f.reject_unknown();
   return d;
 }
@@ -177,9 +172,9 @@ AccelConfig load_accel_config(const std::string& path, const HardwareLibrary& li
   c.memory.banks = static_cast<int>(positive_int(mem, "banks", c.memory.banks));
   c.memory.ranks = static_cast<int>(positive_int(mem, "ranks", c.memory.ranks));
   c.memory.channels = static_cast<int>(positive_int(mem, "channels", c.memory.channels));
-  if (mem.has("bandwidth_gbps")) c.memory.bandwidth_gbps = positive_num(mem, "bandwidth_gbps", 0);
+  if (mem.has("bandwidth_gbps")) c.memory.bandwidth_gbps = positive_num(mem, "bandwidth_gbps");
   if (mem.has("access_energy_nj"))
-    c.memory.access_energy_nj = positive_num(mem, "access_energy_nj", 0);
+    c.memory.access_energy_nj = positive_num(mem, "access_energy_nj");
   mem.reject_unknown();
 
   if (r.has("sparsity")) {
