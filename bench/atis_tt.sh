@@ -9,7 +9,9 @@
 #      stand for: parameters and ratio;
 #   3. TT against the same model dense (configs/dense_atis.toml) per training step on the CPU
 #      with 2 threads, at batch 1 and batch 32, sequence 32 (hwt train on train.device=cpu,
-#      run.json's step_ms over CPU_STEPS optimizer steps).
+#      run.json's step_ms over CPU_STEPS optimizer steps);
+#   4. the same on the GPU with bench_train_step from the binary's build folder (its JSON line,
+#      with the energy per step over 10 s of NVML telemetry; "skipped" without a GPU).
 # Usage:
 #   bench/atis_tt.sh HWT_BINARY [OUT_DIR] [--set key=value ... for both trainings of part 1]
 #   bench/atis_tt.sh build/hwt runs/atis_tt                              # full trainings
@@ -88,3 +90,16 @@ print(json.dumps({"cpu_step": name, "threads": 2, "batch": batch, "seq": 32,
 PY
   done
 done
+
+# 4. GPU step time and energy, the same pairs (bench_train_step builds the model as hwt train).
+bench=$(dirname "$hwt")/bench/bench_train_step
+if [ -x "$bench" ]; then
+  for batch in 1 32; do
+    for name in tt_atis dense_atis; do
+      "$bench" --config "configs/$name.toml" --set model.vocab_size=1000 --batch "$batch" \
+        --seq 32 --steps 50 --power-seconds 10
+    done
+  done
+else
+  echo "{\"gpu_step\": \"skipped: no $bench\"}"
+fi
