@@ -134,9 +134,8 @@ void print_budget(const Budget& b) {
     return;
   }
   fmt::print("\nbudget BRAM {} + URAM {}:\n", bytes_text(b.caps[0]), bytes_text(b.caps[1]));
-  for (auto [m, c] :
-       {std::pair{OnChipMemory::Bram, b.split->bram}, std::pair{OnChipMemory::Uram, b.split->uram}})
-    fmt::print("  {} ({}): {}\n", on_chip_memory_name(m), stages_in(m), verdict(c));
+  for (OnChipMemory m : kOnChipMemories)
+    fmt::print("  {} ({}): {}\n", on_chip_memory_name(m), stages_in(m), verdict(b.split->of(m)));
   if (b.all.overflow)
     fmt::print("does not fit: {} overflow first (in {})\n", memory_stage_name(*b.all.overflow),
                on_chip_memory_name(placed_in(*b.all.overflow)));
@@ -155,9 +154,8 @@ nlohmann::json budget_json(const Budget& b) {
   j["capacities"] = b.caps;
   if (b.split) {
     j["memories"] = nlohmann::json::array();
-    for (auto [m, c] : {std::pair{OnChipMemory::Bram, b.split->bram},
-                        std::pair{OnChipMemory::Uram, b.split->uram}}) {
-      nlohmann::json mj = check_json(c);
+    for (OnChipMemory m : kOnChipMemories) {
+      nlohmann::json mj = check_json(b.split->of(m));
       mj["memory"] = on_chip_memory_name(m);
       mj["stages"] = nlohmann::json::array();
       for (MemoryStage s : kMemoryStages)
