@@ -11,7 +11,10 @@
 #      with 2 threads, at batch 1 and batch 32, sequence 32 (hwt train on train.device=cpu,
 #      run.json's step_ms over CPU_STEPS optimizer steps);
 #   4. the same on the GPU with bench_train_step from the binary's build folder (its JSON line,
-#      with the energy per step over 10 s of NVML telemetry; "skipped" without a GPU).
+#      with the energy per step over 10 s of NVML telemetry; "skipped" without a GPU);
+#   5. the paper's comparison: the TT training's measured energy per epoch (part 1) against the
+#      epoch `hwt sim` predicts for the same model and batch on the FPGA-like u50 design (a
+#      model, not a measurement).
 # Usage:
 #   bench/atis_tt.sh HWT_BINARY [OUT_DIR] [--set key=value ... for both trainings of part 1]
 #   bench/atis_tt.sh build/hwt runs/atis_tt                              # full trainings
@@ -26,7 +29,7 @@ if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then out=$1; shift; fi
 out=$(readlink -m "$out")
 cpu_steps=${CPU_STEPS:-20}
 mkdir -p "$out"
-cd "$(dirname "$0")/.."  # the configs read ../shared/data/atis from the repository root
+cd "$(dirname "$0")/.."  # the configs' data paths are relative to the repository root
 py=/usr/bin/python3
 
 echo "{\"date\": \"$(date -u +%FT%TZ)\", \"hwt\": \"$hwt\", \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\"}"
@@ -103,3 +106,28 @@ if [ -x "$bench" ]; then
 else
   echo "{\"gpu_step\": \"skipped: no $bench\"}"
 fi
+
+# 5. Measured TT epoch (part 1) against the u50 design's predicted one, same model and batch.
+read -r -a sim_args < <($py - "$out/tt_atis/run.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["config"]
+sets = [f"model.{k}={c['model.' + k]}" for k in ("vocab_size", "num_labels", "num_token_labels")]
+print(" ".join(f"--set {s}" for s in sets), "--batch", c["train.batch_size"],
+      "--epoch-examples", r["data"]["train_examples"])
+PY
+)
+"$hwt" sim --config configs/tt_atis.toml --accel u50 --dense --json "${sim_args[@]}" \
+  >"$out/u50_tt_atis.json"
+$py - "$out/tt_atis/run.json" "$out/u50_tt_atis.json" <<'PY'
+import json, sys
+r, sim = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+epochs = r["results"]["epochs_completed"]
+measured = r["telemetry"].get("train", {}).get("gpu_energy_j")
+gpu = measured / epochs if measured is not None and epochs > 0 else None
+u50 = sim["epoch"]["energy_j"]
+print(json.dumps({"tt_epoch_energy_j": {"measured_gpu": gpu, "u50_model": round(u50, 3)},
+                  "gpu_over_u50": round(gpu / u50, 2) if gpu else None,
+                  "batch": sim["workload"]["batch"], "u50_epoch_latency_s":
+                  round(sim["epoch"]["latency_s"], 3), "paper": "up to 3.6x (RTX 3090 vs U50)"}))
+PY
