@@ -149,15 +149,19 @@ TEST_F(CliErrors, AnalysesNameConfigsAndOutputFolders) {
   expect_one_line_error(run_hwt("sim --config bert_tiny" + bad_out, dir),
                         "cannot create output folder");
   expect_one_line_error(run_hwt("shape --gpu h200" + bad_out, dir), "cannot create output folder");
-  expect_one_line_error(run_hwt("sim --accel nowhere", dir), "edge, server");
+  expect_one_line_error(run_hwt("sim --accel nowhere", dir), "edge, server, u50");
+  expect_one_line_error(run_hwt("sim --config bert_tiny --epoch-examples 0", dir),
+                        "--epoch-examples 0 must be a positive number of examples");
 }
 
 TEST_F(CliErrors, MemoryBudgetsAndPrecision) {
   const std::string memory = "memory --config tt_tiny --set model.vocab_size=1200 ";
   expect_one_line_error(run_hwt(memory + "--budget 6XB", dir), "'6XB' is not a positive size");
   expect_one_line_error(run_hwt(memory + "--budget=-1MB", dir), "'-1MB' is not a positive size");
-  expect_one_line_error(run_hwt(memory + "--budget 6MB,", dir), "give one or more sizes");
-  expect_one_line_error(run_hwt(memory + "--budget ''", dir), "give one or more sizes");
+  expect_one_line_error(run_hwt(memory + "--budget 6MB,", dir), "give one size, or two: BRAM,URAM");
+  expect_one_line_error(run_hwt(memory + "--budget ''", dir), "give one size, or two: BRAM,URAM");
+  expect_one_line_error(run_hwt(memory + "--budget 1MB,2MB,3MB", dir),
+                        "--budget '1MB,2MB,3MB': give one size, or two: BRAM,URAM");
   expect_one_line_error(run_hwt(memory + "--budget 6", dir), "'6' is not a positive size");
   expect_one_line_error(run_hwt(memory + "--precision fp12", dir), "--precision fp12");
 }

@@ -2,6 +2,8 @@
 // model against its dense twin, budgets, and the command's JSON.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "backend/trace/trace_backend.h"
@@ -93,6 +95,84 @@ TEST(MemoryPlan, BudgetOverflowsAtTheFirstStageThatDoesNotFit) {
   EXPECT_EQ(big.needed, p.total.total());
 }
 
+double stage_sum(const MemoryPlan& p, std::initializer_list<MemoryStage> stages) {
+  double b = 0;
+  for (MemoryStage s : stages) b += p.total[s];
+  return b;
+}
+
+TEST(MemoryPlan, ModelStateGoesToBramAndTheStepToUram) {
+  EXPECT_EQ(placed_in(MemoryStage::Parameters), OnChipMemory::Bram);
+  EXPECT_EQ(placed_in(MemoryStage::Gradients), OnChipMemory::Bram);
+  EXPECT_EQ(placed_in(MemoryStage::OptimizerState), OnChipMemory::Bram);
+  EXPECT_EQ(placed_in(MemoryStage::Activations), OnChipMemory::Uram);
+  EXPECT_EQ(placed_in(MemoryStage::Intermediates), OnChipMemory::Uram);
+}
+
+TEST(MemoryPlan, SplitBudgetFillsEachMemoryWithItsOwnStages) {
+  const MemoryPlan p = plan_memory(tt_tiny());
+  using S = MemoryStage;
+  const double model = stage_sum(p, {S::Parameters, S::Gradients, S::OptimizerState});
+  const double step = stage_sum(p, {S::Activations, S::Intermediates});
+  ASSERT_GT(p.total[S::Intermediates], 1);
+
+  const SplitBudgetCheck exact = check_split_budget(p, model, step);
+  EXPECT_FALSE(exact.overflow().has_value());
+  EXPECT_EQ(exact.bram.needed, model);
+  EXPECT_EQ(exact.uram.needed, step);
+
+  // One byte short in BRAM: the optimizer state, the last stage there, overflows, although the
+  // sum of both memories would hold the whole step.
+  const SplitBudgetCheck bram_short = check_split_budget(p, model - 1, step + 1e6);
+  EXPECT_TRUE(check_budget(p, model - 1 + step + 1e6).overflow == std::nullopt);
+  ASSERT_TRUE(bram_short.overflow().has_value());
+  EXPECT_EQ(*bram_short.overflow(), S::OptimizerState);
+  EXPECT_FALSE(bram_short.uram.overflow.has_value());
+
+  const SplitBudgetCheck no_params = check_split_budget(p, p.total[S::Parameters] - 1, 1e12);
+  EXPECT_EQ(no_params.overflow(), S::Parameters);
+
+  // URAM: the activations, or only the intermediates; BRAM's overflow would come first.
+  EXPECT_EQ(check_split_budget(p, 1e12, p.total[S::Activations] - 1).overflow(), S::Activations);
+  EXPECT_EQ(check_split_budget(p, 1e12, step - 1).overflow(), S::Intermediates);
+  EXPECT_EQ(check_split_budget(p, 1, 1).overflow(), S::Parameters);
+}
+
+TEST(MemoryCommand, TwoBudgetsAreBramAndUramInJson) {
+  const MemoryPlan p = plan_memory(tt_tiny());
+  using S = MemoryStage;
+  const double model = stage_sum(p, {S::Parameters, S::Gradients, S::OptimizerState});
+  const double step = stage_sum(p, {S::Activations, S::Intermediates});
+  test::TempDir dir{"memory_split"};
+  const test::CliResult r = test::run_hwt(
+      fmt::format("memory --config tt_tiny --set model.vocab_size=1200 --batch 4 --seq 16 "
+                  "--budget {:.0f}B,{:.0f}B --json",
+                  model, step - 1),
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json b = nlohmann::json::parse(r.out)["budget"];
+  EXPECT_FALSE(b["fits"].get<bool>());
+  EXPECT_EQ(b["overflow"], "intermediates");
+  ASSERT_EQ(b["memories"].size(), 2u);
+  EXPECT_EQ(b["memories"][0]["memory"], "BRAM");
+  EXPECT_TRUE(b["memories"][0]["fits"].get<bool>());
+  EXPECT_EQ(b["memories"][0]["needed"].get<double>(), model);
+  EXPECT_EQ(b["memories"][0]["stages"],
+            nlohmann::json({"parameters", "gradients", "optimizer_state"}));
+  EXPECT_EQ(b["memories"][1]["memory"], "URAM");
+  EXPECT_EQ(b["memories"][1]["overflow"], "intermediates");
+  EXPECT_EQ(b["memories"][1]["needed"].get<double>(), step);
+}
+
+TEST(MemoryCommand, OneBudgetIsOneMemory) {
+  test::TempDir dir{"memory_single"};
+  const test::CliResult r = test::run_hwt(
+      "memory --config tt_tiny --set model.vocab_size=1200 --batch 4 --seq 16 --budget 1KB", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("budget 1 KB: does not fit: parameters overflow first"), std::string::npos)
+      << r.out;
+}
+
 TEST(MemoryCommand, JsonHasThePlanThePrecisionsAndTheBudget) {
   test::TempDir dir{"memory_json"};
   const test::CliResult r = test::run_hwt(
@@ -110,6 +190,7 @@ TEST(MemoryCommand, JsonHasThePlanThePrecisionsAndTheBudget) {
     EXPECT_LT(col["model"]["allocated"].get<double>(), col["dense"]["allocated"].get<double>());
   EXPECT_EQ(j["budget"]["capacity"].get<double>(), 28.5e6);
   EXPECT_TRUE(j["budget"]["fits"].get<bool>());
+  EXPECT_EQ(j["budget"]["memories"][0]["capacity"].get<double>(), 6e6);
 }
 
 }  // namespace

@@ -42,13 +42,17 @@ class TempToml {
   std::string path_;
 };
 
-// The edge design's text with one line replaced (or appended when `from` is empty).
-std::string edge_with(const std::string& from, const std::string& to) {
-  std::string s = read_file(shipped("designs/edge.toml"));
+// A shipped design's text with one line replaced (or appended when `from` is empty).
+std::string design_with(const std::string& design, const std::string& from, const std::string& to) {
+  std::string s = read_file(shipped("designs/" + design + ".toml"));
   if (from.empty()) return s + to + "\n";
   const size_t at = s.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   return s.replace(at, from.size(), to);
+}
+
+std::string edge_with(const std::string& from, const std::string& to) {
+  return design_with("edge", from, to);
 }
 
 std::string load_error(const std::string& text) {
@@ -72,6 +76,50 @@ TEST(SimConfig, ShippedDesignsLoad) {
   const AccelConfig server = load_accel_config(shipped("designs/server.toml"), lib());
   EXPECT_EQ(server.pes, 512);
   EXPECT_EQ(server.memory.type, "hbm");
+}
+
+TEST(SimConfig, FpgaDesignLoadsWithItsDeviceAndLibrary) {
+  const std::string path = shipped("designs/u50.toml");
+  const HardwareLibrary fpga = design_library(path);
+  EXPECT_EQ(fpga.clock_mhz, 300);
+  EXPECT_EQ(fpga.module("mac_lane_16").dynamic_mw, 54.95);
+  EXPECT_NE(fpga.module_file.find("modules_u50.toml"), std::string::npos);
+  EXPECT_EQ(design_library(shipped("designs/edge.toml")).module("mac_lane_16").dynamic_mw,
+            lib().module("mac_lane_16").dynamic_mw);  // no `library`: the default
+
+  const AccelConfig u50 = load_accel_config(path, fpga);
+  ASSERT_TRUE(u50.fpga.has_value());
+  EXPECT_EQ(u50.fpga->dsp_slices, 5952);
+  EXPECT_EQ(u50.lanes() * u50.macs_per_lane * u50.fpga->dsps_per_mac, 5120);
+  EXPECT_EQ(u50.weight_buffer_mb + u50.mask_buffer_mb, u50.fpga->bram_mb);
+  EXPECT_EQ(u50.activation_buffer_mb, u50.fpga->uram_mb);
+  EXPECT_EQ(u50.clock_mhz, 300);
+  EXPECT_EQ(u50.word_bits, 32);
+  EXPECT_EQ(resolve_memory(u50, fpga).bandwidth_gbps, 316);
+}
+
+TEST(SimConfig, FpgaDesignsMustFitTheirDevice) {
+  const auto u50_error = [](const std::string& from, const std::string& to) {
+    return load_error(design_with("u50", from, to));
+  };
+  // 5 PEs: 1280 MACs x 5 slices = 6400 > 5952.
+  EXPECT_NE(u50_error("count = 4", "count = 5")
+                .find("fpga.dsp_slices 5952 is fewer than the 1280 "
+                      "MACs x 5 DSP slices the design needs"),
+            std::string::npos);
+  EXPECT_NE(u50_error("weight_mb = 5.78125", "weight_mb = 6").find("fpga.bram_mb"),
+            std::string::npos);
+  EXPECT_NE(u50_error("activation_mb = 22.5", "activation_mb = 23").find("fpga.uram_mb"),
+            std::string::npos);
+  EXPECT_NE(u50_error("dsps_per_mac = 5", "").find("fpga.dsps_per_mac is missing"),
+            std::string::npos);
+  EXPECT_NE(u50_error("dsps_per_mac = 5", "dsps_per_mac = 0").find("fpga.dsps_per_mac"),
+            std::string::npos);
+  EXPECT_NE(u50_error("uram_mb = 22.5", "uram_mb = 22.5\nluts = 872000").find("fpga.luts"),
+            std::string::npos);
+  EXPECT_NE(u50_error("library = \"modules_u50\"", "library = \"modules_u5\"")
+                .find("library 'modules_u5' is neither a file nor a shipped name"),
+            std::string::npos);
 }
 
 TEST(SimConfig, ShippedSpaceHasTheElectorSize) {

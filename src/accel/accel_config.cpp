@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "core/error.h"
+#include "core/paths.h"
 #include "core/toml_reader.h"
 
 namespace hwt::accel {
@@ -12,16 +14,57 @@ namespace {
 
 constexpr const char* kWhat = "accelerator";
 
-int64_t positive_int(const TomlReader& r, const std::string& key, int64_t fallback) {
-  const int64_t v = r.integer(key, fallback);
+// Without a fallback the key is required.
+int64_t positive_int(const TomlReader& r, const std::string& key,
+                     std::optional<int64_t> fallback = std::nullopt) {
+  const int64_t v = fallback ? r.integer(key, *fallback) : r.integer(key);
   if (v < 1) r.fail(key, fmt::format("must be a positive integer, got {}", v));
   return v;
 }
 
-double positive_num(const TomlReader& r, const std::string& key, double fallback) {
-  const double v = r.number(key, fallback);
+double positive_num(const TomlReader& r, const std::string& key,
+                    std::optional<double> fallback = std::nullopt) {
+  const double v = fallback ? r.number(key, *fallback) : r.number(key);
   if (v <= 0) r.fail(key, fmt::format("must be positive, got {}", v));
   return v;
+}
+
+// The library file a `library` key names; InputError naming the design's file and key.
+std::string library_file(const TomlReader& r) {
+  const std::string key = "library";
+  try {
+    return resolve_named_file(r.string(key), "hardware/accel", key);
+  } catch (const InputError& e) {
+    r.fail(key, std::string(e.what()).substr(key.size() + 1));  // its message starts "library "
+  }
+}
+
+FpgaDevice read_fpga(const TomlReader& f) {
+  FpgaDevice d;
+  d.dsp_slices = positive_int(f, "dsp_slices");
+  d.dsps_per_mac = positive_int(f, "dsps_per_mac");
+  d.bram_mb = positive_num(f, "bram_mb");
+  d.uram_mb = positive_num(f, "uram_mb");
+  f.reject_unknown();
+  return d;
+}
+
+// The design's MACs, weight + mask buffers and activation buffer within the device's DSP
+// slices, BRAM and URAM.
+void check_fits_device(const AccelConfig& c, const TomlReader& r) {
+  const FpgaDevice& d = *c.fpga;
+  const int64_t macs = c.lanes() * c.macs_per_lane;
+  if (macs * d.dsps_per_mac > d.dsp_slices)
+    r.fail("fpga.dsp_slices",
+           fmt::format("{} is fewer than the {} MACs x {} DSP slices the design needs",
+                       d.dsp_slices, macs, d.dsps_per_mac));
+  if (c.weight_buffer_mb + c.mask_buffer_mb > d.bram_mb)
+    r.fail("fpga.bram_mb",
+           fmt::format("{} MiB cannot hold the weight and mask buffers ({} + {} MiB)", d.bram_mb,
+                       c.weight_buffer_mb, c.mask_buffer_mb));
+  if (c.activation_buffer_mb > d.uram_mb)
+    r.fail("fpga.uram_mb", fmt::format("{} MiB cannot hold the activation buffer ({} MiB)",
+                                       d.uram_mb, c.activation_buffer_mb));
 }
 
 const MemoryOrganisation* find_org(const MemorySpec& m, const MainMemory& mm) {
@@ -88,6 +131,10 @@ AccelConfig load_accel_config(const std::string& path, const HardwareLibrary& li
   const TomlReader r = TomlReader::from_file(path, kWhat);
   AccelConfig c;
   c.name = r.string("name", c.name);
+  if (r.has("library")) {
+    library_file(r);  // it must exist; the report names it as the design does
+    c.library = r.string("library");
+  }
   c.clock_mhz = positive_num(r, "clock_mhz", c.clock_mhz);
   c.technology_nm = static_cast<int>(positive_int(r, "technology_nm", c.technology_nm));
   c.word_bits = static_cast<int>(positive_int(r, "word_bits", c.word_bits));
@@ -125,9 +172,9 @@ AccelConfig load_accel_config(const std::string& path, const HardwareLibrary& li
   c.memory.banks = static_cast<int>(positive_int(mem, "banks", c.memory.banks));
   c.memory.ranks = static_cast<int>(positive_int(mem, "ranks", c.memory.ranks));
   c.memory.channels = static_cast<int>(positive_int(mem, "channels", c.memory.channels));
-  if (mem.has("bandwidth_gbps")) c.memory.bandwidth_gbps = positive_num(mem, "bandwidth_gbps", 0);
+  if (mem.has("bandwidth_gbps")) c.memory.bandwidth_gbps = positive_num(mem, "bandwidth_gbps");
   if (mem.has("access_energy_nj"))
-    c.memory.access_energy_nj = positive_num(mem, "access_energy_nj", 0);
+    c.memory.access_energy_nj = positive_num(mem, "access_energy_nj");
   mem.reject_unknown();
 
   if (r.has("sparsity")) {
@@ -136,9 +183,20 @@ AccelConfig load_accel_config(const std::string& path, const HardwareLibrary& li
     c.compress = sp.boolean("compress", c.compress);
     sp.reject_unknown();
   }
+  if (r.has("fpga")) {
+    c.fpga = read_fpga(r.table("fpga"));
+    check_fits_device(c, r);
+  }
   r.reject_unknown();
   validate(c, lib, fmt::format("{} {}", kWhat, path));
   return c;
+}
+
+HardwareLibrary design_library(const std::string& path) {
+  const TomlReader r = TomlReader::from_file(path, kWhat);
+  if (!r.has("library")) return default_hardware_library();
+  return load_hardware_library(library_file(r),
+                               require_shipped_file("hardware/accel/memories.toml"));
 }
 
 ResolvedMemory resolve_memory(const AccelConfig& c, const HardwareLibrary& lib) {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "accel/hardware_library.h"
@@ -26,8 +27,17 @@ struct MainMemory {
   double access_energy_nj = 0;  // 0: from the library, per access of the library's size
 };
 
+// An FPGA design's device (the `[fpga]` table): its MACs are built from DSP slices, its weight
+// and mask buffers from BRAM and its activation buffer from URAM, as `hwt memory` places a
+// step's model state in BRAM and its activations and intermediates in URAM.
+struct FpgaDevice {
+  int64_t dsp_slices = 0, dsps_per_mac = 0;
+  double bram_mb = 0, uram_mb = 0;  // MiB
+};
+
 struct AccelConfig {
   std::string name = "accelerator";
+  std::string library;  // the module library the design names (`library`); empty: the default
   double clock_mhz = 700;
   int technology_nm = 14;
   int word_bits = 20;  // AccelTran: 20-bit fixed point (4 integer + 16 fraction bits)
@@ -51,12 +61,18 @@ struct AccelConfig {
   bool skip_zeros = true;  // pre-sparsity modules: zero-valued MACs are skipped
   bool compress = true;    // post-sparsity modules: data moves compressed with a bit mask
 
+  std::optional<FpgaDevice> fpga;  // set: the design must fit this device
+
   int64_t lanes() const { return pes * lanes_per_pe; }
 };
 
 // Reads and validates a design; errors name the file and key. The library checks that the
 // MAC lane width and the memory organisation exist.
 AccelConfig load_accel_config(const std::string& path, const HardwareLibrary& lib);
+
+// The module library a design file prices its parts with: the file its `library` key names
+// (a path, or a name in hardware/accel/), else the default library.
+HardwareLibrary design_library(const std::string& path);
 void validate(const AccelConfig& c, const HardwareLibrary& lib, const std::string& where);
 
 // The library entry for the design's main memory (bandwidth and energy, overrides applied).

@@ -10,6 +10,7 @@
 #include "accel/fast_model.h"
 #include "accel/sparsity_report.h"
 #include "accel/tile_sim.h"
+#include "core/error.h"
 
 namespace hwt::accel {
 namespace {
@@ -34,31 +35,38 @@ nlohmann::json activity_json(const Activity& a) {
 }
 
 nlohmann::json design_json(const AccelConfig& c) {
-  return {{"name", c.name},
-          {"clock_mhz", c.clock_mhz},
-          {"technology_nm", c.technology_nm},
-          {"word_bits", c.word_bits},
-          {"pes", c.pes},
-          {"mac_lanes_per_pe", c.lanes_per_pe},
-          {"macs_per_lane", c.macs_per_lane},
-          {"softmax_units_per_pe", c.softmax_per_pe},
-          {"layernorm_units_per_pe", c.layernorm_per_pe},
-          {"tile", {c.tile_b, c.tile_x, c.tile_y}},
-          {"dataflow", loop_order_name(c.dataflow)},
-          {"double_buffering", c.double_buffering},
-          {"power_gating", c.power_gating},
-          {"buffers_mb",
-           {{"activation", c.activation_buffer_mb},
-            {"weight", c.weight_buffer_mb},
-            {"mask", c.mask_buffer_mb}}},
-          {"buffer_bandwidth_gbps", c.buffer_bandwidth_gbps},
-          {"memory",
-           {{"type", c.memory.type},
-            {"banks", c.memory.banks},
-            {"ranks", c.memory.ranks},
-            {"channels", c.memory.channels}}},
-          {"skip_zeros", c.skip_zeros},
-          {"compress", c.compress}};
+  nlohmann::json j = {{"name", c.name},
+                      {"clock_mhz", c.clock_mhz},
+                      {"technology_nm", c.technology_nm},
+                      {"word_bits", c.word_bits},
+                      {"pes", c.pes},
+                      {"mac_lanes_per_pe", c.lanes_per_pe},
+                      {"macs_per_lane", c.macs_per_lane},
+                      {"softmax_units_per_pe", c.softmax_per_pe},
+                      {"layernorm_units_per_pe", c.layernorm_per_pe},
+                      {"tile", {c.tile_b, c.tile_x, c.tile_y}},
+                      {"dataflow", loop_order_name(c.dataflow)},
+                      {"double_buffering", c.double_buffering},
+                      {"power_gating", c.power_gating},
+                      {"buffers_mb",
+                       {{"activation", c.activation_buffer_mb},
+                        {"weight", c.weight_buffer_mb},
+                        {"mask", c.mask_buffer_mb}}},
+                      {"buffer_bandwidth_gbps", c.buffer_bandwidth_gbps},
+                      {"memory",
+                       {{"type", c.memory.type},
+                        {"banks", c.memory.banks},
+                        {"ranks", c.memory.ranks},
+                        {"channels", c.memory.channels}}},
+                      {"skip_zeros", c.skip_zeros},
+                      {"compress", c.compress}};
+  if (!c.library.empty()) j["library"] = c.library;
+  if (c.fpga)
+    j["fpga"] = {{"dsp_slices", c.fpga->dsp_slices},
+                 {"dsps_per_mac", c.fpga->dsps_per_mac},
+                 {"bram_mb", c.fpga->bram_mb},
+                 {"uram_mb", c.fpga->uram_mb}};
+  return j;
 }
 
 std::string si(double v, const char* unit) {
@@ -95,6 +103,20 @@ SimResult simulate(const SimWorkload& w, const AccelConfig& c, const HardwareLib
   r.costs = price(r.total, p);
   r.latency_s = r.total.cycles / p.clock_hz;
   return r;
+}
+
+EpochCost epoch_cost(const SimResult& r, int64_t examples) {
+  HWT_CHECK(examples > 0 && r.batch > 0, "an epoch needs examples and a batch");
+  const int64_t steps = (examples + r.batch - 1) / r.batch;
+  const auto n = static_cast<double>(steps);
+  return {examples, steps, n * r.latency_s, n * r.costs.energy_j()};
+}
+
+void to_json(nlohmann::json& j, const EpochCost& e) {
+  j = {{"examples", e.examples},
+       {"steps", e.steps},
+       {"latency_s", e.latency_s},
+       {"energy_j", e.energy_j}};
 }
 
 void to_json(nlohmann::json& j, const SimResult& r) {
@@ -138,6 +160,12 @@ std::string format_result(const SimResult& r, size_t top_ops) {
   s += fmt::format("design {}: {} PEs x {} lanes x {} MACs, tile {}x{}x{}, dataflow {}, {}\n",
                    c.name, c.pes, c.lanes_per_pe, c.macs_per_lane, c.tile_b, c.tile_x, c.tile_y,
                    loop_order_name(c.dataflow), c.memory.type);
+  if (c.fpga)
+    s += fmt::format(
+        "fpga: {} of {} DSP slices ({} per MAC), BRAM {} of {} MiB, URAM {} of {} MiB\n",
+        c.lanes() * c.macs_per_lane * c.fpga->dsps_per_mac, c.fpga->dsp_slices,
+        c.fpga->dsps_per_mac, c.weight_buffer_mb + c.mask_buffer_mb, c.fpga->bram_mb,
+        c.activation_buffer_mb, c.fpga->uram_mb);
   s += fmt::format("workload: {} batch {} x seq {}; {} model\n",
                    r.mode == TraceMode::Train ? "training step" : "inference", r.batch, r.seq,
                    fidelity_name(r.fidelity));

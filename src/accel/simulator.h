@@ -38,7 +38,15 @@ struct SimResult {
 SimResult simulate(const SimWorkload& w, const AccelConfig& c, const HardwareLibrary& lib,
                    Fidelity f, const std::function<void(size_t, size_t)>& progress = nullptr);
 
+// An epoch of `examples` at the simulated batch: ceil(examples / batch) steps like this one.
+struct EpochCost {
+  int64_t examples = 0, steps = 0;
+  double latency_s = 0, energy_j = 0;
+};
+EpochCost epoch_cost(const SimResult& r, int64_t examples);
+
 void to_json(nlohmann::json& j, const SimResult& r);
+void to_json(nlohmann::json& j, const EpochCost& e);
 // A human-readable summary: totals, modules, and the `top_ops` costliest ops.
 std::string format_result(const SimResult& r, size_t top_ops = 12);
 

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
-#include <numeric>
 #include <optional>
 #include <sstream>
 
@@ -24,7 +23,7 @@ struct Opts {
   bool json = false, has_budget = false;  // --budget '' is an error, not "no budget"
 };
 
-// "6MB,22.5MB": the capacities of one or more memories, used together.
+// "6MB" (one memory) or "6MB,22.5MB" (BRAM, URAM; memory_plan.h places the stages).
 std::vector<double> parse_budget(const std::string& list) {
   std::vector<double> out;
   std::stringstream in(list);
@@ -37,8 +36,24 @@ std::vector<double> parse_budget(const std::string& list) {
           list, part);
     out.push_back(*bytes);
   }
-  if (out.empty() || list.back() == ',') fail_input("--budget '{}': give one or more sizes", list);
+  if (out.empty() || out.size() > 2 || list.back() == ',')
+    fail_input("--budget '{}': give one size, or two: BRAM,URAM", list);
   return out;
+}
+
+// The budget's verdict: one memory filled in stage order, or BRAM and URAM each with the stages
+// placed in it (`all` then sums them and names the first stage that overflows its memory).
+struct Budget {
+  std::vector<double> caps;
+  BudgetCheck all;
+  std::optional<SplitBudgetCheck> split;
+};
+
+Budget check(const MemoryPlan& plan, const std::vector<double>& caps) {
+  if (caps.size() == 1) return {caps, check_budget(plan, caps[0]), std::nullopt};
+  const SplitBudgetCheck split = check_split_budget(plan, caps[0], caps[1]);
+  const BudgetCheck all{caps[0] + caps[1], split.bram.needed + split.uram.needed, split.overflow()};
+  return {caps, all, split};
 }
 
 std::string bytes_text(double b) {
@@ -100,15 +115,55 @@ void print_layers(const MemoryPlan& p) {
       "attention and norm backward)\n");
 }
 
-void print_budget(const BudgetCheck& b, const std::vector<double>& caps) {
-  std::vector<std::string> parts;
-  for (double c : caps) parts.push_back(bytes_text(c));
-  fmt::print("\nbudget {} = {}: ", fmt::join(parts, " + "), bytes_text(b.capacity));
-  if (!b.overflow)
-    fmt::print("fits ({} needed)\n", bytes_text(b.needed));
+std::string verdict(const BudgetCheck& b) {
+  if (!b.overflow) return fmt::format("fits ({} needed)", bytes_text(b.needed));
+  return fmt::format("does not fit: {} overflow first ({} needed)", memory_stage_name(*b.overflow),
+                     bytes_text(b.needed));
+}
+
+std::string stages_in(OnChipMemory m) {
+  std::vector<std::string_view> names;
+  for (MemoryStage s : kMemoryStages)
+    if (placed_in(s) == m) names.push_back(memory_stage_name(s));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+void print_budget(const Budget& b) {
+  if (!b.split) {
+    fmt::print("\nbudget {}: {}\n", bytes_text(b.all.capacity), verdict(b.all));
+    return;
+  }
+  fmt::print("\nbudget BRAM {} + URAM {}:\n", bytes_text(b.caps[0]), bytes_text(b.caps[1]));
+  for (OnChipMemory m : kOnChipMemories)
+    fmt::print("  {} ({}): {}\n", on_chip_memory_name(m), stages_in(m), verdict(b.split->of(m)));
+  if (b.all.overflow)
+    fmt::print("does not fit: {} overflow first (in {})\n", memory_stage_name(*b.all.overflow),
+               on_chip_memory_name(placed_in(*b.all.overflow)));
   else
-    fmt::print("does not fit: {} overflow first ({} needed in all)\n",
-               memory_stage_name(*b.overflow), bytes_text(b.needed));
+    fmt::print("fits\n");
+}
+
+nlohmann::json check_json(const BudgetCheck& c) {
+  nlohmann::json j = {{"capacity", c.capacity}, {"needed", c.needed}, {"fits", !c.overflow}};
+  j["overflow"] = c.overflow ? nlohmann::json(stage_key(*c.overflow)) : nlohmann::json();
+  return j;
+}
+
+nlohmann::json budget_json(const Budget& b) {
+  nlohmann::json j = check_json(b.all);
+  j["capacities"] = b.caps;
+  if (b.split) {
+    j["memories"] = nlohmann::json::array();
+    for (OnChipMemory m : kOnChipMemories) {
+      nlohmann::json mj = check_json(b.split->of(m));
+      mj["memory"] = on_chip_memory_name(m);
+      mj["stages"] = nlohmann::json::array();
+      for (MemoryStage s : kMemoryStages)
+        if (placed_in(s) == m) mj["stages"].push_back(stage_key(s));
+      j["memories"].push_back(mj);
+    }
+  }
+  return j;
 }
 
 // The totals at fp32, bf16 and the run's precision, for the model as configured and, when it
@@ -137,8 +192,7 @@ std::vector<Column> precision_columns(const StepSpec& spec, const MemoryPlan& pl
 }
 
 void print_json(const std::string& config, const StepSpec& spec, const MemoryPlan& plan,
-                const std::vector<Column>& columns, const std::vector<double>& caps,
-                const BudgetCheck* budget) {  // null: no --budget
+                const std::vector<Column>& columns, const Budget* budget) {  // null: no --budget
   nlohmann::json j = {{"config", config},
                       {"batch", spec.batch},
                       {"seq", spec.seq},
@@ -151,14 +205,7 @@ void print_json(const std::string& config, const StepSpec& spec, const MemoryPla
     if (c.models.size() > 1) col["dense"] = plan_json(c.models[1], false);
     j["precisions"].push_back(col);
   }
-  if (budget) {
-    j["budget"] = {{"capacities", caps},
-                   {"capacity", budget->capacity},
-                   {"needed", budget->needed},
-                   {"fits", !budget->overflow}};
-    j["budget"]["overflow"] =
-        budget->overflow ? nlohmann::json(stage_key(*budget->overflow)) : nlohmann::json();
-  }
+  if (budget) j["budget"] = budget_json(*budget);
   fmt::print("{}\n", j.dump(1));
 }
 
@@ -174,11 +221,11 @@ void run(const Opts& o) {
   const MemoryPlan plan = plan_memory(spec);
 
   const std::vector<Column> columns = precision_columns(spec, plan);
-  BudgetCheck check;
-  if (!caps.empty()) check = check_budget(plan, std::accumulate(caps.begin(), caps.end(), 0.0));
-  const BudgetCheck* budget = caps.empty() ? nullptr : &check;
+  const std::optional<Budget> checked =
+      caps.empty() ? std::nullopt : std::optional<Budget>(check(plan, caps));
+  const Budget* budget = checked ? &*checked : nullptr;
 
-  if (o.json) return print_json(o.config.config, spec, plan, columns, caps, budget);
+  if (o.json) return print_json(o.config.config, spec, plan, columns, budget);
   fmt::print("{} at {}, batch {} x seq {}: {} parameters{}\n\n", o.config.config,
              precision_name(plan.precision), spec.batch, spec.seq, plan.parameters,
              plan.tensor_train ? " (tensor train)" : "");
@@ -191,7 +238,7 @@ void run(const Opts& o) {
     for (const Column& c : columns) fmt::print(" {:>12}", bytes_text(c.models[m].allocated));
     fmt::print("\n");
   }
-  if (budget) print_budget(*budget, caps);
+  if (budget) print_budget(*budget);
 }
 
 }  // namespace
@@ -205,8 +252,8 @@ void add_memory_command(CLI::App& app) {
                   "fp32, tf32, bf16, fp16 or fp8 (default: train.precision)");
   CLI::Option* budget = cmd->add_option(
       "--budget", o->budget,
-      "Memory capacities, comma-separated (6MB,22.5MB): does the step fit, and which "
-      "stage overflows first");
+      "One memory (28.5MB), or BRAM,URAM (6MB,22.5MB: model state in BRAM, activations and "
+      "intermediates in URAM): does the step fit, and which stage overflows first");
   cmd->add_flag("--json", o->json, "Print the plan as JSON");
   cmd->callback([o, budget] {
     o->has_budget = budget->count() > 0;

@@ -28,6 +28,7 @@ struct Opts {
   ConfigOptions config;
   std::string accel = "edge", sweep, out, mode = "train";
   uint64_t samples = 2000, seed = 1;
+  std::optional<int64_t> epoch_examples;
   std::optional<double> act, weight, grad;  // set: given on the command line
   std::string sparsity_file;
   bool dense = false, detailed = false, json = false, quiet = false;
@@ -73,10 +74,12 @@ SimWorkload trace(RunConfig c, const Opts& o, int64_t batch) {
 }
 
 void run_single(const Opts& o) {
+  if (o.epoch_examples && *o.epoch_examples < 1)
+    fail_input("--epoch-examples {} must be a positive number of examples", *o.epoch_examples);
   const RunConfig c = o.config.load();
-  const HardwareLibrary& lib = default_hardware_library();
-  const AccelConfig design =
-      load_accel_config(resolve_named_file(o.accel, "hardware/accel/designs", "--accel"), lib);
+  const std::string path = resolve_named_file(o.accel, "hardware/accel/designs", "--accel");
+  const HardwareLibrary lib = design_library(path);
+  const AccelConfig design = load_accel_config(path, lib);
   const SimWorkload w = trace(c, o, o.config.batch);
   const auto t0 = Clock::now();
   auto last = t0;
@@ -89,20 +92,28 @@ void run_single(const Opts& o) {
   };
   const SimResult r =
       simulate(w, design, lib, o.detailed ? Fidelity::Detailed : Fidelity::Fast, progress);
-  const nlohmann::json j = r;
+  nlohmann::json j = r;
+  std::string epoch;
+  if (o.epoch_examples) {
+    const EpochCost e = epoch_cost(r, *o.epoch_examples);
+    j["epoch"] = e;
+    epoch = fmt::format("\nepoch of {} examples ({} steps): latency {:.4g} s, energy {:.4g} J\n",
+                        e.examples, e.steps, e.latency_s, e.energy_j);
+  }
   if (!o.out.empty()) {
     write_output_file(o.out, "sim.json", j.dump(1) + "\n");
-    write_output_file(o.out, "sim.txt", format_result(r, r.ops.size()));
+    write_output_file(o.out, "sim.txt", format_result(r, r.ops.size()) + epoch);
   }
   if (o.json)
     fmt::print("{}\n", j.dump(1));
   else
-    fmt::print("{}", format_result(r));
+    fmt::print("{}{}", format_result(r), epoch);
   if (!o.out.empty() && !o.json) fmt::print("\nwrote {0}/sim.json, {0}/sim.txt\n", o.out);
 }
 
 void run_sweep_command(const Opts& o) {
   if (o.out.empty()) fail_input("--sweep needs --out DIR for its CSV and plots");
+  if (o.epoch_examples) fail_input("--epoch-examples is for one design, not with --sweep");
   const RunConfig c = o.config.load();
   const HardwareLibrary& lib = default_hardware_library();
   const DesignSpace space =
@@ -170,7 +181,7 @@ void add_sim_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   add_step_options(cmd, o->config);
   cmd->add_option("--accel", o->accel,
-                  "Accelerator TOML, or a design in hardware/accel/designs (edge, server)")
+                  "Accelerator TOML, or a design in hardware/accel/designs (edge, server, u50)")
       ->capture_default_str();
   cmd->add_option("--sweep", o->sweep,
                   "Design-space TOML, or a space in hardware/accel/spaces (acceltran)");
@@ -185,6 +196,8 @@ void add_sim_command(CLI::App& app) {
                   "Fraction of zero weights (default 0.5, AccelTran's; with --sparsity: 0)");
   cmd->add_option("--grad-sparsity", o->grad,
                   "Fraction of zero gradients (default 0.9, AccelTran's; with --sparsity: 0)");
+  cmd->add_option("--epoch-examples", o->epoch_examples,
+                  "Examples in an epoch: also give its latency and energy (steps of --batch)");
   cmd->add_flag("--dense", o->dense, "No sparsity at all (overrides the three above)");
   cmd->add_flag("--detailed", o->detailed, "Tile-level simulation instead of the fast model");
   cmd->add_option("--samples", o->samples, "Designs to sample in a sweep (0: all)")

@@ -122,14 +122,39 @@ MemoryPlan plan_memory(const StepSpec& s) {
   return plan;
 }
 
-BudgetCheck check_budget(const MemoryPlan& plan, double capacity) {
+namespace {
+
+// Fills a capacity with the plan's stages that `keep` selects, in stage order.
+template <class Keep>
+BudgetCheck fill(const MemoryPlan& plan, double capacity, Keep keep) {
   BudgetCheck c;
   c.capacity = capacity;
   for (MemoryStage st : kMemoryStages) {
+    if (!keep(st)) continue;
     c.needed += plan.total[st];
     if (!c.overflow && c.needed > capacity) c.overflow = st;
   }
   return c;
+}
+
+}  // namespace
+
+BudgetCheck check_budget(const MemoryPlan& plan, double capacity) {
+  return fill(plan, capacity, [](MemoryStage) { return true; });
+}
+
+std::string_view on_chip_memory_name(OnChipMemory m) {
+  return m == OnChipMemory::Bram ? "BRAM" : "URAM";
+}
+
+OnChipMemory placed_in(MemoryStage s) {
+  const bool step = s == MemoryStage::Activations || s == MemoryStage::Intermediates;
+  return step ? OnChipMemory::Uram : OnChipMemory::Bram;
+}
+
+SplitBudgetCheck check_split_budget(const MemoryPlan& plan, double bram, double uram) {
+  const auto in = [](OnChipMemory m) { return [m](MemoryStage s) { return placed_in(s) == m; }; };
+  return {fill(plan, bram, in(OnChipMemory::Bram)), fill(plan, uram, in(OnChipMemory::Uram))};
 }
 
 }  // namespace hwt

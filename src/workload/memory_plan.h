@@ -65,4 +65,26 @@ struct BudgetCheck {
 };
 BudgetCheck check_budget(const MemoryPlan& plan, double capacity);
 
+// The two on-chip memories of Tian et al.'s FPGA (an Alveo U50: < 6 MB BRAM, 22.5 MB URAM).
+// Placement rule: the model's state, which lives from step to step (parameters, gradients,
+// optimizer state), in BRAM; what one step makes and drops (activations, intermediates) in the
+// larger URAM. The paper trains one sequence per step with all of it on chip; its TT model
+// state is small and its activations are not, so this is the split under which that fits.
+enum class OnChipMemory : uint8_t { Bram, Uram };
+inline constexpr std::array<OnChipMemory, 2> kOnChipMemories = {OnChipMemory::Bram,
+                                                                OnChipMemory::Uram};
+std::string_view on_chip_memory_name(OnChipMemory m);
+OnChipMemory placed_in(MemoryStage s);
+
+// check_budget per memory, each filled with the stages placed in it, in stage order.
+struct SplitBudgetCheck {
+  BudgetCheck bram, uram;
+  const BudgetCheck& of(OnChipMemory m) const { return m == OnChipMemory::Bram ? bram : uram; }
+  // The first stage, in stage order, that overflows its memory; none: both fit.
+  std::optional<MemoryStage> overflow() const {
+    return bram.overflow ? bram.overflow : uram.overflow;
+  }
+};
+SplitBudgetCheck check_split_budget(const MemoryPlan& plan, double bram, double uram);
+
 }  // namespace hwt
