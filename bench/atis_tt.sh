@@ -30,7 +30,7 @@ out=$(readlink -m "$out")
 cpu_steps=${CPU_STEPS:-20}
 mkdir -p "$out"
 cd "$(dirname "$0")/.."  # the configs' data paths are relative to the repository root
-py=/usr/bin/python3
+py=${PYTHON:-/usr/bin/python3}  # numpy-free parsing only
 
 echo "{\"date\": \"$(date -u +%FT%TZ)\", \"hwt\": \"$hwt\", \"cpu\": \"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)\"}"
 
