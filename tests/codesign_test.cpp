@@ -493,13 +493,16 @@ TEST(CodesignCli, TrainsReportsAndResumes) {
 TEST(CodesignCli, BadInputIsOneLineAndTrainsNothing) {
   TempDir d{"codesign_cli_bad"};
   d.write("space.toml", "[model]\nlayers = [1]\nhidden = [64]\nheads = [3]\nffn = [128]\n");
+  d.write("tt_space.toml", "[model]\nlayers = [1]\nhidden = [32]\nheads = [4]\nffn = [64]\n");
   for (const auto& [extra, needle] :
        {std::pair<std::string, std::string>{"--space " + (d / "space.toml"),
                                             "shape L1-H64-A3-F128 cannot be built"},
         {"--runs 0", "--runs 0 must be at least 1"},
         {"--mode best", "--mode must be pareto or weighted"},
         {"--space nope", "--space 'nope'"},
-        {"--steps 0", "--steps 0 must be at least 1"}}) {
+        {"--steps 0", "--steps 0 must be at least 1"},
+        {"--config tt_tiny --set model.prune.tau_train=1e-3 --space " + (d / "tt_space.toml"),
+         "maps onto dense blocks only"}}) {
     const test::CliResult r =
         test::run_hwt("codesign --out " + (d / "out") + " " + extra + " --quiet", d);
     EXPECT_EQ(r.exit_code, 2) << extra << ": " << r.err;

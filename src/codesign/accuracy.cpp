@@ -48,6 +48,12 @@ TrainingSource::TrainingSource(RunConfig base, int64_t steps, std::string runs_d
   if (steps < 1) fail_input("--steps {} must be at least 1", steps);
   if (base_.model.head == Task::Lm)
     fail_input("codesign needs a task with an accuracy; model.head = lm has none");
+  // Checked before anything trains: the hardware side could not use the runs' measurements.
+  if (base_.model.prune.any() &&
+      (base_.model.tt.attention.enabled() || base_.model.tt.ffn.enabled()))
+    fail_input(
+        "codesign with model.prune.* simulates each run's measured sparsity, which maps onto "
+        "dense blocks only: leave model.tt.attention and model.tt.ffn empty");
   base_.train.max_steps = steps;
 }
 
