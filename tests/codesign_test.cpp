@@ -3,13 +3,17 @@
 // run cache after a kill, space-file errors, and one short end-to-end run of the command.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 
 #include "accel/accel_config.h"
 #include "accel/design_space.h"
+#include "accel/sweep.h"
 #include "cli_util.h"
 #include "codesign/report.h"
 #include "codesign/search.h"
@@ -60,11 +64,26 @@ class FakeSource : public AccuracySource {
   TrainedRun run(const ModelShape& s) override {
     calls.push_back(s);
     const double a = synthetic_accuracy(s);
-    return {s, a, a, 0.0, 10, 1000, "fake"};
+    return {s, a, a, 0.0, 10, 1000, "fake", sparsity};
   }
   std::string settings() const override { return "synthetic"; }
   std::vector<ModelShape> calls;
+  std::optional<RunSparsity> sparsity;  // every run's, as if each had pruned
 };
+
+// A pruned run's sparsity.json with `fraction` zeros at every training point, read back.
+RunSparsity crafted_sparsity(const TempDir& dir, double fraction) {
+  nlohmann::json points = nlohmann::json::object();
+  for (const char* p : {"grad.attn.qkv", "grad.attn.out", "grad.mlp.fc1", "grad.mlp.fc2",
+                        "param_grads", "param_grads.linear"})
+    points[p] = {{"zeros", 0}, {"elements", 0}, {"sparsity", fraction}};
+  const std::string name = fmt::format("sparsity_{}.json", fraction);
+  dir.write(name,
+            nlohmann::json{
+                {"tau_infer", 0}, {"tau_train", 1e-3}, {"tau_act_grad", 1e-4}, {"points", points}}
+                .dump());
+  return read_run_sparsity(dir / name);
+}
 
 class Codesign : public ::testing::Test {
  protected:
@@ -239,6 +258,109 @@ TEST_F(Codesign, CacheRefusesOtherSettingsAndMalformedLines) {
   EXPECT_THROW(RunCache(dir / "bad.jsonl", "synthetic"), InputError);
 }
 
+// A shape whose run measured its sparsity is simulated with exactly that sparsity (a heavier
+// one costs less), every other shape with AccelTran's constants.
+TEST_F(Codesign, EvaluatorSimulatesAShapeWithItsRunsMeasuredSparsity) {
+  HardwareEvaluator hw = in.make_hardware(1000);
+  const ModelShape shape = in.space.shape(3), other = in.space.shape(0);
+  const uint64_t design = 5;
+  const HwMetrics constants = hw.evaluate(shape, design);
+  EXPECT_EQ(hw.sparsity_source(shape), "AccelTran's constants");
+  const RunSparsity light = crafted_sparsity(dir, 0.1), heavy = crafted_sparsity(dir, 0.95);
+  hw.use_measured(shape, light);
+  const HwMetrics l = hw.evaluate(shape, design);
+  hw.use_measured(shape, heavy);
+  const HwMetrics h = hw.evaluate(shape, design);
+  EXPECT_EQ(hw.sparsity_source(shape), "measured in " + (dir / "sparsity_0.95.json"));
+
+  int64_t batch = 0;
+  const accel::AccelConfig d = hw.space().design(design, &batch);
+  RunConfig c = shape.apply(base);
+  c.model.vocab_size = 1000;
+  const accel::SweepPoint want = accel::evaluate_design(
+      d, batch,
+      accel::trace_sim_workload(c, batch, 0, TraceMode::Train, accel::Sparsity::measured_in(heavy)),
+      lib);
+  EXPECT_DOUBLE_EQ(h.latency_s, want.latency_per_seq());
+  EXPECT_DOUBLE_EQ(h.dynamic_j, want.dynamic_j / static_cast<double>(batch));
+  EXPECT_LT(h.latency_s, l.latency_s);
+  EXPECT_LT(h.energy_j(), l.energy_j());
+  EXPECT_NE(l.latency_s, constants.latency_s);
+  EXPECT_EQ(h.area_mm2, constants.area_mm2);  // sparsity changes the work, not the chip
+
+  EXPECT_EQ(hw.sparsity_source(other), "AccelTran's constants");
+  EXPECT_DOUBLE_EQ(hw.evaluate(other, design).latency_s,
+                   in.make_hardware(1000).evaluate(other, design).latency_s);
+}
+
+// A search whose runs pruned reports every pair with its run's sparsity, keeps that sparsity in
+// the cache, and a resumed search simulates the cached runs with it (the source now measures
+// nothing): the same pairs, the same numbers.
+TEST_F(Codesign, RunsKeepTheirMeasuredSparsityThroughTheCache) {
+  FakeSource pruned;
+  pruned.sparsity = crafted_sparsity(dir, 0.95);
+  const SearchResult first = search(pruned, small_options(Goal::Pareto, 5));
+  const std::string source = "measured in " + (dir / "sparsity_0.95.json");
+  EXPECT_EQ(first.chosen.sparsity, source);
+  EXPECT_EQ(first.baseline.sparsity, source);
+  for (const ReportedPair& p : first.front) EXPECT_EQ(p.sparsity, source) << p.shape.key();
+
+  HardwareEvaluator hw = in.make_hardware(1000);
+  hw.use_measured(first.chosen.shape, *pruned.sparsity);
+  EXPECT_DOUBLE_EQ(first.chosen.metrics.hw.latency_s,
+                   hw.evaluate(first.chosen.shape, first.chosen.design_index).latency_s);
+  EXPECT_NE(
+      first.chosen.metrics.hw.latency_s,
+      in.make_hardware(1000).evaluate(first.chosen.shape, first.chosen.design_index).latency_s);
+
+  const RunCache cache(dir / "runs.jsonl", "synthetic");
+  ASSERT_EQ(cache.runs().size(), 5u);
+  for (const TrainedRun& r : cache.runs()) {
+    ASSERT_TRUE(r.sparsity) << r.shape.key();
+    EXPECT_EQ(r.sparsity->path, dir / "sparsity_0.95.json");
+    EXPECT_EQ(r.sparsity->thresholds.tau_train, 1e-3);
+    EXPECT_EQ(r.sparsity->fraction, pruned.sparsity->fraction);
+  }
+
+  FakeSource unpruned;
+  const SearchResult resumed = search(unpruned, small_options(Goal::Pareto, 5));
+  EXPECT_TRUE(unpruned.calls.empty());
+  EXPECT_EQ(resumed.chosen.shape, first.chosen.shape);
+  EXPECT_EQ(resumed.chosen.design_index, first.chosen.design_index);
+  EXPECT_EQ(resumed.chosen.sparsity, source);
+  EXPECT_DOUBLE_EQ(resumed.chosen.metrics.hw.latency_s, first.chosen.metrics.hw.latency_s);
+  EXPECT_DOUBLE_EQ(resumed.baseline.metrics.hw.energy_j(), first.baseline.metrics.hw.energy_j());
+}
+
+// Cache lines written before runs kept their sparsity still load (without one: constants); a
+// bad sparsity in a line is one error naming the line.
+TEST_F(Codesign, CacheLoadsLinesWithoutSparsityAndRejectsBadOnes) {
+  FakeSource src;
+  src.sparsity = crafted_sparsity(dir, 0.5);
+  nlohmann::json with = to_json(src.run(in.space.shape(1)));
+  with["settings"] = "synthetic";
+  nlohmann::json old = with;
+  old.erase("sparsity");
+  old["shape"]["layers"] = 2;
+  dir.write("mixed.jsonl", old.dump() + "\n" + with.dump() + "\n");
+  const RunCache cache(dir / "mixed.jsonl", "synthetic");
+  ASSERT_EQ(cache.runs().size(), 2u);
+  EXPECT_FALSE(cache.runs()[0].sparsity);
+  ASSERT_TRUE(cache.runs()[1].sparsity);
+  EXPECT_EQ(cache.runs()[1].sparsity->fraction, src.sparsity->fraction);
+
+  with["sparsity"]["points"]["param_grads"]["sparsity"] = 1.5;
+  dir.write("bad.jsonl", old.dump() + "\n" + with.dump() + "\n");
+  try {
+    RunCache(dir / "bad.jsonl", "synthetic");
+    FAIL() << "bad sparsity accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.jsonl:2: points.param_grads.sparsity 1.5"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(CodesignSurrogate, FitsAKnownFunctionWithBoundedError) {
   auto f = [](const std::vector<double>& x) {
     return 0.9 + 0.04 * x[0] - 0.03 * (x[1] - 0.5) * (x[1] - 0.5) + 0.02 * std::sin(2 * x[2]) +
@@ -295,6 +417,23 @@ TEST(CodesignSpace, RejectsBadFiles) {
                      "shape L1-H96-A64-F128 cannot be built");
   expect_space_error("name = \"x\"\n", "model");
   expect_space_error("[model\n", "s.toml:1");
+  expect_space_error(ok + "[prune]\ntau_train = -1e-3\n", "prune.tau_train must be at least 0");
+  expect_space_error(ok + "[prune]\ntau = 1e-3\n", "tau");
+}
+
+// [prune] sets the thresholds every run trains with; the config's stand where it is silent.
+TEST(CodesignSpace, PruneTableSetsTheRunsThresholds) {
+  TempDir d{"codesign_space_prune"};
+  d.write("s.toml",
+          "[model]\nlayers = [1]\nhidden = [64]\nheads = [2]\nffn = [128]\n"
+          "[prune]\ntau_train = 1e-3\ntau_act_grad = 0\n");
+  RunConfig base;
+  base.model.prune.tau_infer = 0.05;
+  base.model.prune.tau_act_grad = 1e-4;
+  const RunConfig c = load_model_space(d / "s.toml", base).pruned(base);
+  EXPECT_EQ(c.model.prune.tau_train, 1e-3);
+  EXPECT_EQ(c.model.prune.tau_act_grad, 0.0);
+  EXPECT_EQ(c.model.prune.tau_infer, 0.05);
 }
 
 TEST(CodesignSpace, ShippedSpacesLoad) {
@@ -311,7 +450,9 @@ TEST(CodesignSpace, ShippedSpacesLoad) {
 TEST(CodesignCli, TrainsReportsAndResumes) {
   TempDir d{"codesign_cli"};
   d.write("train.tsv", test::tiny_sentiment_tsv(120, 1));
-  d.write("space.toml", "[model]\nlayers = [1]\nhidden = [16, 32]\nheads = [2]\nffn = [32]\n");
+  d.write("space.toml",
+          "[model]\nlayers = [1]\nhidden = [16, 32]\nheads = [2]\nffn = [32]\n"
+          "[prune]\ntau_train = 1e-3\n");
   const std::string args =
       "codesign --space " + (d / "space.toml") + " --out " + (d / "out") +
       " --set data.format=tsv --set data.path=" + (d / "train.tsv") +
@@ -329,6 +470,12 @@ TEST(CodesignCli, TrainsReportsAndResumes) {
   EXPECT_EQ(j["runs_trained"], 3);
   EXPECT_EQ(j["runs"].size(), 3u);
   EXPECT_GT(j["chosen"]["accuracy"].get<double>(), 0);
+  // The space file's DynaProp threshold: every run pruned and is simulated with what it measured.
+  EXPECT_EQ(j["search"]["prune"]["tau_train"], 1e-3);
+  for (const char* pair : {"chosen", "baseline"})
+    EXPECT_EQ(j[pair]["sparsity"].get<std::string>().rfind("measured in ", 0), 0u) << pair;
+  for (const nlohmann::json& run : j["runs"])
+    EXPECT_GT(run["sparsity"]["points"]["param_grads.linear"]["sparsity"].get<double>(), 0);
   // Each run keeps its report; its checkpoints go once the accuracy is read.
   const std::filesystem::path baseline_run = d.path() / "out" / "runs" / "L1-H16-A2-F64";
   EXPECT_TRUE(std::filesystem::exists(baseline_run / "run.json"));
@@ -340,18 +487,22 @@ TEST(CodesignCli, TrainsReportsAndResumes) {
   const nlohmann::json j2 = nlohmann::json::parse(test::slurp(d.path() / "out" / "codesign.json"));
   EXPECT_EQ(j2["runs_trained"], 0);
   EXPECT_EQ(j2["runs_cached"], 3);
+  EXPECT_EQ(j2["chosen"], j["chosen"]);
 }
 
 TEST(CodesignCli, BadInputIsOneLineAndTrainsNothing) {
   TempDir d{"codesign_cli_bad"};
   d.write("space.toml", "[model]\nlayers = [1]\nhidden = [64]\nheads = [3]\nffn = [128]\n");
+  d.write("tt_space.toml", "[model]\nlayers = [1]\nhidden = [32]\nheads = [4]\nffn = [64]\n");
   for (const auto& [extra, needle] :
        {std::pair<std::string, std::string>{"--space " + (d / "space.toml"),
                                             "shape L1-H64-A3-F128 cannot be built"},
         {"--runs 0", "--runs 0 must be at least 1"},
         {"--mode best", "--mode must be pareto or weighted"},
         {"--space nope", "--space 'nope'"},
-        {"--steps 0", "--steps 0 must be at least 1"}}) {
+        {"--steps 0", "--steps 0 must be at least 1"},
+        {"--config tt_tiny --set model.prune.tau_train=1e-3 --space " + (d / "tt_space.toml"),
+         "maps onto dense blocks only"}}) {
     const test::CliResult r =
         test::run_hwt("codesign --out " + (d / "out") + " " + extra + " --quiet", d);
     EXPECT_EQ(r.exit_code, 2) << extra << ": " << r.err;

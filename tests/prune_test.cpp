@@ -1,6 +1,7 @@
 // Runtime pruning (model.prune, docs/training.md): the CPU op against a direct loop, the
 // thresholds' config errors, DynaTran touching inference only, DynaProp zeroing exactly the
-// small gradients the optimizer sees, and the sparsity a run writes.
+// small gradients the optimizer sees (and counting the dense layers' weights apart), and the
+// sparsity a run writes.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -203,11 +204,75 @@ TEST(DynaProp, ZeroesExactlyTheSmallGradientsBeforeTheOptimizer) {
   }
   for (float g : grads) zeros += g == 0.0f;
   EXPECT_GT(pruned, n / 100);
+  // param_grads.linear: the dense layers' weight matrices (decayed, named *.weight; norms'
+  // weights are not decayed), without embeddings, norms and biases.
+  uint64_t linear_zeros = 0, linear_elements = 0;
+  for (const ParamInfo& info : model.params().infos()) {
+    const std::string& name = info.name;
+    if (!info.decay || name.size() < 7 || name.compare(name.size() - 7, 7, ".weight") != 0)
+      continue;
+    for (int64_t i = info.offset; i < info.offset + info.shape.numel(); ++i)
+      linear_zeros += grads[static_cast<size_t>(i)] == 0.0f;
+    linear_elements += static_cast<uint64_t>(info.shape.numel());
+  }
   const std::vector<PruneCount> counts = model.pruning()->counts();
-  ASSERT_EQ(counts.size(), 1u);
+  ASSERT_EQ(counts.size(), 2u);
   EXPECT_EQ(counts[0].point, PrunePoint::ParamGrads);
   EXPECT_EQ(counts[0].zeros, zeros);
   EXPECT_EQ(counts[0].elements, n);
+  EXPECT_EQ(counts[1].point, PrunePoint::LinearWeightGrads);
+  EXPECT_EQ(counts[1].zeros, linear_zeros);
+  EXPECT_EQ(counts[1].elements, linear_elements);
+  EXPECT_GT(linear_elements, n / 2);  // the blocks' and the head's matrices...
+  EXPECT_LT(linear_elements, n);      // ... without the embeddings, norms and biases
+  EXPECT_NE(counts[1].sparsity(), counts[0].sparsity());
+}
+
+// On crafted gradients, param_grads.linear counts exactly the Linear weights' elements of the
+// part it is given, also a ZeRO-1 shard that starts and ends inside them; param_grads counts
+// every element, and the pruning itself is the same as over one piece.
+TEST(DynaProp, CountsLinearWeightsApartOnAnyShard) {
+  CpuBackend be(1);
+  ParamStore ps;
+  ps.add("embed", Shape{4, 2}, true, Init::Zeros);                            // elements 0-7
+  ps.mark_linear_weight(ps.add("a.weight", Shape{2, 3}, true, Init::Zeros));  // 8-13
+  ps.mark_linear_weight(ps.add("b.weight", Shape{3, 2}, true, Init::Zeros));  // 14-19
+  ps.add("table", Shape{2, 2}, true, Init::Zeros);                            // 20-23
+  ps.add("b.bias", Shape{2}, false, Init::Zeros);                             // 24-25
+  ps.allocate(be, DType::F32);
+  ASSERT_EQ(ps.count(), 26);
+  const float tau = 0.1f;
+  std::vector<float> host(26);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = i % 3 == 0 ? 0.05f : 1.0f;  // 9 small
+  for (const auto& [first, size] : {std::pair<int64_t, int64_t>{0, 26}, {5, 12}, {10, 16}}) {
+    be.upload(ps.grads_flat(), host.data());
+    PruneConfig cfg;
+    cfg.tau_train = tau;
+    Pruning pruning(cfg, be, ps);
+    pruning.param_grads(ps.grads_flat().flat_slice(first, size), first, {});
+    std::vector<float> got(26);
+    be.download(got.data(), ps.grads_flat());
+    uint64_t zeros = 0, linear_zeros = 0, linear = 0;
+    for (int64_t i = 0; i < 26; ++i) {
+      const auto k = static_cast<size_t>(i);
+      const bool inside = i >= first && i < first + size;
+      EXPECT_EQ(got[k], inside && host[k] < tau ? 0.0f : host[k]) << i;
+      if (!inside) continue;
+      zeros += got[k] == 0.0f;
+      if (i >= 8 && i < 20) {
+        ++linear;
+        linear_zeros += got[k] == 0.0f;
+      }
+    }
+    const std::vector<PruneCount> c = pruning.counts();
+    ASSERT_EQ(c.size(), 2u) << first;
+    EXPECT_EQ(c[0].point, PrunePoint::ParamGrads);
+    EXPECT_EQ(c[0].zeros, zeros) << first;
+    EXPECT_EQ(c[0].elements, static_cast<uint64_t>(size)) << first;
+    EXPECT_EQ(c[1].point, PrunePoint::LinearWeightGrads);
+    EXPECT_EQ(c[1].zeros, linear_zeros) << first;
+    EXPECT_EQ(c[1].elements, linear) << first;
+  }
 }
 
 // A run with DynaTran trains the same weights as one without (training never prunes), logs
@@ -238,14 +303,21 @@ TEST(PruneRun, DynaTranLeavesTrainingAloneAndWritesSparsity) {
 
   const auto s = nlohmann::json::parse(test::slurp(dir.path() / "pruned/sparsity.json"));
   EXPECT_EQ(s["tau_infer"], 0.02);
-  for (const char* p :
-       {"attn.qkv", "attn.context", "attn.out", "mlp.fc1", "mlp.fc2", "param_grads"}) {
+  for (const char* p : {"attn.qkv", "attn.context", "attn.out", "mlp.fc1", "mlp.fc2", "param_grads",
+                        "param_grads.linear"}) {
     ASSERT_TRUE(s["points"].contains(p)) << p;
     const auto& e = s["points"][p];
     EXPECT_DOUBLE_EQ(e["sparsity"].get<double>(),
                      e["zeros"].get<double>() / e["elements"].get<double>());
   }
   EXPECT_GT(s["overall"]["sparsity"].get<double>(), 0.0);
+  // param_grads.linear is a part of param_grads: the overall fraction counts it once.
+  uint64_t elements = 0;
+  for (const auto& [name, e] : s["points"].items())
+    if (name != "param_grads.linear") elements += e["elements"].get<uint64_t>();
+  EXPECT_EQ(s["overall"]["elements"].get<uint64_t>(), elements);
+  EXPECT_LT(s["points"]["param_grads.linear"]["elements"].get<uint64_t>(),
+            s["points"]["param_grads"]["elements"].get<uint64_t>());
   std::istringstream lines(test::slurp(dir.path() / "pruned/metrics.jsonl"));
   int logged = 0;
   for (std::string l; std::getline(lines, l);) {

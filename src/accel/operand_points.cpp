@@ -39,7 +39,7 @@ GemmPoints linear_points(GemmRole role, const LayerPoints& l) {
     case GemmRole::LinearInputGrad:
       return {l.dy, std::nullopt, l.dx};
     case GemmRole::LinearWeightGrad:
-      return {l.dy, std::nullopt, PrunePoint::ParamGrads};
+      return {l.dy, std::nullopt, PrunePoint::LinearWeightGrads};
     default:
       return {};
   }
@@ -81,6 +81,7 @@ bool point_applies(PrunePoint p, TraceMode mode) {
     case PrunePoint::Fc1Grad:
     case PrunePoint::Fc2Grad:
     case PrunePoint::ParamGrads:
+    case PrunePoint::LinearWeightGrads:
       return mode == TraceMode::Train;
   }
   return false;

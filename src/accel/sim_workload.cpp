@@ -4,6 +4,7 @@
 
 #include "accel/operand_points.h"
 #include "core/error.h"
+#include "train/sparsity_log.h"
 
 namespace hwt::accel {
 namespace {
@@ -135,6 +136,14 @@ void add_stages(const OpRecord& r, const Sparsity& s, const std::vector<GemmPoin
 }
 
 }  // namespace
+
+Sparsity Sparsity::measured_in(const RunSparsity& run) {
+  Sparsity s{0, 0, 0, "not pruned by the run", "not pruned by the run", "not pruned by the run"};
+  s.measured = run.fraction;
+  s.measured_file = run.path;
+  s.measured_thresholds = run.thresholds;
+  return s;
+}
 
 bool Sparsity::any_measured() const {
   for (const std::optional<double>& v : measured)

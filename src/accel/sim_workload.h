@@ -16,6 +16,10 @@
 #include "model/pruning.h"
 #include "workload/trace_step.h"
 
+namespace hwt {
+struct RunSparsity;
+}
+
 namespace hwt::accel {
 
 // Fractions of zeros. Every tensor takes its operand role's constant (defaults: AccelTran's,
@@ -34,6 +38,9 @@ struct Sparsity {
 
   static constexpr const char* kDefaultSource = "AccelTran's constant";
   static Sparsity dense() { return {0, 0, 0, "--dense", "--dense", "--dense"}; }
+  // A run's measurements (train/sparsity_log.h), every tensor the run did not prune dense:
+  // nothing is guessed (docs/sim.md).
+  static Sparsity measured_in(const RunSparsity& run);
   bool any_measured() const;
 };
 

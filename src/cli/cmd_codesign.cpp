@@ -33,11 +33,12 @@ Goal parse_mode(const std::string& m) {
 void run(Opts o) {
   if (o.out.empty()) fail_input("codesign needs --out DIR (its cache of runs lives there)");
   o.search.mode = parse_mode(o.mode);
-  const RunConfig base = o.config.load();
   const accel::HardwareLibrary& lib = accel::default_hardware_library();
   SearchInputs in;
   const std::string space_file = resolve_named_file(o.space, "configs", "--space");
-  in.space = load_model_space(space_file, base);
+  const RunConfig config = o.config.load();
+  in.space = load_model_space(space_file, config);
+  const RunConfig base = in.space.pruned(config);  // what every run trains, baseline included
   accel::DesignSpace designs = accel::load_design_space(
       resolve_named_file(o.accel_space, "hardware/accel/spaces", "--accel-space"), lib);
   in.baseline_shape = shape_of(base.model);
@@ -59,7 +60,11 @@ void run(Opts o) {
                                {"kappa", o.search.kappa},
                                {"population", o.search.evolve.population},
                                {"generations", o.search.evolve.generations},
-                               {"seed", o.search.evolve.seed}};
+                               {"seed", o.search.evolve.seed},
+                               {"prune",
+                                {{"tau_infer", base.model.prune.tau_infer},
+                                 {"tau_train", base.model.prune.tau_train},
+                                 {"tau_act_grad", base.model.prune.tau_act_grad}}}};
   in.make_hardware = [&base, &lib, designs](int64_t vocab) {
     RunConfig c = base;
     if (c.model.vocab_size == 0) c.model.vocab_size = vocab;

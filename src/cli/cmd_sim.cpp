@@ -47,14 +47,8 @@ Sparsity sparsity(const Opts& o) {
   if (o.dense && !o.sparsity_file.empty())
     fail_input("--sparsity and --dense exclude each other: --dense means no sparsity at all");
   if (o.dense) return Sparsity::dense();
-  Sparsity s;
-  if (!o.sparsity_file.empty()) {
-    const RunSparsity run = read_run_sparsity(o.sparsity_file);
-    s = {0, 0, 0, "not pruned by the run", "not pruned by the run", "not pruned by the run"};
-    s.measured = run.fraction;
-    s.measured_file = run.path;
-    s.measured_thresholds = run.thresholds;
-  }
+  Sparsity s = o.sparsity_file.empty() ? Sparsity{}
+                                       : Sparsity::measured_in(read_run_sparsity(o.sparsity_file));
   for (auto [flag, given, value, source] :
        {std::tuple{"--act-sparsity", o.act, &s.activation, &s.activation_source},
         std::tuple{"--weight-sparsity", o.weight, &s.weight, &s.weight_source},

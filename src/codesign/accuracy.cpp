@@ -12,20 +12,22 @@
 
 namespace hwt::codesign {
 nlohmann::json to_json(const TrainedRun& r) {
-  return {{"shape",
-           {{"layers", r.shape.layers},
-            {"hidden", r.shape.hidden},
-            {"heads", r.shape.heads},
-            {"ffn", r.shape.ffn}}},
-          {"accuracy", r.accuracy},
-          {"test_accuracy", r.test_accuracy},
-          {"seconds", r.seconds},
-          {"steps", r.steps},
-          {"vocab_size", r.vocab_size},
-          {"backend", r.backend}};
+  nlohmann::json j = {{"shape",
+                       {{"layers", r.shape.layers},
+                        {"hidden", r.shape.hidden},
+                        {"heads", r.shape.heads},
+                        {"ffn", r.shape.ffn}}},
+                      {"accuracy", r.accuracy},
+                      {"test_accuracy", r.test_accuracy},
+                      {"seconds", r.seconds},
+                      {"steps", r.steps},
+                      {"vocab_size", r.vocab_size},
+                      {"backend", r.backend}};
+  if (r.sparsity) j["sparsity"] = to_json(*r.sparsity);
+  return j;
 }
 
-TrainedRun trained_run_from_json(const nlohmann::json& j) {
+TrainedRun trained_run_from_json(const nlohmann::json& j, const std::string& where) {
   TrainedRun r;
   const nlohmann::json& s = j.at("shape");
   r.shape = {s.at("layers").get<int64_t>(), s.at("hidden").get<int64_t>(),
@@ -36,6 +38,7 @@ TrainedRun trained_run_from_json(const nlohmann::json& j) {
   r.steps = j.at("steps").get<int64_t>();
   r.vocab_size = j.at("vocab_size").get<int64_t>();
   r.backend = j.at("backend").get<std::string>();
+  if (j.contains("sparsity")) r.sparsity = run_sparsity_from_json(j["sparsity"], where);
   return r;
 }
 
@@ -45,6 +48,12 @@ TrainingSource::TrainingSource(RunConfig base, int64_t steps, std::string runs_d
   if (steps < 1) fail_input("--steps {} must be at least 1", steps);
   if (base_.model.head == Task::Lm)
     fail_input("codesign needs a task with an accuracy; model.head = lm has none");
+  // Checked before anything trains: the hardware side could not use the runs' measurements.
+  if (base_.model.prune.any() &&
+      (base_.model.tt.attention.enabled() || base_.model.tt.ffn.enabled()))
+    fail_input(
+        "codesign with model.prune.* simulates each run's measured sparsity, which maps onto "
+        "dense blocks only: leave model.tt.attention and model.tt.ffn empty");
   base_.train.max_steps = steps;
 }
 
@@ -77,6 +86,7 @@ TrainedRun TrainingSource::run(const ModelShape& shape) {
   r.steps = results.at("steps").get<int64_t>();
   r.vocab_size = run.at("data").at("vocab_size").get<int64_t>();
   r.backend = run.at("hardware").at("backend").get<std::string>();
+  if (req.config.model.prune.any()) r.sparsity = read_run_sparsity(req.out_dir);
   return r;
 }
 
@@ -96,7 +106,8 @@ RunCache::RunCache(std::string path, std::string settings)
             "codesign cache {}:{}: run trained with other settings ({}; now {}): resume with "
             "the same config and --steps, or use another --out",
             path_, line_no, s, settings_);
-      runs_.push_back(trained_run_from_json(j));
+      runs_.push_back(
+          trained_run_from_json(j, fmt::format("codesign cache {}:{}", path_, line_no)));
     } catch (const nlohmann::json::exception& e) {
       fail_input("codesign cache {}:{}: malformed run: {}", path_, line_no, e.what());
     }

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "codesign/model_space.h"
+#include "train/sparsity_log.h"
 
 namespace hwt::codesign {
 
@@ -18,10 +20,14 @@ struct TrainedRun {
   double seconds = 0;        // wall time of the run
   int64_t steps = 0, vocab_size = 0;
   std::string backend;
+  // What the run's pruning zeroed (its sparsity.json), when the config prunes (model.prune.*);
+  // empty otherwise, and for cache lines written before runs kept it.
+  std::optional<RunSparsity> sparsity;
 };
 
 nlohmann::json to_json(const TrainedRun& r);
-TrainedRun trained_run_from_json(const nlohmann::json& j);
+// `where` names the JSON in errors (a file and line).
+TrainedRun trained_run_from_json(const nlohmann::json& j, const std::string& where);
 
 class AccuracySource {
  public:
@@ -34,7 +40,8 @@ class AccuracySource {
 
 // Trains `base` with the shape's model keys for `steps` steps on the device the config picks
 // (train.device: the GPU when there is one), writing each run into runs_dir/<shape key>/. The
-// run's checkpoints are deleted afterwards unless kept: dozens of them would fill a disk.
+// run's checkpoints are deleted afterwards unless kept: dozens of them would fill a disk. A
+// config that prunes yields runs with their measured sparsity.
 class TrainingSource : public AccuracySource {
  public:
   TrainingSource(RunConfig base, int64_t steps, std::string runs_dir, bool keep_checkpoints);

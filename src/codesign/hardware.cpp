@@ -11,12 +11,25 @@ HardwareEvaluator::HardwareEvaluator(RunConfig base, accel::DesignSpace space,
 const accel::SimWorkload& HardwareEvaluator::workload(const ModelShape& s, int64_t batch) {
   const auto key = std::pair(s.key(), batch);
   auto it = workloads_.find(key);
-  if (it == workloads_.end())
+  if (it == workloads_.end()) {
+    const auto m = measured_.find(s.key());
     it = workloads_
-             .emplace(key, accel::trace_sim_workload(s.apply(base_), batch, 0, TraceMode::Train,
-                                                     accel::Sparsity{}))
+             .emplace(key, accel::trace_sim_workload(
+                               s.apply(base_), batch, 0, TraceMode::Train,
+                               m == measured_.end() ? accel::Sparsity{} : m->second))
              .first;
+  }
   return it->second;
+}
+
+void HardwareEvaluator::use_measured(const ModelShape& s, const RunSparsity& run) {
+  measured_.insert_or_assign(s.key(), accel::Sparsity::measured_in(run));
+  std::erase_if(workloads_, [&](const auto& w) { return w.first.first == s.key(); });
+}
+
+std::string HardwareEvaluator::sparsity_source(const ModelShape& s) const {
+  const auto m = measured_.find(s.key());
+  return m == measured_.end() ? "AccelTran's constants" : "measured in " + m->second.measured_file;
 }
 
 HwMetrics HardwareEvaluator::evaluate(const ModelShape& s, const accel::AccelConfig& design,

@@ -1,6 +1,7 @@
 // The hardware half of a pair's objectives: a model shape's training step on an accelerator
-// design, simulated with the fast model (accel/), per sequence. Workloads are traced once per
-// shape and batch and kept.
+// design, simulated with the fast model (accel/), per sequence, with the sparsity the shape's own
+// pruned run measured where there is one and AccelTran's constants otherwise. Workloads are
+// traced once per shape, sparsity and batch and kept.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "accel/design_space.h"
 #include "accel/sim_workload.h"
 #include "codesign/model_space.h"
+#include "train/sparsity_log.h"
 
 namespace hwt::codesign {
 
@@ -33,12 +35,19 @@ class HardwareEvaluator {
   // A design outside the space (the baseline's file) at `batch`.
   HwMetrics evaluate(const ModelShape& s, const accel::AccelConfig& design, int64_t batch);
 
+  // From now on `s` is simulated with what its run measured (accel::Sparsity::measured_in)
+  // instead of the constants.
+  void use_measured(const ModelShape& s, const RunSparsity& run);
+  // Where `s`'s sparsity comes from: its run's sparsity.json, or AccelTran's constants.
+  std::string sparsity_source(const ModelShape& s) const;
+
  private:
   const accel::SimWorkload& workload(const ModelShape& s, int64_t batch);
 
   RunConfig base_;
   accel::DesignSpace space_;
   const accel::HardwareLibrary& lib_;
+  std::map<std::string, accel::Sparsity> measured_;  // by shape key
   std::map<std::pair<std::string, int64_t>, accel::SimWorkload> workloads_;
 };
 

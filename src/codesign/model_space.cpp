@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "core/error.h"
 #include "core/toml_reader.h"
@@ -37,6 +38,14 @@ RunConfig ModelShape::apply(RunConfig base) const {
   base.model.hidden = hidden;
   base.model.heads = heads;
   base.model.ffn = ffn;
+  return base;
+}
+
+RunConfig ModelSpace::pruned(RunConfig base) const {
+  PruneConfig& p = base.model.prune;
+  p.tau_infer = tau_infer.value_or(p.tau_infer);
+  p.tau_train = tau_train.value_or(p.tau_train);
+  p.tau_act_grad = tau_act_grad.value_or(p.tau_act_grad);
   return base;
 }
 
@@ -74,10 +83,22 @@ ModelSpace load_model_space(const std::string& path, const RunConfig& base) {
   s.heads = choices(m, "heads");
   s.ffn = choices(m, "ffn");
   m.reject_unknown();
+  if (r.is_table("prune")) {
+    const TomlReader p = r.table("prune");
+    for (auto [key, tau] :
+         {std::pair{"tau_infer", &s.tau_infer}, std::pair{"tau_train", &s.tau_train},
+          std::pair{"tau_act_grad", &s.tau_act_grad}}) {
+      if (!p.has(key)) continue;
+      const double v = p.number(key);
+      if (!(v >= 0)) p.fail(key, fmt::format("must be at least 0, got {}", v));
+      *tau = v;
+    }
+    p.reject_unknown();
+  }
   r.reject_unknown();
   for (const ModelShape& shape : s.all()) {
     try {
-      validate(shape.apply(base));
+      validate(shape.apply(s.pruned(base)));
     } catch (const InputError& e) {
       fail_input("{} {}: shape {} cannot be built: {}", kWhat, path, shape.key(), e.what());
     }

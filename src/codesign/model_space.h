@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ ModelShape shape_of(const ModelConfig& m);
 struct ModelSpace {
   std::string name;
   std::vector<int64_t> layers, hidden, heads, ffn;
+  // The file's [prune] thresholds, which every run of the search trains with (unset: the
+  // config's model.prune.*).
+  std::optional<double> tau_infer, tau_train, tau_act_grad;
+
+  // `base` with the space's pruning thresholds.
+  RunConfig pruned(RunConfig base) const;
 
   size_t size() const { return layers.size() * hidden.size() * heads.size() * ffn.size(); }
   // The shape at `index` (mixed radix: layers fastest, then hidden, heads, ffn).
@@ -35,7 +42,8 @@ struct ModelSpace {
 };
 
 // Reads the space file; every choice must be a positive integer, every list non-empty and
-// duplicate-free, and every shape must build on top of `base` (heads dividing hidden, ...).
+// duplicate-free, every threshold a number at least 0, and every shape must build on top of
+// `base` with the space's thresholds (heads dividing hidden, ...).
 // Errors are one InputError line naming the file and key (or the shape that cannot build).
 ModelSpace load_model_space(const std::string& path, const RunConfig& base);
 

@@ -42,7 +42,8 @@ nlohmann::json pair_json(const ReportedPair& p) {
           {"leakage_per_seq_j", h.leakage_j},
           {"energy_per_seq_j", h.energy_j()},
           {"area_mm2", h.area_mm2},
-          {"score", p.score}};
+          {"score", p.score},
+          {"sparsity", p.sparsity}};
 }
 
 // The chosen pair relative to another: how many times faster, less energy, smaller, and the
@@ -186,11 +187,11 @@ std::string summary_text(const SearchResult& r) {
   auto line = [](const char* what, const ReportedPair& p) {
     return fmt::format(
         "{:<28} {} on {}: accuracy {:.2f}%, {:.3g} s, {:.3g} J per sequence, "
-        "{:.1f} mm², score {:.3f}\n",
+        "{:.1f} mm², score {:.3f}; sparsity {}\n",
         what, p.shape.key(),
         p.design_index < 0 ? p.design.name : fmt::format("design {}", p.design_index),
         100 * p.metrics.accuracy, p.metrics.hw.latency_s, p.metrics.hw.energy_j(),
-        p.metrics.hw.area_mm2, p.score);
+        p.metrics.hw.area_mm2, p.score, p.sparsity);
   };
   const nlohmann::json v = versus(r.chosen, r.baseline);
   return line("baseline", r.baseline) +

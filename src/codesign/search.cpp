@@ -44,6 +44,10 @@ class Search {
                        [&](const TrainedRun& r) { return r.shape == s; });
   }
   const TrainedRun& measure(const ModelShape& s);
+  // Hands a run's measured sparsity, if any, to the hardware evaluator.
+  void use_sparsity(const TrainedRun& r) {
+    if (hw_ && r.sparsity) hw_->use_measured(r.shape, *r.sparsity);
+  }
   std::vector<Candidate> trained_candidates() const;
   ReportedPair report(const std::vector<Candidate>& c, const FoundPair& f) const;
   // The pair of lowest weighted score: from NSGA-II's front of `c` (stored in `front` if
@@ -83,6 +87,7 @@ const TrainedRun& Search::measure(const ModelShape& s) {
     log(fmt::format("  run {}/{} {}: valid accuracy {:.2f}%, {} steps in {:.1f} s on {}", n,
                     o_.runs, s.key(), 100 * r.accuracy, r.steps, r.seconds, r.backend));
   }
+  use_sparsity(res_.runs.back());
   return res_.runs.back();
 }
 
@@ -99,6 +104,7 @@ ReportedPair Search::report(const std::vector<Candidate>& c, const FoundPair& f)
   p.design_index = static_cast<int64_t>(f.design);
   p.metrics = f.metrics;
   p.score = f.score;
+  p.sparsity = hw_->sparsity_source(p.shape);
   return p;
 }
 
@@ -155,11 +161,16 @@ std::vector<ModelShape> Search::propose(const GaussianProcess& gp, const ShapeFe
 SearchResult Search::run() {
   const TrainedRun base = measure(in_.baseline_shape);
   hw_.emplace(in_.make_hardware(base.vocab_size));
+  use_sparsity(base);
   baseline_ = {base.accuracy,
                hw_->evaluate(in_.baseline_shape, in_.baseline_design, in_.baseline_batch)};
-  res_.baseline = {in_.baseline_shape, in_.baseline_design,
-                   in_.baseline_batch, -1,
-                   baseline_,          weighted_score(baseline_, baseline_)};
+  res_.baseline = {in_.baseline_shape,
+                   in_.baseline_design,
+                   in_.baseline_batch,
+                   -1,
+                   baseline_,
+                   weighted_score(baseline_, baseline_),
+                   hw_->sparsity_source(in_.baseline_shape)};
 
   // Round 0: random shapes, so the surrogate has something to fit.
   std::vector<ModelShape> order = in_.space.all();

@@ -34,6 +34,7 @@ struct ReportedPair {
   int64_t design_index = -1;  // -1: not from the space
   PairMetrics metrics;
   double score = 0;
+  std::string sparsity;  // where the simulated step's sparsity came from
 };
 
 struct RoundLog {

@@ -8,6 +8,7 @@ Linear::Linear(ParamStore& ps, const std::string& name, int64_t in, int64_t out,
       has_bias_(bias),
       in_(in),
       out_(out) {
+  ps.mark_linear_weight(w_);
   if (bias) b_ = ps.add(name + ".bias", Shape{out}, false, Init::Zeros, 0.0f, pad_out);
 }
 

@@ -29,7 +29,7 @@ Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype, int64_t 
   heads_ = std::make_unique<Heads>(cfg_, params_, *embed_);
   added(0);
   params_.allocate(backend_, act_dtype_, storage_multiple);
-  if (cfg_.prune.any()) pruning_ = std::make_unique<Pruning>(cfg_.prune, backend_);
+  if (cfg_.prune.any()) pruning_ = std::make_unique<Pruning>(cfg_.prune, backend_, params_);
 }
 
 Model::~Model() = default;

@@ -23,6 +23,9 @@ struct ParamInfo {
   int64_t offset = -1;   // element offset in the flat buffers, set by allocate()
   int64_t pad_rows = 0;  // trailing rows of storage only (alignment): zero, never data
   int64_t pad_cols = 0;  // trailing columns of a matrix's storage only, as pad_rows
+  // A dense (Linear) layer's weight matrix: its gradient is a GEMM's output, the weight
+  // gradient hwt sim models; embeddings, norms, biases and tensor-train cores are not.
+  bool linear_weight = false;
 
   // The parameter itself: the stored shape without its padding rows and columns.
   Shape data_shape() const;
@@ -47,6 +50,7 @@ class ParamStore {
   // (ParamInfo::pad_rows, pad_cols).
   Handle add(std::string name, Shape shape, bool decay, Init init, float std = 0.0f,
              int64_t pad_rows = 0, int64_t pad_cols = 0);
+  void mark_linear_weight(Handle h) { infos_.at(h).linear_weight = true; }
   // Lays out and allocates the flat buffers; `compute` is the dtype layers read weights in. The
   // buffers' storage is count() rounded up to storage_multiple elements, zeros past count()
   // (ZeRO-1 splits the storage into equal shards, one per rank).

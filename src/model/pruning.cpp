@@ -1,5 +1,7 @@
 #include "model/pruning.h"
 
+#include <algorithm>
+
 namespace hwt {
 
 std::string_view prune_point_name(PrunePoint p) {
@@ -24,13 +26,25 @@ std::string_view prune_point_name(PrunePoint p) {
       return "grad.mlp.fc2";
     case PrunePoint::ParamGrads:
       return "param_grads";
+    case PrunePoint::LinearWeightGrads:
+      return "param_grads.linear";
   }
   return "?";
 }
 
-Pruning::Pruning(const PruneConfig& cfg, Backend& backend)
+Pruning::Pruning(const PruneConfig& cfg, Backend& backend, const ParamStore& params)
     : cfg_(cfg), backend_(backend), counters_(backend, kPrunePoints * sizeof(uint64_t)) {
   backend_.fill({counters_.tensor(DType::I32, Shape{2 * static_cast<int64_t>(kPrunePoints)}), 0});
+  for (const ParamInfo& p : params.infos())
+    if (p.linear_weight) linear_weights_.emplace_back(p.offset, p.offset + p.shape.numel());
+  std::sort(linear_weights_.begin(), linear_weights_.end());
+  std::vector<std::pair<int64_t, int64_t>> merged;
+  for (const auto& r : linear_weights_)
+    if (!merged.empty() && merged.back().second == r.first)
+      merged.back().second = r.second;
+    else
+      merged.push_back(r);
+  linear_weights_ = std::move(merged);
 }
 
 void Pruning::activation(PrunePoint p, Tensor x) {
@@ -41,9 +55,23 @@ void Pruning::activation_grad(PrunePoint p, Tensor dx) {
   if (cfg_.tau_act_grad > 0) prune(p, dx, static_cast<float>(cfg_.tau_act_grad), {});
 }
 
-void Pruning::param_grads(Tensor grads, const GradClip& clip) {
-  if (cfg_.tau_train > 0)
-    prune(PrunePoint::ParamGrads, grads, static_cast<float>(cfg_.tau_train), clip);
+void Pruning::param_grads(Tensor grads, int64_t offset, const GradClip& clip) {
+  if (cfg_.tau_train <= 0) return;
+  const auto tau = static_cast<float>(cfg_.tau_train);
+  // One pass as before, cut where Linear weights begin and end so each part counts into its
+  // own point; counts() adds the Linear part back into param_grads.
+  const int64_t end = offset + grads.numel();
+  int64_t at = offset;
+  auto upto = [&](PrunePoint p, int64_t until) {
+    until = std::min(until, end);
+    if (until > at) prune(p, grads.flat_slice(at - offset, until - at), tau, clip);
+    at = std::max(at, until);
+  };
+  for (const auto& [begin, stop] : linear_weights_) {
+    upto(PrunePoint::ParamGrads, begin);
+    upto(PrunePoint::LinearWeightGrads, stop);
+  }
+  upto(PrunePoint::ParamGrads, end);
 }
 
 void Pruning::prune(PrunePoint p, Tensor x, float tau, const GradClip& clip) {
@@ -57,9 +85,14 @@ std::vector<PruneCount> Pruning::counts() const {
   std::array<uint64_t, kPrunePoints> zeros{};
   backend_.download(zeros.data(),
                     counters_.tensor(DType::I32, Shape{2 * static_cast<int64_t>(kPrunePoints)}));
+  std::array<uint64_t, kPrunePoints> elements = elements_;
+  const auto all = static_cast<size_t>(PrunePoint::ParamGrads),
+             linear = static_cast<size_t>(PrunePoint::LinearWeightGrads);
+  zeros[all] += zeros[linear];
+  elements[all] += elements[linear];
   std::vector<PruneCount> out;
   for (size_t i = 0; i < kPrunePoints; ++i)
-    if (elements_[i] > 0) out.push_back({static_cast<PrunePoint>(i), zeros[i], elements_[i]});
+    if (elements[i] > 0) out.push_back({static_cast<PrunePoint>(i), zeros[i], elements[i]});
   return out;
 }
 

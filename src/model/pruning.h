@@ -7,10 +7,12 @@
 #include <array>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
 #include "config/model_config.h"
+#include "model/param_store.h"
 
 namespace hwt {
 
@@ -26,10 +28,14 @@ enum class PrunePoint : uint8_t {
   Fc1Grad,      // ... fc1's
   Fc2Grad,      // ... fc2's
   ParamGrads,   // DynaProp: every parameter gradient
+  // DynaProp's count over the dense layers' weight matrices alone (ParamInfo::linear_weight),
+  // a part of ParamGrads: the weight gradients hwt sim's GEMMs write.
+  LinearWeightGrads,
 };
-constexpr size_t kPrunePoints = 10;
+constexpr size_t kPrunePoints = 11;
 
-// "attn.qkv", "grad.mlp.fc1", "param_grads": the names in metrics.jsonl and sparsity.json.
+// "attn.qkv", "grad.mlp.fc1", "param_grads", "param_grads.linear": the names in metrics.jsonl
+// and sparsity.json.
 std::string_view prune_point_name(PrunePoint p);
 
 // Zeros among the elements a point pruned (zeros after pruning, so zeros already there count).
@@ -43,20 +49,26 @@ struct PruneCount {
 
 class Pruning {
  public:
-  Pruning(const PruneConfig& cfg, Backend& backend);
+  // `params`: allocated; where its Linear weights lie in the flat gradient buffer.
+  Pruning(const PruneConfig& cfg, Backend& backend, const ParamStore& params);
 
   // DynaTran on an inference activation (model.prune.tau_infer; off: nothing).
   void activation(PrunePoint p, Tensor x);
   // An activation gradient a dense layer's backward wrote (model.prune.tau_act_grad).
   void activation_grad(PrunePoint p, Tensor dx);
-  // DynaProp (model.prune.tau_train): grads as the step with `clip` will see them.
-  void param_grads(Tensor grads, const GradClip& clip);
+  // DynaProp (model.prune.tau_train): grads as the step with `clip` will see them; they are
+  // the flat gradient buffer's elements from `offset` on (a ZeRO-1 shard, or all of it).
+  void param_grads(Tensor grads, int64_t offset, const GradClip& clip);
 
-  // The points that pruned anything so far, with their totals. Downloads: synchronises.
+  // The points that pruned anything so far, with their totals (param_grads includes
+  // param_grads.linear). Downloads: synchronises.
   std::vector<PruneCount> counts() const;
 
  private:
   void prune(PrunePoint p, Tensor x, float tau, const GradClip& clip);
+
+  // [begin, end) element ranges of the flat buffers holding Linear weights, in order, merged.
+  std::vector<std::pair<int64_t, int64_t>> linear_weights_;
 
   PruneConfig cfg_;
   Backend& backend_;

@@ -124,7 +124,7 @@ void Optimizer::step(int64_t step, double lr) {
     return;
   }
   // The norm is of the unpruned gradients: pruning comes after unscaling and clipping.
-  if (pruning_) pruning_->param_grads(grads(), clip);
+  if (pruning_) pruning_->param_grads(grads(), offset_, clip);
   auto buf = [&](size_t i) { return state_[i].second.tensor(DType::F32, Shape{count_}); };
   const float flr = static_cast<float>(lr), wd = static_cast<float>(cfg_.weight_decay);
   switch (cfg_.name) {

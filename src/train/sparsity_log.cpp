@@ -12,6 +12,7 @@ namespace {
 PruneCount total(const std::vector<PruneCount>& counts) {
   PruneCount t{PrunePoint::ParamGrads};
   for (const PruneCount& c : counts) {
+    if (c.point == PrunePoint::LinearWeightGrads) continue;  // counted in param_grads already
     t.zeros += c.zeros;
     t.elements += c.elements;
   }
@@ -71,38 +72,60 @@ void SparsityLog::write_run_file(const std::string& path, const PruneConfig& cfg
 }
 
 RunSparsity read_run_sparsity(const std::string& path) {
-  RunSparsity r;
-  r.path = path;
+  std::string file = path;
   if (std::filesystem::is_directory(path)) {
-    r.path = (std::filesystem::path(path) / "sparsity.json").string();
-    if (!std::filesystem::exists(r.path))
+    file = (std::filesystem::path(path) / "sparsity.json").string();
+    if (!std::filesystem::exists(file))
       fail_input("{}: no sparsity.json (a run writes it only when model.prune.* is on)", path);
   }
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(read_file(r.path, "sparsity file"));
+    j = nlohmann::json::parse(read_file(file, "sparsity file"));
   } catch (const nlohmann::json::exception& e) {
-    fail_input("{}: not valid JSON ({})", r.path, e.what());
+    fail_input("{}: not valid JSON ({})", file, e.what());
   }
+  return run_sparsity_from_json(j, file);
+}
+
+RunSparsity run_sparsity_from_json(const nlohmann::json& j, const std::string& where) {
+  RunSparsity r;
+  r.path = where;
   if (!j.is_object() || !j.contains("points") || !j["points"].is_object())
-    fail_input("{}: not a sparsity.json of hwt train (no \"points\" object)", r.path);
+    fail_input("{}: not a sparsity.json of hwt train (no \"points\" object)", where);
+  if (j.contains("file")) {
+    if (!j["file"].is_string()) fail_input("{}: file must be a string", where);
+    r.path = j["file"].get<std::string>();
+  }
   auto threshold = [&](const char* key) {
     if (!j.contains(key) || !j[key].is_number() || j[key].get<double>() < 0)
-      fail_input("{}: {} must be a number at least 0", r.path, key);
+      fail_input("{}: {} must be a number at least 0", where, key);
     return j[key].get<double>();
   };
   r.thresholds = {threshold("tau_infer"), threshold("tau_train"), threshold("tau_act_grad")};
   for (const auto& [name, e] : j["points"].items()) {
     const std::optional<PrunePoint> p = point_named(name);
-    if (!p) fail_input("{}: unknown pruning point '{}' (known: {})", r.path, name, point_names());
+    if (!p) fail_input("{}: unknown pruning point '{}' (known: {})", where, name, point_names());
     if (!e.is_object() || !e.contains("sparsity") || !e["sparsity"].is_number())
-      fail_input("{}: points.{}.sparsity must be a number", r.path, name);
+      fail_input("{}: points.{}.sparsity must be a number", where, name);
     const double v = e["sparsity"].get<double>();
     if (!(v >= 0 && v <= 1))
-      fail_input("{}: points.{}.sparsity {} is outside [0, 1]", r.path, name, v);
+      fail_input("{}: points.{}.sparsity {} is outside [0, 1]", where, name, v);
     r.fraction[static_cast<size_t>(*p)] = v;
   }
   return r;
+}
+
+nlohmann::json to_json(const RunSparsity& r) {
+  nlohmann::json points = nlohmann::json::object();
+  for (size_t i = 0; i < kPrunePoints; ++i)
+    if (r.fraction[i])
+      points[std::string(prune_point_name(static_cast<PrunePoint>(i)))] = {
+          {"sparsity", *r.fraction[i]}};
+  return {{"file", r.path},
+          {"tau_infer", r.thresholds.tau_infer},
+          {"tau_train", r.thresholds.tau_train},
+          {"tau_act_grad", r.thresholds.tau_act_grad},
+          {"points", points}};
 }
 
 }  // namespace hwt

@@ -41,5 +41,9 @@ struct RunSparsity {
 // `path` is a sparsity.json or the run folder holding one. Missing file, invalid JSON, a
 // missing or mistyped field, a fraction outside [0, 1] or an unknown point name: InputError.
 RunSparsity read_run_sparsity(const std::string& path);
+// The same from JSON already parsed (`where` names it in errors and becomes `path` unless the
+// object has a "file"), and back: the thresholds, each point's fraction and the file.
+RunSparsity run_sparsity_from_json(const nlohmann::json& j, const std::string& where);
+nlohmann::json to_json(const RunSparsity& r);
 
 }  // namespace hwt
