@@ -31,8 +31,10 @@ constexpr int kKStepBytes = 16 * 2;
 constexpr int kTile = 64;    // rows of a streamed tile
 constexpr int kHalf = 32;    // columns the backward works on at once
 constexpr int kWgRows = 64;  // output rows of a warpgroup
-template <int kD>
-constexpr int kTileElems = kTile* kD;
+// Elements of a streamed tile with rows of d elements.
+constexpr int tile_elems(int d) {
+  return kTile * d;
+}
 
 // The head's columns of a kD-wide tile: all of the 64-wide instance's (a constant, so that its
 // kernels keep their registers), a prefix of the 128-wide one's.
@@ -171,14 +173,14 @@ struct KvStream {
     __syncthreads();
     issue(t + kStages - 1);
   }
-  __device__ const T* k_tile(int t) const { return k + (t % kStages) * kTileElems<kD>; }
-  __device__ const T* v_tile(int t) const { return v + (t % kStages) * kTileElems<kD>; }
+  __device__ const T* k_tile(int t) const { return k + (t % kStages) * tile_elems(kD); }
+  __device__ const T* v_tile(int t) const { return v + (t % kStages) * tile_elems(kD); }
 
  private:
   __device__ void load(T* bufs, int t, int part) {
     if (t >= n_tiles) return;
     const int j = t * kTile;
-    load_tile<kTile, kThreads, kD>(bufs + (t % kStages) * kTileElems<kD>, qkv + hd.qkv(j, part),
+    load_tile<kTile, kThreads, kD>(bufs + (t % kStages) * tile_elems(kD), qkv + hd.qkv(j, part),
                                    hd.rs, hd.S - j, cols);
   }
 };
@@ -271,7 +273,7 @@ __global__ void __launch_bounds__(32 * kFwdWarps, kFwdBlocks<kD>) flash_fwd_kern
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   if (n_tiles > 0) {
     KvStream<T, kThreads, kD> kv{
-        sK, sK + kStages * kTileElems<kD>, qkv, hd, n_tiles, head_cols<kD>(a)};
+        sK, sK + kStages * tile_elems(kD), qkv, hd, n_tiles, head_cols<kD>(a)};
     // Waits for the loads committed so far; then issues K(t+1) and V(t).
     auto next_loads = [&](int t) {
       cp_async_wait_all();
@@ -370,7 +372,7 @@ __global__ void __launch_bounds__(32 * kDqWarps, kDqBlocks<kD>) flash_dq_kernel(
   load_tile<kDqOwn, kThreads, kD>(sdO, dout + hd.out(q0), hd.os, hd.S - q0, head_cols<kD>(a));
   cp_async_commit();
   KvStream<T, kThreads, kD> kv{
-      sK, sK + kStages * kTileElems<kD>, qkv, hd, n_tiles, head_cols<kD>(a)};
+      sK, sK + kStages * tile_elems(kD), qkv, hd, n_tiles, head_cols<kD>(a)};
   kv.prologue();
 
   const int row0 = q0 + warp * 16 + g;
@@ -494,8 +496,8 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
   T* sK = aligned_smem<T>(smem);
   T* sV = sK + kOwn * kD;
   T* sQ = sV + kOwn * kD;                                            // two buffers
-  T* sdO = sQ + 2 * kTileElems<kD>;                                  // two buffers
-  float* sLse = reinterpret_cast<float*>(sdO + 2 * kTileElems<kD>);  // [2][kTile]
+  T* sdO = sQ + 2 * tile_elems(kD);                                  // two buffers
+  float* sLse = reinterpret_cast<float*>(sdO + 2 * tile_elems(kD));  // [2][kTile]
   float* sDv = sLse + 2 * kTile;                                     // [2][kTile]
   T* sdS = reinterpret_cast<T*>(sDv + 2 * kTile);  // kAtomicDq: [2 halves][kHalf rows][kOwn]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
@@ -512,9 +514,9 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
   // sequence get lse -inf and dvec 0; the mask zeroes their probabilities.
   auto stage = [&](int qt, int buf) {
     const int i0 = qt * kTile;
-    load_tile<kTile, kThreads, kD>(sQ + buf * kTileElems<kD>, qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0,
+    load_tile<kTile, kThreads, kD>(sQ + buf * tile_elems(kD), qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0,
                                    head_cols<kD>(a));
-    load_tile<kTile, kThreads, kD>(sdO + buf * kTileElems<kD>, dout + hd.out(i0), hd.os, hd.S - i0,
+    load_tile<kTile, kThreads, kD>(sdO + buf * tile_elems(kD), dout + hd.out(i0), hd.os, hd.S - i0,
                                    head_cols<kD>(a));
     static_assert(2 * kTile == kThreads, "one lse or dvec entry per thread");
     const int r = threadIdx.x % kTile, i = i0 + r;
@@ -546,8 +548,8 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
       if (a.causal && i0 + kHalf - 1 < j0) continue;  // every query before the block's keys
       // Every query before this warp's keys: a zero P and dS block.
       const bool warp_masked = a.causal && i0 + kHalf - 1 < j0 + warp * 16;
-      const T* q_s = tile_row(sQ + buf * kTileElems<kD>, half * kHalf);
-      const T* do_s = tile_row(sdO + buf * kTileElems<kD>, half * kHalf);
+      const T* q_s = tile_row(sQ + buf * tile_elems(kD), half * kHalf);
+      const T* do_s = tile_row(sdO + buf * tile_elems(kD), half * kHalf);
       const float* lse = sLse + buf * kTile + half * kHalf;
       const float* dvec = sDv + buf * kTile + half * kHalf;
       float st[kHalf / 8][4], dpt[kHalf / 8][4];
@@ -695,16 +697,20 @@ __global__ void flash_dq_store_kernel(AttnArgs a) {
   *reinterpret_cast<uint4*>(static_cast<T*>(a.d_qkv) + bi * 3 * a.heads * D + h * D + col) = v;
 }
 
-// Dynamic shared memory of each kernel (16-bit elements).
-template <int kD>
-constexpr size_t kFwdSmem = (kFwdOwn * kD + 2 * kStages * kTileElems<kD>)*2 + kSmemAlign;
-template <int kD>
-constexpr size_t kDqSmem = (2 * kDqOwn * kD + 2 * kStages * kTileElems<kD>)*2 + kSmemAlign;
-template <int kD>
-constexpr size_t kDkvSmem = (2 * kDkvOwn * kD + 4 * kTileElems<kD>)*2 +
-                            4 * kTile * sizeof(float) + kSmemAlign;
-template <int kD>
-constexpr size_t kDkvAtomicSmem = kDkvSmem<kD> + 2 * kHalf* kDkvOwn * 2;
+// Dynamic shared memory of each kernel at head-size instance d: 16-bit tiles, fp32 lse and dvec
+// rows.
+constexpr size_t kElemBytes = 2;
+constexpr size_t fwd_smem(int d) {
+  return kElemBytes * (kFwdOwn * d + 2 * kStages * tile_elems(d)) + kSmemAlign;
+}
+constexpr size_t dq_smem(int d) {
+  return kElemBytes * (2 * kDqOwn * d + 2 * kStages * tile_elems(d)) + kSmemAlign;
+}
+constexpr size_t dkv_smem(int d, bool atomic_dq) {
+  return kElemBytes *
+             (2 * kDkvOwn * d + 4 * tile_elems(d) + (atomic_dq ? 2 * kHalf * kDkvOwn : 0)) +
+         4 * kTile * sizeof(float) + kSmemAlign;
+}
 
 template <class Kernel>
 void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t smem) {
@@ -724,11 +730,11 @@ void backward_typed(const Launch& l, const AttnArgs& a) {
   const unsigned blocks = static_cast<unsigned>((threads + 255) / 256);
   flash_dvec_kernel<T, kD><<<blocks, 256, 0, l.stream>>>(a);
   if (a.dq_accum) {
-    launch(l, flash_dkv_kernel<T, kD, kDrop, true>, a, kDkvWarps, kDkvAtomicSmem<kD>);
+    launch(l, flash_dkv_kernel<T, kD, kDrop, true>, a, kDkvWarps, dkv_smem(kD, true));
     flash_dq_store_kernel<T, kD><<<blocks, 256, 0, l.stream>>>(a);
   } else {
-    launch(l, flash_dq_kernel<T, kD, kDrop>, a, kDqWarps, kDqSmem<kD>);
-    launch(l, flash_dkv_kernel<T, kD, kDrop, false>, a, kDkvWarps, kDkvSmem<kD>);
+    launch(l, flash_dq_kernel<T, kD, kDrop>, a, kDqWarps, dq_smem(kD));
+    launch(l, flash_dkv_kernel<T, kD, kDrop, false>, a, kDkvWarps, dkv_smem(kD, false));
   }
 }
 
@@ -790,7 +796,7 @@ void flash_forward(const Launch& l, const AttnArgs& a) {
   dispatch(a, [&](auto type, auto size, auto drop) {
     constexpr int kD = decltype(size)::value;
     launch(l, flash_fwd_kernel<decltype(type), kD, decltype(drop)::value>, a, kFwdWarps,
-           kFwdSmem<kD>);
+           fwd_smem(kD));
   });
 }
 
