@@ -14,21 +14,6 @@ namespace {
 
 constexpr const char* kWhat = "accelerator";
 
-// Without a fallback the key is required.
-int64_t positive_int(const TomlReader& r, const std::string& key,
-                     std::optional<int64_t> fallback = std::nullopt) {
-  const int64_t v = fallback ? r.integer(key, *fallback) : r.integer(key);
-  if (v < 1) r.fail(key, fmt::format("must be a positive integer, got {}", v));
-  return v;
-}
-
-double positive_num(const TomlReader& r, const std::string& key,
-                    std::optional<double> fallback = std::nullopt) {
-  const double v = fallback ? r.number(key, *fallback) : r.number(key);
-  if (v <= 0) r.fail(key, fmt::format("must be positive, got {}", v));
-  return v;
-}
-
 // The library file a `library` key names; InputError naming the design's file and key.
 std::string library_file(const TomlReader& r) {
   const std::string key = "library";
@@ -41,10 +26,10 @@ std::string library_file(const TomlReader& r) {
 
 FpgaDevice read_fpga(const TomlReader& f) {
   FpgaDevice d;
-  d.dsp_slices = positive_int(f, "dsp_slices");
-  d.dsps_per_mac = positive_int(f, "dsps_per_mac");
-  d.bram_mb = positive_num(f, "bram_mb");
-  d.uram_mb = positive_num(f, "uram_mb");
+  d.dsp_slices = f.positive_integer("dsp_slices");
+  d.dsps_per_mac = f.positive_integer("dsps_per_mac");
+  d.bram_mb = f.positive_number("bram_mb");
+  d.uram_mb = f.positive_number("uram_mb");
   f.reject_unknown();
   return d;
 }
@@ -135,9 +120,9 @@ AccelConfig load_accel_config(const std::string& path, const HardwareLibrary& li
     library_file(r);  // it must exist; the report names it as the design does
     c.library = r.string("library");
   }
-  c.clock_mhz = positive_num(r, "clock_mhz", c.clock_mhz);
-  c.technology_nm = static_cast<int>(positive_int(r, "technology_nm", c.technology_nm));
-  c.word_bits = static_cast<int>(positive_int(r, "word_bits", c.word_bits));
+  c.clock_mhz = r.positive_number("clock_mhz", c.clock_mhz);
+  c.technology_nm = static_cast<int>(r.positive_integer("technology_nm", c.technology_nm));
+  c.word_bits = static_cast<int>(r.positive_integer("word_bits", c.word_bits));
   try {
     c.dataflow = parse_loop_order(r.string("dataflow", loop_order_name(c.dataflow)));
   } catch (const InputError& e) {
@@ -147,34 +132,34 @@ AccelConfig load_accel_config(const std::string& path, const HardwareLibrary& li
   c.power_gating = r.boolean("power_gating", c.power_gating);
 
   const TomlReader pe = r.table("pe");
-  c.pes = positive_int(pe, "count", c.pes);
-  c.lanes_per_pe = positive_int(pe, "mac_lanes", c.lanes_per_pe);
-  c.macs_per_lane = positive_int(pe, "macs_per_lane", c.macs_per_lane);
-  c.softmax_per_pe = positive_int(pe, "softmax_units", c.softmax_per_pe);
-  c.layernorm_per_pe = positive_int(pe, "layernorm_units", c.layernorm_per_pe);
+  c.pes = pe.positive_integer("count", c.pes);
+  c.lanes_per_pe = pe.positive_integer("mac_lanes", c.lanes_per_pe);
+  c.macs_per_lane = pe.positive_integer("macs_per_lane", c.macs_per_lane);
+  c.softmax_per_pe = pe.positive_integer("softmax_units", c.softmax_per_pe);
+  c.layernorm_per_pe = pe.positive_integer("layernorm_units", c.layernorm_per_pe);
   pe.reject_unknown();
 
   const TomlReader tile = r.table("tile");
-  c.tile_b = positive_int(tile, "b", c.tile_b);
-  c.tile_x = positive_int(tile, "x", c.tile_x);
-  c.tile_y = positive_int(tile, "y", c.tile_y);
+  c.tile_b = tile.positive_integer("b", c.tile_b);
+  c.tile_x = tile.positive_integer("x", c.tile_x);
+  c.tile_y = tile.positive_integer("y", c.tile_y);
   tile.reject_unknown();
 
   const TomlReader buf = r.table("buffers");
-  c.activation_buffer_mb = positive_num(buf, "activation_mb", c.activation_buffer_mb);
-  c.weight_buffer_mb = positive_num(buf, "weight_mb", c.weight_buffer_mb);
-  c.mask_buffer_mb = positive_num(buf, "mask_mb", c.mask_buffer_mb);
-  c.buffer_bandwidth_gbps = positive_num(buf, "bandwidth_gbps", c.buffer_bandwidth_gbps);
+  c.activation_buffer_mb = buf.positive_number("activation_mb", c.activation_buffer_mb);
+  c.weight_buffer_mb = buf.positive_number("weight_mb", c.weight_buffer_mb);
+  c.mask_buffer_mb = buf.positive_number("mask_mb", c.mask_buffer_mb);
+  c.buffer_bandwidth_gbps = buf.positive_number("bandwidth_gbps", c.buffer_bandwidth_gbps);
   buf.reject_unknown();
 
   const TomlReader mem = r.table("memory");
   c.memory.type = mem.string("type");
-  c.memory.banks = static_cast<int>(positive_int(mem, "banks", c.memory.banks));
-  c.memory.ranks = static_cast<int>(positive_int(mem, "ranks", c.memory.ranks));
-  c.memory.channels = static_cast<int>(positive_int(mem, "channels", c.memory.channels));
-  if (mem.has("bandwidth_gbps")) c.memory.bandwidth_gbps = positive_num(mem, "bandwidth_gbps");
+  c.memory.banks = static_cast<int>(mem.positive_integer("banks", c.memory.banks));
+  c.memory.ranks = static_cast<int>(mem.positive_integer("ranks", c.memory.ranks));
+  c.memory.channels = static_cast<int>(mem.positive_integer("channels", c.memory.channels));
+  if (mem.has("bandwidth_gbps")) c.memory.bandwidth_gbps = mem.positive_number("bandwidth_gbps");
   if (mem.has("access_energy_nj"))
-    c.memory.access_energy_nj = positive_num(mem, "access_energy_nj");
+    c.memory.access_energy_nj = mem.positive_number("access_energy_nj");
   mem.reject_unknown();
 
   if (r.has("sparsity")) {

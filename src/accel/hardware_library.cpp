@@ -12,23 +12,11 @@ namespace {
 constexpr const char* kModules = "module library";
 constexpr const char* kMemories = "memory library";
 
-double positive(const TomlReader& r, const std::string& key) {
-  const double v = r.number(key);
-  if (v <= 0) r.fail(key, "must be positive");
-  return v;
-}
-
-double non_negative(const TomlReader& r, const std::string& key) {
-  const double v = r.number(key);
-  if (v < 0) r.fail(key, "must not be negative");
-  return v;
-}
-
 ModuleSpec read_module(const TomlReader& r) {
   ModuleSpec m;
-  m.area_um2 = positive(r, "area_um2");
-  m.dynamic_mw = non_negative(r, "dynamic_mw");
-  m.leakage_mw = non_negative(r, "leakage_mw");
+  m.area_um2 = r.positive_number("area_um2");
+  m.dynamic_mw = r.non_negative_number("dynamic_mw");
+  m.leakage_mw = r.non_negative_number("leakage_mw");
   m.width = static_cast<int>(r.integer("width", 0));
   if (m.width < 0) r.fail("width", "must not be negative");
   m.estimate = r.boolean("estimate", false);
@@ -39,11 +27,11 @@ ModuleSpec read_module(const TomlReader& r) {
 
 BufferSpec read_buffer(const TomlReader& r) {
   BufferSpec b;
-  b.area_mm2_per_mb = positive(r, "area_mm2_per_mb");
-  b.access_energy_nj = non_negative(r, "access_energy_nj");
-  b.reference_mb = positive(r, "reference_mb");
-  b.leakage_mw_per_mb = non_negative(r, "leakage_mw_per_mb");
-  b.access_bytes = positive(r, "access_bytes");
+  b.area_mm2_per_mb = r.positive_number("area_mm2_per_mb");
+  b.access_energy_nj = r.non_negative_number("access_energy_nj");
+  b.reference_mb = r.positive_number("reference_mb");
+  b.leakage_mw_per_mb = r.non_negative_number("leakage_mw_per_mb");
+  b.access_bytes = r.positive_number("access_bytes");
   b.estimate = r.boolean("estimate", false);
   b.source = r.string("source");
   r.reject_unknown();
@@ -53,7 +41,7 @@ BufferSpec read_buffer(const TomlReader& r) {
 void read_modules(HardwareLibrary& lib, const std::string& path) {
   const TomlReader r = TomlReader::from_file(path, kModules);
   lib.technology_nm = static_cast<int>(r.integer("technology_nm"));
-  lib.clock_mhz = positive(r, "clock_mhz");
+  lib.clock_mhz = r.positive_number("clock_mhz");
   r.string("source");
   const TomlReader s = r.table("scaling");
   lib.scaling.area_exponent = s.number("area_exponent");
@@ -81,14 +69,14 @@ void read_modules(HardwareLibrary& lib, const std::string& path) {
 
 void read_memories(HardwareLibrary& lib, const std::string& path) {
   const TomlReader r = TomlReader::from_file(path, kMemories);
-  const double access_bytes = positive(r, "access_bytes");
+  const double access_bytes = r.positive_number("access_bytes");
   const bool bytes_estimate = r.boolean("access_bytes_estimate", false);
   for (const std::string& name : r.keys()) {
     if (name == "access_bytes" || name == "access_bytes_estimate") continue;
     const TomlReader m = r.table(name);
     MemorySpec spec;
     spec.access_bytes = access_bytes;
-    spec.bandwidth_gbps = positive(m, "bandwidth_gbps");
+    spec.bandwidth_gbps = m.positive_number("bandwidth_gbps");
     const bool bandwidth_estimate = m.boolean("bandwidth_estimate", false);
     spec.estimate = bytes_estimate || bandwidth_estimate;
     spec.source = m.string("source");
@@ -99,7 +87,7 @@ void read_memories(HardwareLibrary& lib, const std::string& path) {
       org.channels = static_cast<int>(o.integer("channels"));
       if (org.banks < 1 || org.ranks < 1 || org.channels < 1)
         o.fail("banks", "banks, ranks and channels must be positive");
-      org.access_energy_nj = positive(o, "access_energy_nj");
+      org.access_energy_nj = o.positive_number("access_energy_nj");
       o.reject_unknown();
       spec.organisations.push_back(org);
     }

@@ -1,5 +1,7 @@
 #include "core/toml_reader.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "core/error.h"
@@ -104,6 +106,38 @@ int64_t TomlReader::integer(const std::string& key) const {
 
 int64_t TomlReader::integer(const std::string& key, int64_t fallback) const {
   return has(key) ? integer(key) : (used_->insert(key), fallback);
+}
+
+double TomlReader::positive_number(const std::string& key) const {
+  return check_positive(key, number(key));
+}
+
+double TomlReader::positive_number(const std::string& key, double fallback) const {
+  return check_positive(key, number(key, fallback));
+}
+
+double TomlReader::non_negative_number(const std::string& key) const {
+  const double v = number(key);
+  if (v < 0) fail(key, fmt::format("must not be negative, got {}", v));
+  return v;
+}
+
+int64_t TomlReader::positive_integer(const std::string& key) const {
+  return check_positive_integer(key, integer(key));
+}
+
+int64_t TomlReader::positive_integer(const std::string& key, int64_t fallback) const {
+  return check_positive_integer(key, integer(key, fallback));
+}
+
+double TomlReader::check_positive(const std::string& key, double v) const {
+  if (v <= 0) fail(key, fmt::format("must be positive, got {}", v));
+  return v;
+}
+
+int64_t TomlReader::check_positive_integer(const std::string& key, int64_t v) const {
+  if (v < 1) fail(key, fmt::format("must be a positive integer, got {}", v));
+  return v;
 }
 
 bool TomlReader::boolean(const std::string& key, bool fallback) const {

@@ -30,6 +30,13 @@ class TomlReader {
   double number(const std::string& key, double fallback) const;
   int64_t integer(const std::string& key) const;
   int64_t integer(const std::string& key, int64_t fallback) const;
+  // The same, checked: one InputError "must be positive, got X" (or "... a positive integer",
+  // "must not be negative") for a value out of range.
+  double positive_number(const std::string& key) const;
+  double positive_number(const std::string& key, double fallback) const;
+  double non_negative_number(const std::string& key) const;
+  int64_t positive_integer(const std::string& key) const;
+  int64_t positive_integer(const std::string& key, int64_t fallback) const;
   bool boolean(const std::string& key, bool fallback) const;
   std::string string(const std::string& key) const;
   std::string string(const std::string& key, const std::string& fallback) const;
@@ -62,6 +69,8 @@ class TomlReader {
              std::string what, std::string prefix);
   const toml::node* node(const std::string& key) const;
   const toml::node& require(const std::string& key) const;
+  double check_positive(const std::string& key, double v) const;
+  int64_t check_positive_integer(const std::string& key, int64_t v) const;
 
   std::shared_ptr<const toml::table> root_;  // keeps the parsed file alive for sub-tables
   const toml::table* table_;

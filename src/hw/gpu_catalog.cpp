@@ -114,9 +114,7 @@ GpuSpec parse_entry(const TomlReader& raw, size_t index) {
                                "hopper)",
                                arch));
   g.arch = ai->second;
-  const int64_t sms = t.integer("sms");
-  if (sms <= 0) t.fail("sms", "must be a positive integer");
-  g.sms = static_cast<int>(sms);
+  g.sms = static_cast<int>(t.positive_integer("sms"));
   for (const NumberKey& k : kNumbers)
     g.*k.field = number_value(t, std::string(k.key), k.allow_zero);
   g.tensor_tflops = rate_table(t, "tensor_tflops");
