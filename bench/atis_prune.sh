@@ -2,7 +2,8 @@
 # ATIS accuracy against the pruning thresholds (TransCODE's DynaProp and DynaTran): trains
 # configs/atis.toml once per tau_train, then evaluates each run's best checkpoint on the test
 # split once per tau_infer, and prints one row per pair: intent accuracy, slot F1 and the realised
-# sparsity (parameter gradients zeroed in training; activations zeroed in evaluation).
+# sparsity (parameter gradients zeroed in training; in evaluation the attention scores and
+# probabilities zeroed, and every DynaTran point together).
 #   bench/atis_prune.sh HWT [--out DIR] [--tau-train "0 1e-4 1e-3"] [--tau-infer "0 0.02 0.05"]
 #                       [--set key=value]...
 # HWT is the hwt binary (build/hwt); run from anywhere, it works in the repository root, where
@@ -57,7 +58,9 @@ print(json.dumps({"tau_train": float(tt), "tau_infer": float(ti), "run": run,
                   "intent_accuracy": e["accuracy"], "slot_f1": e["slot_f1"],
                   "param_grads_zeroed": frac("param_grads"),
                   "linear_weight_grads_zeroed": frac("param_grads.linear"),
-                  "activations_zeroed": e["sparsity"]["overall"] if float(ti) > 0 else None}))
+                  **{k: e["sparsity"][p] if float(ti) > 0 else None for k, p in
+                     (("scores_zeroed", "attn.scores"), ("probs_zeroed", "attn.probs"),
+                      ("activations_zeroed", "overall"))}}))
 ' "$tt" "$ti" "$run" >>"$results"
   done
 done
@@ -65,11 +68,14 @@ python3 - "$results" <<'PY' | tee "$out/table.md"
 import json, sys
 pct = lambda v: "—" if v is None else f"{100 * v:.2f}%"
 print("| tau_train | tau_infer | intent accuracy | slot F1 | param grads zeroed "
-      "| dense-layer weight grads zeroed | activations zeroed (eval) |")
-print("|---|---|---|---|---|---|---|")
+      "| dense-layer weight grads zeroed | attention scores / probabilities zeroed (eval) "
+      "| all DynaTran points zeroed (eval) |")
+print("|---|---|---|---|---|---|---|---|")
 for line in open(sys.argv[1]):
     r = json.loads(line)
     print(f"| {r['tau_train']:g} | {r['tau_infer']:g} | {pct(r['intent_accuracy'])} "
           f"| {100 * r['slot_f1']:.2f} | {pct(r['param_grads_zeroed'])} "
-          f"| {pct(r['linear_weight_grads_zeroed'])} | {pct(r['activations_zeroed'])} |")
+          f"| {pct(r['linear_weight_grads_zeroed'])} "
+          f"| {pct(r['scores_zeroed'])} / {pct(r['probs_zeroed'])} "
+          f"| {pct(r['activations_zeroed'])} |")
 PY

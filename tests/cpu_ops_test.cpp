@@ -331,6 +331,43 @@ INSTANTIATE_TEST_SUITE_P(Masks, CpuAttention,
                                            AttnCase{false, true, 0.2f},
                                            AttnCase{true, false, 0.2f}));
 
+// DynaTran inside attention (AttentionPrune) against the definition: scores and probabilities
+// at or below tau zeroed, the rest not renormalised, each counted over the unmasked pairs; tau 0
+// changes nothing.
+TEST_F(CpuOps, AttentionPrunesScoresAndProbabilities) {
+  const int64_t B = 2, S = 9, H = 2, D = 4;
+  for (const bool causal : {false, true}) {
+    for (const double tau : {0.0, 0.08}) {
+      SCOPED_TRACE(::testing::Message() << "causal " << causal << " tau " << tau);
+      ref::AttnSpec spec{B, S, H, D, causal, {9, 6}, 0.5, Dropout{}, tau};
+      const auto qkv = randn(B * S * 3 * H * D, 91);
+      AttentionDims dims{B, S, H, D, causal, pool.i32({B}, spec.lengths), 0.5f, Dropout{}};
+      const Tensor counts = pool.i32({6}, {1, 0, 2, 0, 3, 0});  // the counters accumulate
+      const Tensor out = pool.poisoned({B * S, H * D});
+      be.attention_forward({dims, pool.f32({B * S, 3 * H * D}, qkv), out, pool.poisoned({B, H, S}),
+                            AttentionPrune{static_cast<float>(tau), counts}});
+      ref::AttnPruneCounts want;
+      const Vec expected = ref::attention(to_double(qkv), spec, &want);
+      EXPECT_LT(rel_err(pool.read(out), expected), kFwdTol);
+      uint64_t got[3];
+      be.download(got, counts);
+      EXPECT_EQ(got[0], 1 + want.zero_scores);
+      EXPECT_EQ(got[1], 2 + want.zero_probs);
+      EXPECT_EQ(got[2], 3 + want.pairs);
+      const uint64_t pairs = causal ? 2 * (45 + 39) : 2 * (81 + 54);  // heads × keys per row
+      EXPECT_EQ(want.pairs, pairs);
+      if (tau == 0) {
+        EXPECT_EQ(want.zero_scores, 0u);
+        spec.prune_tau = -1;
+        EXPECT_LT(rel_err(pool.read(out), ref::attention(to_double(qkv), spec)), kFwdTol);
+      } else {
+        EXPECT_GT(want.zero_scores, 0u);
+        EXPECT_GT(want.zero_probs, want.pairs / 10);
+      }
+    }
+  }
+}
+
 TEST_F(CpuOps, EmbeddingForwardBackward) {
   const int64_t V = 7, h = 4, seq = 3, rows = 6;
   const std::vector<int32_t> ids = {1, 6, 1, 0, 3, 1};  // repeats exercise accumulation

@@ -489,6 +489,62 @@ TEST_P(CudaAttention, Tf32ForwardBackward) {
   for (const AttnCase& k : kAttnCases) check(tf32, k, seed += 2, 5e-3);
 }
 
+// DynaTran's pruned forward (AttentionPrune: the generic kernels, two passes over the keys)
+// against the CPU: outputs, log-sum-exp and the three counters, at head sizes of each generic
+// kernel width, causal or not, with padded keys.
+TEST_P(CudaAttention, PrunedForwardMatchesTheCpu) {
+  struct Case {
+    int64_t seq, head_dim;
+    bool causal;
+    std::vector<int32_t> lengths;
+  };
+  const Case cases[] = {{33, 16, false, {}},
+                        {70, 64, true, {70, 33}},
+                        {50, 80, false, {50, 20}},
+                        {40, 128, true, {}},
+                        {20, 256, false, {20, 0}}};
+  uint64_t seed = 300;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << "S " << k.seq << " D " << k.head_dim << " causal " << k.causal);
+    const int64_t B = 2, H = 2, S = k.seq, D = k.head_dim;
+    const float tau = 0.02f;
+    const Vec qkv = r(randn(B * S * 3 * H * D, seed += 2));
+    AttentionDims dims{B, S, H, D, k.causal, {}, 1.0f / std::sqrt(static_cast<float>(D)), {}};
+    AttentionDims cdims = dims, gdims = dims;
+    if (!k.lengths.empty()) {
+      cdims.key_lengths = cp.i32({B}, k.lengths);
+      gdims.key_lengths = gp.i32({B}, k.lengths);
+    }
+    const Tensor ccounts = cp.i32({6}, {0, 0, 0, 0, 0, 0});
+    const Tensor gcounts = gp.make(DType::I32, Shape{6});
+    be().fill({gcounts, 0});
+    AttentionFwd cf{cdims, cp.f32({B * S, 3 * H * D}, qkv), cp.poisoned({B * S, H * D}),
+                    cp.poisoned({B, H, S}), AttentionPrune{tau, ccounts}};
+    cpu.attention_forward(cf);
+    AttentionFwd gf{gdims, gp.act({B * S, 3 * H * D}, qkv), gp.poisoned_act({B * S, H * D}),
+                    gp.poisoned(DType::F32, {B, H, S}), AttentionPrune{tau, gcounts}};
+    be().attention_forward(gf);
+    be().synchronize();
+    EXPECT_LT(rel_err(gp.read(gf.out), cp.read(cf.out)), tol()) << "out";
+    Vec clse = cp.read(cf.lse), glse = gp.read(gf.lse);
+    for (size_t i = 0; i < clse.size(); ++i) {
+      ASSERT_EQ(std::isinf(clse[i]), std::isinf(glse[i])) << "lse row " << i;
+      if (std::isinf(clse[i])) clse[i] = glse[i] = 0.0f;
+    }
+    EXPECT_LT(rel_err(glse, clse), 1e-5) << "lse";
+    uint64_t want[3], got[3];
+    cpu.download(want, ccounts);
+    be().download(got, gcounts);
+    EXPECT_EQ(got[2], want[2]) << "pairs";
+    EXPECT_GT(want[1], want[2] / 4) << "tau should prune many probabilities";
+    // A score or probability within rounding of tau may land on either side.
+    const double slack = 2 + 1e-3 * static_cast<double>(want[2]);
+    EXPECT_NEAR(static_cast<double>(got[0]), static_cast<double>(want[0]), slack) << "scores";
+    EXPECT_NEAR(static_cast<double>(got[1]), static_cast<double>(want[1]), slack) << "probs";
+  }
+}
+
 TEST_P(CudaOps, EmbeddingForwardBackwardDeterministic) {
   struct Case {
     int64_t vocab, h, seq, rows;

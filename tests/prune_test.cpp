@@ -146,12 +146,19 @@ TEST(DynaTran, ChangesEvaluationOnlyAndCountsItsPoints) {
   EXPECT_NE(a.eval_loss.seq, b.eval_loss.seq);
   EXPECT_EQ(plain.pruning(), nullptr);
   const std::vector<PruneCount> counts = pruned.pruning()->counts();
-  ASSERT_EQ(counts.size(), 5u);  // the five DynaTran points, from the evaluation pass only
+  ASSERT_EQ(counts.size(), 7u);  // the seven DynaTran points, from the evaluation pass only
   for (const PruneCount& c : counts) {
     EXPECT_LT(c.point, PrunePoint::QkvGrad);
     EXPECT_GT(c.sparsity(), 0.0) << prune_point_name(c.point);
   }
   EXPECT_EQ(counts[0].elements, 2u * 4 * 16 * 3 * 128);  // both blocks' q|k|v
+  // Scores and probabilities: one per unmasked (query, key) pair of each block and head.
+  ASSERT_EQ(counts[1].point, PrunePoint::AttnScores);
+  ASSERT_EQ(counts[2].point, PrunePoint::AttnProbs);
+  const auto heads = static_cast<uint64_t>(pruned.config().heads);
+  EXPECT_EQ(counts[1].elements, counts[2].elements);
+  EXPECT_GT(counts[1].elements, 2u * heads * 4 * 16);
+  EXPECT_LE(counts[1].elements, 2u * heads * 4 * 16 * 16);
 }
 
 TEST(ActivationGradPruning, ChangesGradientsAndCountsTheDenseLayersInputGradients) {

@@ -86,10 +86,18 @@ struct AttnSpec {
   std::vector<int32_t> lengths;  // empty: all valid
   double scale;
   Dropout drop;
+  double prune_tau = -1;  // >= 0: DynaTran (AttentionPrune) on the scores and probabilities
 };
 
-// qkv [B*S, 3*H*D] -> out [B*S, H*D], straight from the definition softmax(QKᵀ·scale + mask)V.
-inline Vec attention(const Vec& qkv, const AttnSpec& a) {
+struct AttnPruneCounts {
+  uint64_t zero_scores = 0, zero_probs = 0, pairs = 0;
+};
+
+// qkv [B*S, 3*H*D] -> out [B*S, H*D], straight from the definition softmax(QKᵀ·scale + mask)V;
+// with a prune_tau, scores |s| <= tau are 0 before the softmax and probabilities p <= tau after
+// it (counted over the unmasked pairs into `counts`).
+inline Vec attention(const Vec& qkv, const AttnSpec& a, AttnPruneCounts* counts = nullptr) {
+  const bool prune = a.prune_tau >= 0;
   const int64_t S = a.seq, H = a.heads, D = a.dim, W = 3 * H * D;
   Vec out(static_cast<size_t>(a.batch * S * H * D), 0.0);
   for (int64_t b = 0; b < a.batch; ++b) {
@@ -104,16 +112,21 @@ inline Vec attention(const Vec& qkv, const AttnSpec& a) {
           for (int64_t c = 0; c < D; ++c)
             dotp += qkv[static_cast<size_t>((b * S + i) * W + h * D + c)] *
                     qkv[static_cast<size_t>((b * S + j) * W + H * D + h * D + c)];
-          s[static_cast<size_t>(j)] = dotp * a.scale;
-          mx = std::max(mx, s[static_cast<size_t>(j)]);
+          double sj = dotp * a.scale;
+          if (prune && std::fabs(sj) <= a.prune_tau) sj = 0;
+          if (counts) counts->zero_scores += sj == 0, ++counts->pairs;
+          s[static_cast<size_t>(j)] = sj;
+          mx = std::max(mx, sj);
         }
         if (mx == -std::numeric_limits<double>::infinity()) continue;
         double z = 0;
         for (int64_t j = 0; j < S; ++j) z += std::exp(s[static_cast<size_t>(j)] - mx);
         for (int64_t j = 0; j < S; ++j) {
-          const double p =
-              std::exp(s[static_cast<size_t>(j)] - mx) / z *
-              drop_factor(a.drop, static_cast<uint64_t>(((b * H + h) * S + i) * S + j));
+          const bool masked = s[static_cast<size_t>(j)] == -std::numeric_limits<double>::infinity();
+          double p = std::exp(s[static_cast<size_t>(j)] - mx) / z *
+                     drop_factor(a.drop, static_cast<uint64_t>(((b * H + h) * S + i) * S + j));
+          if (prune && p <= a.prune_tau) p = 0;
+          if (counts && !masked) counts->zero_probs += p == 0;
           for (int64_t c = 0; c < D; ++c)
             out[static_cast<size_t>((b * S + i) * H * D + h * D + c)] +=
                 p * qkv[static_cast<size_t>((b * S + j) * W + 2 * H * D + h * D + c)];

@@ -93,6 +93,26 @@ TEST(SimMeasuredSparsity, DynaTranPointsLandOnTheirOperandsInInference) {
   expect_densities(gemms(w, "head.classifier linear_forward")[0], 1, 1, 1, "head");
 }
 
+// The scores and probabilities DynaTran prunes inside attention: the scores on Q·Kᵀ's output,
+// the probabilities on P·V's P; in training neither applies.
+TEST(SimMeasuredSparsity, AttentionScoresAndProbabilitiesLandOnTheAttentionProducts) {
+  test::TempDir dir("sim_measured_attn");
+  const Sparsity s = measured(
+      dir, sparsity_file({{"attn.qkv", 0.2}, {"attn.scores", 0.25}, {"attn.probs", 0.75}}));
+  const SimWorkload infer =
+      build_sim_workload(trace_step(small_model(TraceMode::Infer)), TraceMode::Infer, s);
+  const std::vector<Stage> att = gemms(infer, "layers.1.attn attention_forward");
+  ASSERT_EQ(att.size(), 2u);
+  expect_densities(att[0], 0.8, 0.8, 0.75, "Q.K^T");
+  expect_densities(att[1], 0.25, 0.8, 1, "P.V");
+  const SimWorkload train =
+      build_sim_workload(trace_step(small_model(TraceMode::Train)), TraceMode::Train, s);
+  const std::vector<Stage> tatt = gemms(train, "layers.1.attn attention_forward");
+  ASSERT_EQ(tatt.size(), 2u);
+  expect_densities(tatt[0], 1, 1, 1, "training Q.K^T");
+  expect_densities(tatt[1], 1, 1, 1, "training P.V");
+}
+
 // Training: forwards are never pruned by DynaTran, so its points do not apply; DynaProp's
 // fractions land on the weight gradients and the optimizer's gradient read only, and the
 // activation gradients stay dense, unlike the constant, which hits every gradient. The weight
@@ -216,7 +236,7 @@ TEST(SimMeasuredSparsityCli, BadFilesAreOneLineAndExitCode2) {
                 "points": {"attn.qkv": {"sparsity": "high"}}})");
   dir.write("above_one.json", sparsity_file({{"mlp.fc1", 1.5}}));
   dir.write("negative.json", sparsity_file({{"mlp.fc1", -0.1}}));
-  dir.write("unknown.json", sparsity_file({{"attn.scores", 0.5}}));
+  dir.write("unknown.json", sparsity_file({{"attn.weights", 0.5}}));
   std::filesystem::create_directories(dir.path() / "empty_run");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {dir / "missing.json", "cannot read sparsity file"},
@@ -227,7 +247,7 @@ TEST(SimMeasuredSparsityCli, BadFilesAreOneLineAndExitCode2) {
       {dir / "string.json", "points.attn.qkv.sparsity must be a number"},
       {dir / "above_one.json", "points.mlp.fc1.sparsity 1.5 is outside [0, 1]"},
       {dir / "negative.json", "points.mlp.fc1.sparsity -0.1 is outside [0, 1]"},
-      {dir / "unknown.json", "unknown pruning point 'attn.scores'"},
+      {dir / "unknown.json", "unknown pruning point 'attn.weights'"},
   };
   for (const auto& [file, message] : cases) {
     const test::CliResult r = test::run_hwt("sim --config bert_tiny --sparsity " + file, dir);

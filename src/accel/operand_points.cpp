@@ -46,13 +46,13 @@ GemmPoints linear_points(GemmRole role, const LayerPoints& l) {
 }
 
 // Q, K and V are slices of the q|k|v output; the attention's output gradient dO is the input
-// gradient attn.out writes. Scores, probabilities and dQ|dK|dV are not pruned.
+// gradient attn.out writes. dQ|dK|dV are not pruned.
 GemmPoints attention_points(GemmRole role) {
   switch (role) {
     case GemmRole::AttentionScores:
-      return {PrunePoint::Qkv, PrunePoint::Qkv, std::nullopt};
+      return {PrunePoint::Qkv, PrunePoint::Qkv, PrunePoint::AttnScores};
     case GemmRole::AttentionContext:
-      return {std::nullopt, PrunePoint::Qkv, PrunePoint::AttnContext};
+      return {PrunePoint::AttnProbs, PrunePoint::Qkv, PrunePoint::AttnContext};
     case GemmRole::AttentionValueGrad:
       return {std::nullopt, PrunePoint::AttnOutGrad, std::nullopt};
     case GemmRole::AttentionProbGrad:
@@ -71,6 +71,8 @@ void keep_applicable(std::optional<PrunePoint>& p, TraceMode mode) {
 bool point_applies(PrunePoint p, TraceMode mode) {
   switch (p) {
     case PrunePoint::Qkv:
+    case PrunePoint::AttnScores:
+    case PrunePoint::AttnProbs:
     case PrunePoint::AttnContext:
     case PrunePoint::AttnOut:
     case PrunePoint::Fc1:

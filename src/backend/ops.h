@@ -122,9 +122,21 @@ struct AttentionDims {
   Dropout drop;
 };
 
+// DynaTran inside attention (inference forwards only; no backward follows): a scaled score s
+// with |s| <= tau becomes 0 before the softmax, a probability p <= tau becomes 0 after it (the
+// rest are not renormalised); lse is that of the pruned scores. counts: three 64-bit unsigned
+// counters stored as i32 [6], += the zero scores, the zero probabilities and the scores
+// (unmasked query-key pairs) of this call.
+struct AttentionPrune {
+  float tau = 0.0f;
+  Tensor counts;
+  bool active() const { return counts.defined(); }
+};
+
 struct AttentionFwd {
   AttentionDims dims;
   Tensor qkv, out, lse;
+  AttentionPrune prune{};
 };
 
 struct AttentionBwd {

@@ -119,8 +119,9 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   const Tensor qkv = c.act(qkv_act_, 3 * h), ctx = c.act(ctx_, h), tmp = c.act(scratch_, h);
   qkv_.forward(c, attn_in, qkv);
   c.prune_activation(PrunePoint::Qkv, qkv);
-  be.attention_forward(
-      {attention_dims(c), qkv, ctx, c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq})});
+  be.attention_forward({attention_dims(c), qkv, ctx,
+                        c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq}),
+                        c.attention_prune()});
   c.prune_activation(PrunePoint::AttnContext, ctx);
   out_.forward(c, ctx, tmp);
   c.prune_activation(PrunePoint::AttnOut, tmp);

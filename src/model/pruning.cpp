@@ -8,6 +8,10 @@ std::string_view prune_point_name(PrunePoint p) {
   switch (p) {
     case PrunePoint::Qkv:
       return "attn.qkv";
+    case PrunePoint::AttnScores:
+      return "attn.scores";
+    case PrunePoint::AttnProbs:
+      return "attn.probs";
     case PrunePoint::AttnContext:
       return "attn.context";
     case PrunePoint::AttnOut:
@@ -33,8 +37,12 @@ std::string_view prune_point_name(PrunePoint p) {
 }
 
 Pruning::Pruning(const PruneConfig& cfg, Backend& backend, const ParamStore& params)
-    : cfg_(cfg), backend_(backend), counters_(backend, kPrunePoints * sizeof(uint64_t)) {
+    : cfg_(cfg),
+      backend_(backend),
+      counters_(backend, kPrunePoints * sizeof(uint64_t)),
+      attention_counters_(backend, 3 * sizeof(uint64_t)) {
   backend_.fill({counters_.tensor(DType::I32, Shape{2 * static_cast<int64_t>(kPrunePoints)}), 0});
+  backend_.fill({attention_counters_.tensor(DType::I32, Shape{6}), 0});
   for (const ParamInfo& p : params.infos())
     if (p.linear_weight) linear_weights_.emplace_back(p.offset, p.offset + p.shape.numel());
   std::sort(linear_weights_.begin(), linear_weights_.end());
@@ -49,6 +57,11 @@ Pruning::Pruning(const PruneConfig& cfg, Backend& backend, const ParamStore& par
 
 void Pruning::activation(PrunePoint p, Tensor x) {
   if (cfg_.tau_infer > 0) prune(p, x, static_cast<float>(cfg_.tau_infer), {});
+}
+
+AttentionPrune Pruning::attention() const {
+  if (cfg_.tau_infer <= 0) return {};
+  return {static_cast<float>(cfg_.tau_infer), attention_counters_.tensor(DType::I32, Shape{6})};
 }
 
 void Pruning::activation_grad(PrunePoint p, Tensor dx) {
@@ -86,6 +99,13 @@ std::vector<PruneCount> Pruning::counts() const {
   backend_.download(zeros.data(),
                     counters_.tensor(DType::I32, Shape{2 * static_cast<int64_t>(kPrunePoints)}));
   std::array<uint64_t, kPrunePoints> elements = elements_;
+  std::array<uint64_t, 3> attention{};  // zero scores, zero probabilities, scores
+  backend_.download(attention.data(), attention_counters_.tensor(DType::I32, Shape{6}));
+  const auto scores = static_cast<size_t>(PrunePoint::AttnScores),
+             probs = static_cast<size_t>(PrunePoint::AttnProbs);
+  zeros[scores] = attention[0];
+  zeros[probs] = attention[1];
+  elements[scores] = elements[probs] = attention[2];
   const auto all = static_cast<size_t>(PrunePoint::ParamGrads),
              linear = static_cast<size_t>(PrunePoint::LinearWeightGrads);
   zeros[all] += zeros[linear];

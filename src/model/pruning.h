@@ -19,6 +19,8 @@ namespace hwt {
 // Where values are pruned; a block point counts every block's tensors together.
 enum class PrunePoint : uint8_t {
   Qkv,          // DynaTran: the q|k|v projection's output
+  AttnScores,   // DynaTran: the scaled attention scores, inside the attention op
+  AttnProbs,    // DynaTran: the softmax probabilities, inside the attention op
   AttnContext,  // DynaTran: the attention context (the input of attn.out)
   AttnOut,      // DynaTran: attn.out's output
   Fc1,          // DynaTran: fc1's activated output
@@ -32,10 +34,10 @@ enum class PrunePoint : uint8_t {
   // a part of ParamGrads: the weight gradients hwt sim's GEMMs write.
   LinearWeightGrads,
 };
-constexpr size_t kPrunePoints = 11;
+constexpr size_t kPrunePoints = 13;
 
-// "attn.qkv", "grad.mlp.fc1", "param_grads", "param_grads.linear": the names in metrics.jsonl
-// and sparsity.json.
+// "attn.qkv", "attn.scores", "grad.mlp.fc1", "param_grads", "param_grads.linear": the names
+// in metrics.jsonl and sparsity.json.
 std::string_view prune_point_name(PrunePoint p);
 
 // Zeros among the elements a point pruned (zeros after pruning, so zeros already there count).
@@ -54,6 +56,9 @@ class Pruning {
 
   // DynaTran on an inference activation (model.prune.tau_infer; off: nothing).
   void activation(PrunePoint p, Tensor x);
+  // DynaTran on the attention scores and probabilities, for the attention op to apply
+  // (inactive when tau_infer is 0).
+  AttentionPrune attention() const;
   // An activation gradient a dense layer's backward wrote (model.prune.tau_act_grad).
   void activation_grad(PrunePoint p, Tensor dx);
   // DynaProp (model.prune.tau_train): grads as the step with `clip` will see them; they are
@@ -73,6 +78,8 @@ class Pruning {
   PruneConfig cfg_;
   Backend& backend_;
   DeviceBuffer counters_;  // a 64-bit zero count per point
+  // The attention op's own counters: zero scores, zero probabilities, scores (AttentionPrune).
+  DeviceBuffer attention_counters_;
   std::array<uint64_t, kPrunePoints> elements_{};
 };
 

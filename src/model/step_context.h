@@ -35,6 +35,9 @@ struct StepContext {
   void prune_activation(PrunePoint p, Tensor x) const {
     if (pruning && !training) pruning->activation(p, x);
   }
+  AttentionPrune attention_prune() const {
+    return pruning && !training ? pruning->attention() : AttentionPrune{};
+  }
   void prune_activation_grad(PrunePoint p, Tensor dx) const {
     if (pruning) pruning->activation_grad(p, dx);
   }

@@ -3,6 +3,7 @@
 // probabilities. Masked positions get probability exactly zero.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -69,10 +70,18 @@ void check_attention(const AttentionDims& d, const Tensor& qkv) {
 void CpuBackend::attention_forward(const AttentionFwd& a) {
   const AttentionDims& d = a.dims;
   check_attention(d, a.qkv);
+  const bool prune = a.prune.active();
+  if (prune) {
+    expect_i32(a.prune.counts, "attention prune counts");
+    HWT_CHECK(a.prune.counts.numel() == 6, "attention prune counts {} must be i32 [6]",
+              a.prune.counts.str());
+  }
+  const float tau = a.prune.tau;
   const float* qkv = a.qkv.as<float>();
   float *out = a.out.as<float>(), *lse = a.lse.as<float>();
   const int64_t S = d.seq, D = d.head_dim;
-#pragma omp parallel
+  int64_t zero_scores = 0, zero_probs = 0, pairs = 0;
+#pragma omp parallel reduction(+ : zero_scores, zero_probs, pairs)
   {
     std::vector<float> p(static_cast<size_t>(S)), factor(static_cast<size_t>(S));
 #pragma omp for collapse(2) schedule(static)
@@ -89,11 +98,15 @@ void CpuBackend::attention_forward(const AttentionFwd& a) {
             *row_lse = -std::numeric_limits<float>::infinity();
             continue;
           }
+          pairs += nk;
           const float* q = qkv + hv.qkv_offset(i, 0);
           float mx = -std::numeric_limits<float>::infinity();
           for (int64_t j = 0; j < nk; ++j) {
-            p[static_cast<size_t>(j)] = d.scale * dot(q, qkv + hv.qkv_offset(j, 1), D);
-            mx = std::max(mx, p[static_cast<size_t>(j)]);
+            float s = d.scale * dot(q, qkv + hv.qkv_offset(j, 1), D);
+            if (prune && std::fabs(s) <= tau) s = 0.0f;
+            zero_scores += s == 0.0f;
+            p[static_cast<size_t>(j)] = s;
+            mx = std::max(mx, s);
           }
           double z = 0;
           for (int64_t j = 0; j < nk; ++j)
@@ -102,14 +115,24 @@ void CpuBackend::attention_forward(const AttentionFwd& a) {
           *row_lse = l;
           hv.drop_factors(i, nk, factor.data());
           for (int64_t j = 0; j < nk; ++j) {
-            const float w =
-                std::exp(p[static_cast<size_t>(j)] - l) * factor[static_cast<size_t>(j)];
+            float w = std::exp(p[static_cast<size_t>(j)] - l);
+            if (prune && w <= tau) w = 0.0f;
+            w *= factor[static_cast<size_t>(j)];
+            zero_probs += w == 0.0f;
             if (w == 0.0f) continue;
             const float* v = qkv + hv.qkv_offset(j, 2);
             for (int64_t c = 0; c < D; ++c) o[c] += w * v[c];
           }
         }
       }
+  }
+  if (prune) {
+    uint64_t counts[3];
+    std::memcpy(counts, a.prune.counts.data, sizeof counts);
+    counts[0] += static_cast<uint64_t>(zero_scores);
+    counts[1] += static_cast<uint64_t>(zero_probs);
+    counts[2] += static_cast<uint64_t>(pairs);
+    std::memcpy(a.prune.counts.data, counts, sizeof counts);
   }
 }
 

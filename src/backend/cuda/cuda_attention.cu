@@ -1,6 +1,6 @@
 // Attention for any head size up to 256 and any dtype, computed in fp32 on CUDA cores, for the
-// calls the tensor-core kernels (cuda_flash.cu, cuda_flash_mma.cu) do not take; and the dispatch
-// between the three. Flash-style: keys stream through
+// calls the tensor-core kernels (cuda_flash.cu, cuda_flash_mma.cu) do not take and for DynaTran's
+// pruned forward; and the dispatch between the three. Flash-style: keys stream through
 // shared memory in tiles of 32 with an online softmax; only the log-sum-exp per row is saved.
 // Backward recomputes probabilities: one kernel for dQ (a warp per query row) and one for
 // dK/dV (a warp per key row), both deterministic (no atomics).
@@ -112,6 +112,92 @@ __global__ void __launch_bounds__(kRows * 32) attn_fwd_generic(AttnArgs a) {
     if (col < D) out[col] = from_f<T>(o[c] * inv);
   }
   if (lane == 0) a.lse[g.row(i)] = l > 0.0f ? m + logf(l) : -INFINITY;
+}
+
+// s = scale · q·k over one key row of a tile, set to 0 when |s| <= tau (tau 0: not pruned).
+__device__ __forceinline__ float pruned_score(const float* q, const float* k, int64_t D,
+                                              float scale, float tau) {
+  float acc = 0.0f;
+  for (int64_t d = 0; d < D; ++d) acc += q[d] * k[d];
+  const float s = scale * acc;
+  return fabsf(s) <= tau ? 0.0f : s;
+}
+
+// DynaTran's forward (AttentionPrune, no dropout): probabilities can only be pruned against their
+// final values, so a first pass over the keys finds the pruned scores' log-sum-exp and a second
+// one forms each probability, prunes it and adds it in.
+template <class T, int C>
+__global__ void __launch_bounds__(kRows * 32) attn_fwd_pruned(AttnArgs a) {
+  extern __shared__ float sm[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const Geo g(a, blockIdx.z, blockIdx.y);
+  const int64_t D = g.D;
+  float* sK = sm;
+  float* sV = sK + kTile * (D + 1);
+  float* sQ = sV + kTile * (D + 1) + warp * D;
+  const T* qkv = static_cast<const T*>(a.qkv);
+  const int64_t i = blockIdx.x * static_cast<int64_t>(kRows) + warp;
+  const int64_t i_last = (blockIdx.x + 1) * static_cast<int64_t>(kRows) - 1;
+  const int64_t nk_block = g.keys_for(i_last < g.S ? i_last : g.S - 1, a.causal);
+  const int64_t nk = i < g.S ? g.keys_for(i, a.causal) : 0;
+  const float tau = a.prune_tau;
+  for (int64_t d = lane; d < D; d += 32) sQ[d] = i < g.S ? to_f<T>(qkv[g.qkv(i, 0) + d]) : 0.0f;
+  unsigned zero_scores = 0, zero_probs = 0;
+  float m = -INFINITY, l = 0.0f;
+  for (int64_t j0 = 0; j0 < nk_block; j0 += kTile) {
+    __syncthreads();
+    load_rows<T>(sK, qkv, g, j0, 1);
+    __syncthreads();
+    const int64_t j = j0 + lane;
+    float s = -INFINITY;
+    if (j < nk) {
+      s = pruned_score(sQ, sK + lane * (D + 1), D, a.scale, tau);
+      zero_scores += s == 0.0f;
+    }
+    const float m_new = fmaxf(m, warp_max(s));
+    if (m_new == -INFINITY) continue;
+    l = l * expf(m - m_new) + warp_sum(j < nk ? expf(s - m_new) : 0.0f);
+    m = m_new;
+  }
+  const float lse = l > 0.0f ? m + logf(l) : -INFINITY;
+  float o[C] = {};
+  for (int64_t j0 = 0; j0 < nk_block; j0 += kTile) {
+    __syncthreads();
+    load_rows<T>(sK, qkv, g, j0, 1);
+    load_rows<T>(sV, qkv, g, j0, 2);
+    __syncthreads();
+    const int64_t j = j0 + lane;
+    float p = 0.0f;
+    if (j < nk) {
+      p = expf(pruned_score(sQ, sK + lane * (D + 1), D, a.scale, tau) - lse);
+      if (p <= tau) p = 0.0f;
+      zero_probs += p == 0.0f;
+    }
+    for (int jj = 0; jj < kTile; ++jj) {
+      const float w = __shfl_sync(0xffffffffu, p, jj);
+      if (w == 0.0f) continue;  // the same for the whole warp
+#pragma unroll
+      for (int c = 0; c < C; ++c) {
+        const int64_t col = lane + 32 * c;
+        if (col < D) o[c] += w * sV[jj * (D + 1) + col];
+      }
+    }
+  }
+  zero_scores = warp_sum(zero_scores);
+  zero_probs = warp_sum(zero_probs);
+  if (i >= g.S) return;
+  T* out = static_cast<T*>(a.out) + g.out(i);
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int64_t col = lane + 32 * c;
+    if (col < D) out[col] = from_f<T>(o[c]);
+  }
+  if (lane == 0) {
+    a.lse[g.row(i)] = lse;
+    atomicAdd(a.prune_counts, static_cast<unsigned long long>(zero_scores));
+    atomicAdd(a.prune_counts + 1, static_cast<unsigned long long>(zero_probs));
+    atomicAdd(a.prune_counts + 2, static_cast<unsigned long long>(nk));
+  }
 }
 
 template <class T, int C>
@@ -277,7 +363,8 @@ void generic_typed(const Launch& l, const AttnArgs& a, bool backward) {
   const size_t D = static_cast<size_t>(a.head_dim);
   const size_t tiles = 2 * kTile * (D + 1) * sizeof(float);
   if (!backward) {
-    launch_generic(l, attn_fwd_generic<T, C>, a, tiles + kRows * D * sizeof(float));
+    launch_generic(l, a.prune_counts ? attn_fwd_pruned<T, C> : attn_fwd_generic<T, C>, a,
+                   tiles + kRows * D * sizeof(float));
     return;
   }
   launch_generic(l, attn_dq_generic<T, C>, a, tiles + kRows * 2 * D * sizeof(float));
@@ -328,8 +415,9 @@ std::string_view attention_slow_reason(const AttnArgs& a) {
 
 void attention_forward(const Launch& l, const AttnArgs& a) {
   if (a.batch * a.seq == 0) return;
-  if (flash_supported(a)) return flash_forward(l, a);
-  if (mma_attention_unsupported(a).empty()) return mma_attention_forward(l, a);
+  const bool tensor_cores = a.prune_counts == nullptr;  // only the generic kernels prune
+  if (tensor_cores && flash_supported(a)) return flash_forward(l, a);
+  if (tensor_cores && mma_attention_unsupported(a).empty()) return mma_attention_forward(l, a);
   HWT_DISPATCH_FLOAT(a.dt, T, generic_dispatch<T>(l, a, false));
 }
 

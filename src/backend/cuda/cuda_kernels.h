@@ -127,6 +127,10 @@ struct AttnArgs {
   // Scratch f32 [batch, heads, seq, head_dim], 16-byte aligned: when set, the tensor-core
   // backward adds dQ here with atomics (faster, not bitwise reproducible).
   float* dq_accum = nullptr;
+  // When set, the forward prunes scores and probabilities (AttentionPrune in backend/ops.h):
+  // three counters, zero scores, zero probabilities, scores.
+  unsigned long long* prune_counts = nullptr;
+  float prune_tau = 0.0f;
 };
 void attention_forward(const Launch& l, const AttnArgs& a);
 void attention_backward(const Launch& l, const AttnArgs& a);

@@ -75,9 +75,17 @@ void CudaBackend::attention_forward(const AttentionFwd& a) {
   expect_lse(a.lse, a.dims);
   args.out = a.out.data;
   args.lse = a.lse.as<float>();
-  const int64_t dp = run_head_dim(args), d = args.head_dim;
+  if (a.prune.active()) {
+    cuda::expect_dtype(a.prune.counts, DType::I32, "attention prune counts");
+    HWT_CHECK(a.prune.counts.numel() == 6, "attention prune counts {} must be i32 [6]",
+              a.prune.counts.str());
+    args.prune_counts = static_cast<unsigned long long*>(a.prune.counts.data);
+    args.prune_tau = a.prune.tau;
+  }
+  const int64_t dp = args.prune_counts ? args.head_dim : run_head_dim(args), d = args.head_dim;
   if (dp == d) {
-    if (const std::string_view why = cuda::attention_slow_reason(args); !why.empty())
+    if (const std::string_view why = cuda::attention_slow_reason(args);
+        !why.empty() && !args.prune_counts)
       notice(
           fmt::format("attention (head size {}) runs the generic CUDA kernels, far slower "
                       "than the tensor-core ones: {}",
