@@ -761,40 +761,65 @@ class CudaOptimizer : public ::testing::TestWithParam<DType> {
   // On a machine without a GPU the pool sits on the CPU backend, unused (the tests skip).
   test::DevPool gp{test::gpu() ? test::gpu_ref() : static_cast<Backend&>(cpu), GetParam()};
   Vec p0 = randn(kN, 7);
+  // With DynaProp (GradPrune, tau 0.05: about 40% of the clipped gradients) over two ranges.
+  bool prune_ = false;
+  const std::vector<int32_t> ranges_ = {100, 0, 300, 0, 650, 0, 900, 0};  // int64 pairs
 
   // Runs kSteps updates on a backend; `step` issues the op for one step. Returns the params
-  // (and checks the compute copy).
+  // (and checks the compute copy) and, with DynaProp, its two counters.
   template <class Step>
-  Vec run(Backend& be, Step step, bool gpu_side) {
-    Tensor p, g, norm, compute;
+  std::pair<Vec, std::array<uint64_t, 2>> run(Backend& be, Step step, bool gpu_side) {
+    Tensor p, g, norm, compute, zeros, linear;
     if (gpu_side) {
       p = gp.f32({kN}, p0);
       g = gp.zeros({kN});
       norm = gp.zeros({1});
       if (GetParam() != DType::F32) compute = gp.poisoned_act({kN});
+      zeros = gp.make(DType::I32, Shape{4});
+      linear = gp.make(DType::I32, Shape{8});
     } else {
       p = cp.f32({kN}, p0);
       g = cp.zeros({kN});
       norm = cp.zeros({1});
+      zeros = cp.i32({4}, {0, 0, 0, 0});
+      linear = cp.i32({8}, ranges_);
     }
+    be.fill({zeros, 0});
+    be.upload(linear, ranges_.data());
     for (int s = 0; s < kSteps; ++s) {
       const Vec grads = randn(kN, 1000 + static_cast<uint64_t>(s), 0.5f);
       be.upload(g, grads.data());
       be.sum_squares({g, norm});
-      step(be, OptimizerTensors{p, g, compute, kDecay}, GradClip{norm, 3.0f, {}}, s + 1);
+      OptimizerTensors t{p, g, compute, kDecay};
+      if (prune_) t.prune = {0.05f, zeros, linear};
+      step(be, t, GradClip{norm, 3.0f, {}}, s + 1);
     }
     Vec out(static_cast<size_t>(kN));
     be.download(out.data(), p);
     if (compute.defined()) {
       EXPECT_EQ(gp.read(compute), gp.rounded(out)) << "compute copy";
     }
-    return out;
+    std::array<uint64_t, 2> counts{};
+    be.download(counts.data(), zeros);
+    return {out, counts};
   }
   template <class Step>
   void compare(Step step) {
-    const Vec want = run(cpu, step, false);
-    const Vec got = run(test::gpu_ref(), step, true);
-    EXPECT_LT(rel_err(got, want), 1e-5);
+    for (const bool prune : {false, true}) {
+      SCOPED_TRACE(prune ? "DynaProp" : "no pruning");
+      prune_ = prune;
+      const auto [want, want_zeros] = run(cpu, step, false);
+      const auto [got, got_zeros] = run(test::gpu_ref(), step, true);
+      EXPECT_LT(rel_err(got, want), 1e-5);
+      // A gradient within rounding of tau (the norm is summed in another order) may flip.
+      for (int k : {0, 1}) EXPECT_NEAR(double(got_zeros[k]), double(want_zeros[k]), 2) << k;
+      if (prune) {
+        EXPECT_GT(want_zeros[0], uint64_t{kSteps * 200});  // 553 of 1003 outside the ranges
+        EXPECT_GT(want_zeros[1], uint64_t{kSteps * 150});  // 450 inside
+      } else {
+        EXPECT_EQ(want_zeros[0] + want_zeros[1], 0u);
+      }
+    }
   }
   Tensor state(Backend& be) { return &be == &cpu ? cp.zeros({kN}) : gp.zeros({kN}); }
 };
@@ -805,7 +830,7 @@ INSTANTIATE_TEST_SUITE_P(ComputeCopy, CudaOptimizer,
 TEST_P(CudaOptimizer, AdamW) {
   std::map<Backend*, std::pair<Tensor, Tensor>> st;
   compare([&](Backend& be, OptimizerTensors t, GradClip c, int64_t k) {
-    if (!st.count(&be)) st[&be] = {state(be), state(be)};
+    if (k == 1) st[&be] = {state(be), state(be)};
     be.adamw_step({t, st[&be].first, st[&be].second, c, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f, k});
   });
 }
@@ -814,7 +839,7 @@ TEST_P(CudaOptimizer, Adan) {
   for (bool no_prox : {false, true}) {
     std::map<Backend*, std::array<Tensor, 4>> st;
     compare([&](Backend& be, OptimizerTensors t, GradClip c, int64_t k) {
-      if (!st.count(&be)) st[&be] = {state(be), state(be), state(be), state(be)};
+      if (k == 1) st[&be] = {state(be), state(be), state(be), state(be)};
       auto& s = st[&be];
       be.adan_step(
           {t, s[0], s[1], s[2], s[3], c, 1e-2f, 0.98f, 0.92f, 0.99f, 1e-8f, 0.02f, no_prox, k});
@@ -827,7 +852,7 @@ TEST_P(CudaOptimizer, Sgd) {
     for (bool nesterov : {false, true}) {
       std::map<Backend*, Tensor> st;
       compare([&](Backend& be, OptimizerTensors t, GradClip c, int64_t k) {
-        if (!st.count(&be)) st[&be] = state(be);
+        if (k == 1) st[&be] = state(be);
         be.sgd_step({t, st[&be], c, 1e-2f, momentum, 0.01f, nesterov, k});
       });
     }

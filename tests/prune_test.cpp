@@ -56,40 +56,51 @@ TEST(PruneSmallCpu, ZeroesExactlyTheSmallValuesAndCountsEveryZero) {
   EXPECT_EQ(test::read_counter(be, zeros), 5 + expected_zeros);
 }
 
-// With a GradClip, values are compared as the optimizer will see them: times 1 / loss scale
-// and the clip factor; an overflowed (skipped) step prunes nothing.
-TEST(PruneSmallCpu, GradientsAreComparedAfterUnscalingAndClipping) {
-  CpuBackend be(1);
+// DynaProp inside an optimizer step (GradPrune): gradients are compared as the step uses them,
+// times 1 / loss scale and the clip factor; pruned ones do not move their parameter (SGD, no
+// momentum or decay), the others move by lr · g; zeros are counted outside and inside the
+// Linear ranges; an overflowed (skipped) step changes and counts nothing.
+TEST(DynaPropStep, ComparesGradientsAfterUnscalingAndClippingAndCountsPerRange) {
+  CpuBackend be(2);
+  test::TensorPool pool(be);
   const int64_t n = 512;
-  const std::vector<float> host = test::randn(n, 9, 4.0f);
-  DeviceBuffer xb(be, static_cast<size_t>(n) * 4), zb(be, 8), sb(be, 8);
-  const Tensor x = xb.tensor(DType::F32, Shape{n}), zeros = zb.tensor(DType::I32, Shape{2});
-  const Tensor norm_sq = sb.tensor(DType::F32, Shape{1}),
-               scale = sb.tensor(DType::F32, Shape{1}, 4);
-  const float scale_v = 8.0f, norm_sq_v = 4096.0f, max_norm = 2.0f, tau = 0.01f;
-  const float vals[2] = {norm_sq_v, scale_v};
-  be.upload(sb.tensor(DType::F32, Shape{2}), vals);
-  be.upload(x, host.data());
-  be.fill({zeros, 0});
-  be.prune_small({x, tau, zeros, GradClip{norm_sq, max_norm, scale}});
-  const float unscale = 1.0f / scale_v;
-  const float mult = unscale * std::min(1.0f, max_norm / (std::sqrt(norm_sq_v) * unscale + 1e-6f));
-  std::vector<float> got(static_cast<size_t>(n));
-  be.download(got.data(), x);
-  int64_t pruned = 0;
-  for (size_t i = 0; i < host.size(); ++i) {
-    const bool small = std::fabs(host[i] * mult) <= tau;
-    EXPECT_EQ(got[i], small ? 0.0f : host[i]) << i;
-    pruned += small;
+  const std::vector<float> grads = test::randn(n, 9, 4.0f), params = test::randn(n, 10);
+  const float scale = 8.0f, norm_sq = 4096.0f, max_norm = 2.0f, tau = 0.05f, lr = 0.5f;
+  const Tensor clip_values = pool.f32({2}, {norm_sq, scale});
+  const GradClip clip{clip_values.flat_slice(0, 1), max_norm, clip_values.flat_slice(1, 1)};
+  const Tensor p = pool.f32({n}, params), g = pool.f32({n}, grads), m = pool.zeros({n});
+  const Tensor zeros = pool.i32({4}, {3, 0, 4, 0});  // the counters accumulate
+  const Tensor linear = pool.i32({8}, {10, 0, 100, 0, 200, 0, 256, 0});
+  be.sgd_step({OptimizerTensors{p, g, {}, n, GradPrune{tau, zeros, linear}}, m, clip, lr, 0.0f,
+               0.0f, false, 1});
+  const float unscale = 1.0f / scale;
+  const float mult = unscale * std::min(1.0f, max_norm / (std::sqrt(norm_sq) * unscale + 1e-6f));
+  const std::vector<float> after = pool.read(p);
+  uint64_t outside = 0, inside = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto k = static_cast<size_t>(i);
+    const float used = grads[k] * mult;
+    if (std::fabs(used) <= tau) {
+      EXPECT_EQ(after[k], params[k]) << i;
+      ((i >= 10 && i < 100) || (i >= 200 && i < 256) ? inside : outside) += 1;
+    } else {
+      EXPECT_EQ(after[k], params[k] - lr * used) << i;
+    }
   }
-  EXPECT_GT(pruned, 10);
+  EXPECT_GT(inside, 10u);
+  EXPECT_GT(outside, 10u);
+  uint64_t counts[2];
+  be.download(counts, zeros);
+  EXPECT_EQ(counts[0], 3 + outside);
+  EXPECT_EQ(counts[1], 4 + inside);
+  EXPECT_EQ(pool.read(g), grads);  // the gradient buffer itself is left alone
 
-  const float overflow[2] = {INFINITY, scale_v};
-  be.upload(sb.tensor(DType::F32, Shape{2}), overflow);
-  be.upload(x, host.data());
-  be.prune_small({x, 1e9f, zeros, GradClip{norm_sq, max_norm, scale}});
-  be.download(got.data(), x);
-  EXPECT_EQ(got, host);
+  be.upload(clip_values, std::vector<float>{INFINITY, scale}.data());
+  be.sgd_step({OptimizerTensors{p, g, {}, n, GradPrune{1e9f, zeros, linear}}, m, clip, lr, 0.0f,
+               0.0f, false, 2});
+  EXPECT_EQ(pool.read(p), after);
+  be.download(counts, zeros);
+  EXPECT_EQ(counts[0], 3 + outside);
 }
 
 TEST(PruneConfig, NegativeThresholdsAreErrorsNamingTheKey) {
@@ -174,9 +185,9 @@ TEST(ActivationGradPruning, ChangesGradientsAndCountsTheDenseLayersInputGradient
                                                   "grad.mlp.fc2"}));
 }
 
-// The optimizer's input: after a step the flat gradients are the pruned ones, and with plain
-// SGD the parameters whose gradient was pruned did not move.
-TEST(DynaProp, ZeroesExactlyTheSmallGradientsBeforeTheOptimizer) {
+// The optimizer's input: with plain SGD exactly the parameters whose clipped gradient is at
+// most tau do not move, and the counts are theirs.
+TEST(DynaProp, PrunesExactlyTheSmallGradientsTheOptimizerSees) {
   CpuBackend be(2);
   const float tau = 2e-4f, max_norm = 0.5f;
   Model model(small_classifier(0, tau, 0), be);
@@ -188,38 +199,33 @@ TEST(DynaProp, ZeroesExactlyTheSmallGradientsBeforeTheOptimizer) {
   opt.set_pruning(model.pruning());
   const Pass p = run_pass(model);
   const auto n = static_cast<size_t>(model.params().count());
-  std::vector<float> before(n), after(n), grads(n);
+  std::vector<float> before(n), after(n);
   be.download(before.data(), model.params().params_flat());
   opt.step(1, 0.1);
   be.download(after.data(), model.params().params_flat());
-  be.download(grads.data(), model.params().grads_flat());
 
   double norm_sq = 0;  // as sum_squares computes it, in the CPU's chunk order: compare loosely
   for (float g : p.grads) norm_sq += static_cast<double>(g) * g;
   const float clip = std::min(1.0f, max_norm / (static_cast<float>(std::sqrt(norm_sq)) + 1e-6f));
-  uint64_t zeros = 0, pruned = 0;
+  uint64_t pruned = 0;
   for (size_t i = 0; i < n; ++i) {
     const float seen = std::fabs(p.grads[i] * clip);
     if (std::fabs(seen - tau) < 1e-6f * tau) continue;  // too close to call with a rounded norm
-    if (seen <= tau) {
-      EXPECT_EQ(grads[i], 0.0f) << i;
-      EXPECT_EQ(after[i], before[i]) << i;
-      pruned += p.grads[i] != 0.0f;
-    } else {
-      EXPECT_EQ(grads[i], p.grads[i]) << i;
-    }
+    EXPECT_EQ(after[i] == before[i], seen <= tau) << i << " gradient " << p.grads[i];
+    pruned += seen <= tau && p.grads[i] != 0.0f;
   }
-  for (float g : grads) zeros += g == 0.0f;
   EXPECT_GT(pruned, n / 100);
-  // param_grads.linear: the dense layers' weight matrices (decayed, named *.weight; norms'
-  // weights are not decayed), without embeddings, norms and biases.
-  uint64_t linear_zeros = 0, linear_elements = 0;
+  // What did not move was pruned (zero gradients included). param_grads.linear: the dense
+  // layers' weight matrices (decayed, named *.weight; norms' weights are not decayed), without
+  // embeddings, norms and biases.
+  uint64_t zeros = 0, linear_zeros = 0, linear_elements = 0;
+  for (size_t i = 0; i < n; ++i) zeros += after[i] == before[i];
   for (const ParamInfo& info : model.params().infos()) {
     const std::string& name = info.name;
     if (!info.decay || name.size() < 7 || name.compare(name.size() - 7, 7, ".weight") != 0)
       continue;
     for (int64_t i = info.offset; i < info.offset + info.shape.numel(); ++i)
-      linear_zeros += grads[static_cast<size_t>(i)] == 0.0f;
+      linear_zeros += after[static_cast<size_t>(i)] == before[static_cast<size_t>(i)];
     linear_elements += static_cast<uint64_t>(info.shape.numel());
   }
   const std::vector<PruneCount> counts = model.pruning()->counts();
@@ -251,19 +257,27 @@ TEST(DynaProp, CountsLinearWeightsApartOnAnyShard) {
   const float tau = 0.1f;
   std::vector<float> host(26);
   for (size_t i = 0; i < host.size(); ++i) host[i] = i % 3 == 0 ? 0.05f : 1.0f;  // 9 small
+  test::TensorPool pool(be);
   for (const auto& [first, size] : {std::pair<int64_t, int64_t>{0, 26}, {5, 12}, {10, 16}}) {
     be.upload(ps.grads_flat(), host.data());
+    be.fill({ps.params_flat(), 0.0f});
     PruneConfig cfg;
     cfg.tau_train = tau;
     Pruning pruning(cfg, be, ps);
-    pruning.param_grads(ps.grads_flat().flat_slice(first, size), first, {});
+    // One SGD step with lr 1 over the part: a parameter becomes -g, or stays 0 if pruned.
+    const OptimizerTensors t{ps.params_flat().flat_slice(first, size),
+                             ps.grads_flat().flat_slice(first, size),
+                             {},
+                             0,
+                             pruning.param_grads(first, size)};
+    be.sgd_step({t, pool.zeros({size}), {}, 1.0f, 0.0f, 0.0f, false, 1});
     std::vector<float> got(26);
-    be.download(got.data(), ps.grads_flat());
+    be.download(got.data(), ps.params_flat());
     uint64_t zeros = 0, linear_zeros = 0, linear = 0;
     for (int64_t i = 0; i < 26; ++i) {
       const auto k = static_cast<size_t>(i);
       const bool inside = i >= first && i < first + size;
-      EXPECT_EQ(got[k], inside && host[k] < tau ? 0.0f : host[k]) << i;
+      EXPECT_EQ(got[k], inside && host[k] >= tau ? -host[k] : 0.0f) << i;
       if (!inside) continue;
       zeros += got[k] == 0.0f;
       if (i >= 8 && i < 20) {

@@ -225,17 +225,26 @@ struct GradClip {
   Tensor loss_scale{};
 };
 
-// Runtime pruning (DynaTran, DynaProp): x[i] = 0 where |x[i]| <= tau, in place; then
-// zeros[0] += the number of zeros x now holds. zeros is a 64-bit unsigned counter stored as
-// i32 [2] (8-byte aligned, device memory), so counts stay on the device until read.
-// With grad_clip (parameter gradients before an optimizer step carrying the same GradClip) the
-// comparison is |x[i] * f| <= tau, f the factor the step multiplies them by (unscale, clip);
-// when that step will be skipped (an overflow) nothing is pruned.
+// Runtime pruning of activations and activation gradients (DynaTran): x[i] = 0 where
+// |x[i]| <= tau, in place; then zeros[0] += the number of zeros x now holds. zeros is a 64-bit
+// unsigned counter stored as i32 [2] (8-byte aligned, device memory), so counts stay on the
+// device until read.
 struct PruneSmall {
   Tensor x;
   float tau = 0.0f;
   Tensor zeros;
-  GradClip grad_clip{};
+};
+
+// DynaProp fused into an optimizer step: a gradient g as the step uses it (times GradClip's
+// factor) with |g| <= tau enters the update as 0; the gradient buffer itself is left as it is.
+// zeros: two 64-bit unsigned counters stored as i32 [4] (8-byte aligned), += the zero gradients
+// outside and inside `linear`: sorted, disjoint [begin, end) element ranges of this step's
+// buffers (the dense layers' weights), 64-bit indices stored as i32 [4k]; undefined: none. A
+// skipped step (overflow) counts nothing.
+struct GradPrune {
+  float tau = 0.0f;
+  Tensor zeros, linear;
+  bool active() const { return zeros.defined(); }
 };
 
 // Parameters are one flat fp32 buffer; elements [0, n_decay) take weight decay, the rest
@@ -243,6 +252,7 @@ struct PruneSmall {
 struct OptimizerTensors {
   Tensor params, grads, params_compute;
   int64_t n_decay = 0;
+  GradPrune prune{};
 };
 
 // AdamW (Loshchilov & Hutter): decoupled decay theta *= 1 - lr*wd before the Adam update.

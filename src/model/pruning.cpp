@@ -56,7 +56,7 @@ Pruning::Pruning(const PruneConfig& cfg, Backend& backend, const ParamStore& par
 }
 
 void Pruning::activation(PrunePoint p, Tensor x) {
-  if (cfg_.tau_infer > 0) prune(p, x, static_cast<float>(cfg_.tau_infer), {});
+  if (cfg_.tau_infer > 0) prune(p, x, static_cast<float>(cfg_.tau_infer));
 }
 
 AttentionPrune Pruning::attention() const {
@@ -65,33 +65,46 @@ AttentionPrune Pruning::attention() const {
 }
 
 void Pruning::activation_grad(PrunePoint p, Tensor dx) {
-  if (cfg_.tau_act_grad > 0) prune(p, dx, static_cast<float>(cfg_.tau_act_grad), {});
+  if (cfg_.tau_act_grad > 0) prune(p, dx, static_cast<float>(cfg_.tau_act_grad));
 }
 
-void Pruning::param_grads(Tensor grads, int64_t offset, const GradClip& clip) {
-  if (cfg_.tau_train <= 0) return;
-  const auto tau = static_cast<float>(cfg_.tau_train);
-  // One pass as before, cut where Linear weights begin and end so each part counts into its
-  // own point; counts() adds the Linear part back into param_grads.
-  const int64_t end = offset + grads.numel();
-  int64_t at = offset;
-  auto upto = [&](PrunePoint p, int64_t until) {
-    until = std::min(until, end);
-    if (until > at) prune(p, grads.flat_slice(at - offset, until - at), tau, clip);
-    at = std::max(at, until);
-  };
-  for (const auto& [begin, stop] : linear_weights_) {
-    upto(PrunePoint::ParamGrads, begin);
-    upto(PrunePoint::LinearWeightGrads, stop);
+GradPrune Pruning::param_grads(int64_t offset, int64_t count) {
+  if (cfg_.tau_train <= 0) return {};
+  if (offset != part_offset_ || count != part_count_) {
+    std::vector<int64_t> ranges;  // [begin, end) pairs within the part, relative to offset
+    part_linear_ = 0;
+    for (const auto& [begin, end] : linear_weights_) {
+      const int64_t b = std::max(begin, offset), e = std::min(end, offset + count);
+      if (b >= e) continue;
+      ranges.insert(ranges.end(), {b - offset, e - offset});
+      part_linear_ += static_cast<uint64_t>(e - b);
+    }
+    part_ranges_.reset();
+    if (!ranges.empty()) {
+      part_ranges_ = std::make_unique<DeviceBuffer>(backend_, ranges.size() * sizeof(int64_t));
+      backend_.upload(ranges_tensor(), ranges.data());
+    }
+    part_offset_ = offset;
+    part_count_ = count;
   }
-  upto(PrunePoint::ParamGrads, end);
+  const auto all = static_cast<size_t>(PrunePoint::ParamGrads),
+             linear = static_cast<size_t>(PrunePoint::LinearWeightGrads);
+  elements_[all] += static_cast<uint64_t>(count) - part_linear_;
+  elements_[linear] += part_linear_;
+  return {static_cast<float>(cfg_.tau_train),
+          counters_.tensor(DType::I32, Shape{4}, all * sizeof(uint64_t)),
+          part_ranges_ ? ranges_tensor() : Tensor{}};
 }
 
-void Pruning::prune(PrunePoint p, Tensor x, float tau, const GradClip& clip) {
+Tensor Pruning::ranges_tensor() const {
+  return part_ranges_->tensor(DType::I32,
+                              Shape{static_cast<int64_t>(part_ranges_->bytes() / sizeof(int32_t))});
+}
+
+void Pruning::prune(PrunePoint p, Tensor x, float tau) {
   const size_t i = static_cast<size_t>(p);
   elements_[i] += static_cast<uint64_t>(x.numel());
-  backend_.prune_small(
-      {x, tau, counters_.tensor(DType::I32, Shape{2}, i * sizeof(uint64_t)), clip});
+  backend_.prune_small({x, tau, counters_.tensor(DType::I32, Shape{2}, i * sizeof(uint64_t))});
 }
 
 std::vector<PruneCount> Pruning::counts() const {

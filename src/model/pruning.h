@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -61,19 +62,26 @@ class Pruning {
   AttentionPrune attention() const;
   // An activation gradient a dense layer's backward wrote (model.prune.tau_act_grad).
   void activation_grad(PrunePoint p, Tensor dx);
-  // DynaProp (model.prune.tau_train): grads as the step with `clip` will see them; they are
-  // the flat gradient buffer's elements from `offset` on (a ZeRO-1 shard, or all of it).
-  void param_grads(Tensor grads, int64_t offset, const GradClip& clip);
+  // DynaProp (model.prune.tau_train) for the optimizer step over `count` elements of the flat
+  // gradient buffer from `offset` on (a ZeRO-1 shard, or all of it), which prunes and counts
+  // (GradPrune); inactive when tau_train is 0. Call once per step: it counts the elements.
+  GradPrune param_grads(int64_t offset, int64_t count);
 
   // The points that pruned anything so far, with their totals (param_grads includes
   // param_grads.linear). Downloads: synchronises.
   std::vector<PruneCount> counts() const;
 
  private:
-  void prune(PrunePoint p, Tensor x, float tau, const GradClip& clip);
+  void prune(PrunePoint p, Tensor x, float tau);
+  Tensor ranges_tensor() const;  // part_ranges_ as i32 [4k]
 
   // [begin, end) element ranges of the flat buffers holding Linear weights, in order, merged.
   std::vector<std::pair<int64_t, int64_t>> linear_weights_;
+  // Those ranges cut to the optimizer's part and shifted to its start, on the device; the
+  // part's element counts, all and Linear.
+  int64_t part_offset_ = -1, part_count_ = 0;
+  uint64_t part_linear_ = 0;
+  std::unique_ptr<DeviceBuffer> part_ranges_;
 
   PruneConfig cfg_;
   Backend& backend_;

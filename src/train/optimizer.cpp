@@ -123,13 +123,15 @@ void Optimizer::step(int64_t step, double lr) {
     gather_parameters();
     return;
   }
-  // The norm is of the unpruned gradients: pruning comes after unscaling and clipping.
-  if (pruning_) pruning_->param_grads(grads(), offset_, clip);
+  // DynaProp inside the step; the norm above is of the unpruned gradients (pruning comes after
+  // unscaling and clipping).
+  OptimizerTensors t = tensors();
+  if (pruning_) t.prune = pruning_->param_grads(offset_, count_);
   auto buf = [&](size_t i) { return state_[i].second.tensor(DType::F32, Shape{count_}); };
   const float flr = static_cast<float>(lr), wd = static_cast<float>(cfg_.weight_decay);
   switch (cfg_.name) {
     case OptimizerKind::AdamW: {
-      AdamWStep a{tensors(),
+      AdamWStep a{t,
                   buf(0),
                   buf(1),
                   clip,
@@ -143,7 +145,7 @@ void Optimizer::step(int64_t step, double lr) {
       break;
     }
     case OptimizerKind::Adan: {
-      AdanStep a{tensors(),
+      AdanStep a{t,
                  buf(0),
                  buf(1),
                  buf(2),
@@ -161,8 +163,8 @@ void Optimizer::step(int64_t step, double lr) {
       break;
     }
     case OptimizerKind::Sgd: {
-      SgdStep a{tensors(),         buf(0), clip, flr, static_cast<float>(cfg_.sgd_momentum), wd,
-                cfg_.sgd_nesterov, step};
+      SgdStep a{
+          t, buf(0), clip, flr, static_cast<float>(cfg_.sgd_momentum), wd, cfg_.sgd_nesterov, step};
       be.sgd_step(a);
       break;
     }

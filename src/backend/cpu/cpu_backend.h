@@ -35,7 +35,7 @@ void expect_f32(const Tensor& t, const char* what);
 void expect_i32(const Tensor& t, const char* what);
 
 // The factor every gradient is multiplied by (loss-scale removal, clipping), or skip when
-// loss scaling is on and the scaled gradients overflowed (the optimizers and prune_small).
+// loss scaling is on and the scaled gradients overflowed (the optimizers).
 struct GradPrep {
   float mult = 1.0f;
   bool skip = false;

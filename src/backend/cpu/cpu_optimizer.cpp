@@ -1,6 +1,7 @@
 // CpuBackend: AdamW, Adan and SGD over flat fp32 buffers. The formulas match
 // torch.optim.AdamW / torch.optim.SGD and sail-sg/Adan (Xie et al. 2022) operation for operation.
 #include <cmath>
+#include <cstring>
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/bf16.h"
@@ -24,16 +25,59 @@ GradPrep grad_prep(const GradClip& c) {
 
 namespace {
 
-// Calls update(i, grad_i, decay_i) for every parameter, then refreshes the compute copy.
+// Whether element i lies in one of `ranges`' sorted, disjoint [begin, end) pairs.
+bool in_ranges(const int64_t* ranges, int64_t pairs, int64_t i) {
+  const int64_t* end = ranges + 2 * pairs;
+  // The first pair whose end lies past i (ends are sorted too).
+  int64_t lo = 0, hi = pairs;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi) / 2;
+    if (ranges[2 * mid + 1] <= i)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return ranges + 2 * lo < end && ranges[2 * lo] <= i;
+}
+
+// Calls update(i, g_i, decay_i) for every parameter, g_i its gradient times `mult` (unscale,
+// clip) and, with t.prune, 0 where |g_i| <= tau (counted); then refreshes the compute copy.
 template <class Update>
-void for_each_param(const OptimizerTensors& t, float weight_decay, Update update) {
+void for_each_param(const OptimizerTensors& t, float weight_decay, float mult, Update update) {
   expect_f32(t.params, "params");
   expect_f32(t.grads, "grads");
   const int64_t n = t.params.numel();
   float* p = t.params.as<float>();
   const float* g = t.grads.as<float>();
+  const GradPrune& pr = t.prune;
+  if (!pr.active()) {
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) update(i, g[i], i < t.n_decay ? weight_decay : 0.0f);
+    for (int64_t i = 0; i < n; ++i) update(i, g[i] * mult, i < t.n_decay ? weight_decay : 0.0f);
+  } else {
+    expect_i32(pr.zeros, "DynaProp counters");
+    HWT_CHECK(pr.zeros.numel() == 4, "DynaProp counters {} must be i32 [4]", pr.zeros.str());
+    if (pr.linear.defined()) {
+      expect_i32(pr.linear, "DynaProp ranges");
+      HWT_CHECK(pr.linear.numel() % 4 == 0, "DynaProp ranges {} must be i32 [4k]", pr.linear.str());
+    }
+    const auto* ranges = static_cast<const int64_t*>(pr.linear.data);
+    const int64_t pairs = pr.linear.defined() ? pr.linear.numel() / 4 : 0;
+    int64_t zeros = 0, linear_zeros = 0;
+#pragma omp parallel for schedule(static) reduction(+ : zeros, linear_zeros)
+    for (int64_t i = 0; i < n; ++i) {
+      float gi = g[i] * mult;
+      if (std::fabs(gi) <= pr.tau) {
+        gi = 0.0f;
+        (in_ranges(ranges, pairs, i) ? linear_zeros : zeros) += 1;
+      }
+      update(i, gi, i < t.n_decay ? weight_decay : 0.0f);
+    }
+    uint64_t counts[2];
+    std::memcpy(counts, pr.zeros.data, sizeof counts);
+    counts[0] += static_cast<uint64_t>(zeros);
+    counts[1] += static_cast<uint64_t>(linear_zeros);
+    std::memcpy(pr.zeros.data, counts, sizeof counts);
+  }
   if (!t.params_compute.defined() || t.params_compute.data == t.params.data) return;
   HWT_CHECK(t.params_compute.dtype == DType::BF16, "cpu compute copy must be bf16");
   uint16_t* c = t.params_compute.as<uint16_t>();
@@ -46,13 +90,11 @@ void for_each_param(const OptimizerTensors& t, float weight_decay, Update update
 void CpuBackend::adamw_step(const AdamWStep& a) {
   const GradPrep prep = grad_prep(a.clip);
   if (prep.skip) return;
-  const float clip = prep.mult;
   const float bc1 = 1.0f - std::pow(a.beta1, static_cast<float>(a.step));
   const float bc2 = 1.0f - std::pow(a.beta2, static_cast<float>(a.step));
   const float step_size = a.lr / bc1, bc2_sqrt = std::sqrt(bc2);
   float *p = a.t.params.as<float>(), *m = a.m.as<float>(), *v = a.v.as<float>();
-  for_each_param(a.t, a.weight_decay, [&](int64_t i, float grad, float wd) {
-    const float g = grad * clip;
+  for_each_param(a.t, a.weight_decay, prep.mult, [&](int64_t i, float g, float wd) {
     p[i] *= 1.0f - a.lr * wd;
     m[i] = a.beta1 * m[i] + (1.0f - a.beta1) * g;
     v[i] = a.beta2 * v[i] + (1.0f - a.beta2) * g * g;
@@ -63,7 +105,6 @@ void CpuBackend::adamw_step(const AdamWStep& a) {
 void CpuBackend::adan_step(const AdanStep& a) {
   const GradPrep prep = grad_prep(a.clip);
   if (prep.skip) return;
-  const float clip = prep.mult;
   const float k = static_cast<float>(a.step);
   const float bc1 = 1.0f - std::pow(a.beta1, k), bc2 = 1.0f - std::pow(a.beta2, k);
   const float bc3_sqrt = std::sqrt(1.0f - std::pow(a.beta3, k));
@@ -71,8 +112,7 @@ void CpuBackend::adan_step(const AdanStep& a) {
   const bool first = a.step == 1;
   float *p = a.t.params.as<float>(), *m = a.m.as<float>(), *v = a.v.as<float>();
   float *nn = a.n.as<float>(), *prev = a.prev_grad.as<float>();
-  for_each_param(a.t, a.weight_decay, [&](int64_t i, float grad, float wd) {
-    const float g = grad * clip;
+  for_each_param(a.t, a.weight_decay, prep.mult, [&](int64_t i, float g, float wd) {
     const float diff = first ? 0.0f : g - prev[i];  // d_1 = 0
     m[i] = a.beta1 * m[i] + (1.0f - a.beta1) * g;
     v[i] = a.beta2 * v[i] + (1.0f - a.beta2) * diff;
@@ -89,10 +129,9 @@ void CpuBackend::adan_step(const AdanStep& a) {
 void CpuBackend::sgd_step(const SgdStep& a) {
   const GradPrep prep = grad_prep(a.clip);
   if (prep.skip) return;
-  const float clip = prep.mult;
   float *p = a.t.params.as<float>(), *buf = a.momentum_buf.as<float>();
-  for_each_param(a.t, a.weight_decay, [&](int64_t i, float grad, float wd) {
-    float d = grad * clip + wd * p[i];
+  for_each_param(a.t, a.weight_decay, prep.mult, [&](int64_t i, float g, float wd) {
+    float d = g + wd * p[i];
     if (a.momentum != 0.0f) {
       buf[i] = a.step == 1 ? d : a.momentum * buf[i] + d;
       d = a.nesterov ? d + a.momentum * buf[i] : buf[i];

@@ -1,5 +1,5 @@
-// CpuBackend: runtime pruning (DynaTran, DynaProp), the reference the CUDA kernel is tested
-// against.
+// CpuBackend: runtime pruning of activations and activation gradients, the reference the CUDA
+// kernel is tested against (DynaProp runs inside the optimizer steps, cpu_optimizer.cpp).
 #include <cmath>
 #include <cstring>
 
@@ -11,19 +11,12 @@ void CpuBackend::prune_small(const PruneSmall& a) {
   expect_f32(a.x, "x");
   expect_i32(a.zeros, "zeros");
   HWT_CHECK(a.zeros.numel() == 2, "prune_small counter {} must be i32 [2]", a.zeros.str());
-  float mult = 1.0f;
-  bool prune = true;
-  if (a.grad_clip.grad_norm_sq.defined()) {
-    const GradPrep prep = grad_prep(a.grad_clip);
-    mult = prep.mult;
-    prune = !prep.skip;
-  }
   const int64_t n = a.x.numel();
   float* x = a.x.as<float>();
   int64_t zeros = 0;
 #pragma omp parallel for schedule(static) reduction(+ : zeros)
   for (int64_t i = 0; i < n; ++i) {
-    if (prune && x[i] != 0.0f && std::fabs(x[i] * mult) <= a.tau) x[i] = 0.0f;
+    if (std::fabs(x[i]) <= a.tau) x[i] = 0.0f;
     zeros += x[i] == 0.0f;
   }
   uint64_t count = 0;

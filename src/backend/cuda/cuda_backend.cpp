@@ -182,17 +182,7 @@ void CudaBackend::prune_small(const PruneSmall& a) {
   cuda::expect_dtype(a.zeros, DType::I32, "zeros");
   HWT_CHECK(a.zeros.numel() == 2 && reinterpret_cast<uintptr_t>(a.zeros.data) % 8 == 0,
             "prune_small counter {} must be an 8-byte aligned i32 [2]", a.zeros.str());
-  cuda::PruneClip clip;
-  if (a.grad_clip.grad_norm_sq.defined()) {
-    cuda::expect_dtype(a.grad_clip.grad_norm_sq, DType::F32, "grad_norm_sq");
-    clip.norm_sq = a.grad_clip.grad_norm_sq.as<float>();
-    clip.max_norm = a.grad_clip.max_norm;
-    if (a.grad_clip.loss_scale.defined()) {
-      cuda::expect_dtype(a.grad_clip.loss_scale, DType::F32, "loss_scale");
-      clip.loss_scale = a.grad_clip.loss_scale.as<float>();
-    }
-  }
-  cuda::prune_small(launch_, a.x.dtype, a.x.data, a.x.numel(), a.tau, clip,
+  cuda::prune_small(launch_, a.x.dtype, a.x.data, a.x.numel(), a.tau,
                     static_cast<unsigned long long*>(a.zeros.data));
   check_launch("prune_small");
 }

@@ -37,15 +37,9 @@ void fill(const Launch& l, void* p, DType dt, int64_t n, float value);
 void convert(const Launch& l, void* dst, DType dst_dt, const void* src, DType src_dt, int64_t n);
 void dropout(const Launch& l, DType dt, const void* x, void* y, int64_t n, DropArgs d);
 
-// ---- runtime pruning (cuda_prune.cu): x[i] = 0 where |x[i] * mult| <= tau, in place; *zeros +=
-// the zeros x then holds. mult is 1, or with norm_sq the optimizers' unscale/clip factor (and
-// nothing is pruned when that step will be skipped).
-struct PruneClip {
-  const float* norm_sq = nullptr;
-  const float* loss_scale = nullptr;
-  float max_norm = 0.0f;
-};
-void prune_small(const Launch& l, DType dt, void* x, int64_t n, float tau, const PruneClip& clip,
+// ---- runtime pruning (cuda_prune.cu): x[i] = 0 where |x[i]| <= tau, in place; *zeros += the
+// zeros x then holds. (DynaProp runs inside the optimizer kernels: OptCommon.)
+void prune_small(const Launch& l, DType dt, void* x, int64_t n, float tau,
                  unsigned long long* zeros);
 
 // ---- reductions (cuda_reduce.cu): out[0] = sum of x (or of x²), deterministic.
@@ -204,6 +198,13 @@ struct OptCommon {
   float max_norm = 0.0f;
   const float* loss_scale = nullptr;  // device scale: unscale grads, skip on overflow
   float weight_decay = 0.0f;
+  // DynaProp (GradPrune in backend/ops.h): with prune_zeros set, gradients |g| <= prune_tau
+  // (after unscale and clip) enter the update as 0 and are counted: [0] outside the sorted
+  // [begin, end) pairs of `linear` (linear_pairs of them), [1] inside.
+  unsigned long long* prune_zeros = nullptr;
+  float prune_tau = 0.0f;
+  const int64_t* linear = nullptr;
+  int64_t linear_pairs = 0;
 };
 struct AdamWArgs {
   OptCommon c;

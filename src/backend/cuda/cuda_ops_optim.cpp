@@ -34,6 +34,20 @@ cuda::OptCommon CudaBackend::optimizer_common(const OptimizerTensors& t, const G
     cuda::expect_dtype(clip.loss_scale, DType::F32, "loss_scale");
     c.loss_scale = clip.loss_scale.as<float>();
   }
+  if (const GradPrune& pr = t.prune; pr.active()) {
+    cuda::expect_dtype(pr.zeros, DType::I32, "DynaProp counters");
+    HWT_CHECK(pr.zeros.numel() == 4 && reinterpret_cast<uintptr_t>(pr.zeros.data) % 8 == 0,
+              "DynaProp counters {} must be an 8-byte aligned i32 [4]", pr.zeros.str());
+    c.prune_zeros = static_cast<unsigned long long*>(pr.zeros.data);
+    c.prune_tau = pr.tau;
+    if (pr.linear.defined()) {
+      cuda::expect_dtype(pr.linear, DType::I32, "DynaProp ranges");
+      HWT_CHECK(pr.linear.numel() % 4 == 0 && reinterpret_cast<uintptr_t>(pr.linear.data) % 8 == 0,
+                "DynaProp ranges {} must be an 8-byte aligned i32 [4k]", pr.linear.str());
+      c.linear = static_cast<const int64_t*>(pr.linear.data);
+      c.linear_pairs = pr.linear.numel() / 4;
+    }
+  }
   return c;
 }
 

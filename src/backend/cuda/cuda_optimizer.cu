@@ -1,7 +1,8 @@
 // Fused optimizers over the flat fp32 buffers: one launch per step reads params, grads and
-// states with 16-byte accesses, applies gradient unscaling/clipping read from device memory,
-// updates everything in place and writes the low-precision compute copy. The per-element
-// arithmetic follows the CPU reference (cpu_optimizer.cpp) operation for operation.
+// states with 16-byte accesses, applies gradient unscaling/clipping read from device memory and
+// DynaProp's pruning (a compare and a count), updates everything in place and writes the
+// low-precision compute copy. The per-element arithmetic follows the CPU reference
+// (cpu_optimizer.cpp) operation for operation.
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_grad_prep.cuh"
 #include "backend/cuda/cuda_kernels.h"
@@ -77,6 +78,9 @@ template <class Op, class CT, int V>
 __global__ void __launch_bounds__(kThreads) optimizer_kernel(Op op, OptCommon c) {
   const GradPrep prep = grad_prep(c.norm_sq, c.loss_scale, c.max_norm);
   if (prep.skip) return;
+  const bool prune = c.prune_zeros != nullptr;
+  unsigned zeros = 0, linear_zeros = 0;
+  int64_t range = 0;  // this thread's cursor into c.linear: its indices only grow
   constexpr int S = Op::kStates;
   float* st[S];
 #pragma unroll
@@ -105,7 +109,14 @@ __global__ void __launch_bounds__(kThreads) optimizer_kernel(Op op, OptCommon c)
       float se[S];
 #pragma unroll
       for (int k = 0; k < S; ++k) se[k] = s[k][e];
-      op.update(g[e] * prep.mult, i + e < c.n_decay ? c.weight_decay : 0.0f, p[e], se);
+      float ge = g[e] * prep.mult;
+      if (prune && fabsf(ge) <= c.prune_tau) {  // DynaProp
+        ge = 0.0f;
+        const int64_t at = i + e;
+        while (range < c.linear_pairs && c.linear[2 * range + 1] <= at) ++range;
+        (range < c.linear_pairs && c.linear[2 * range] <= at ? linear_zeros : zeros) += 1;
+      }
+      op.update(ge, i + e < c.n_decay ? c.weight_decay : 0.0f, p[e], se);
 #pragma unroll
       for (int k = 0; k < S; ++k) s[k][e] = se[k];
     }
@@ -128,6 +139,15 @@ __global__ void __launch_bounds__(kThreads) optimizer_kernel(Op op, OptCommon c)
           if (st[k]) st[k][i + e] = s[k][e];
         if (c.compute) store_compute<CT>(c.compute, i + e, p + e, 1);
       }
+    }
+  }
+  if (prune) {
+    __shared__ unsigned warp_sums[32];
+    zeros = block_sum(zeros, warp_sums);
+    linear_zeros = block_sum(linear_zeros, warp_sums);
+    if (threadIdx.x == 0) {
+      atomicAdd(c.prune_zeros, static_cast<unsigned long long>(zeros));
+      atomicAdd(c.prune_zeros + 1, static_cast<unsigned long long>(linear_zeros));
     }
   }
 }

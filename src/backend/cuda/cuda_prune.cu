@@ -1,8 +1,7 @@
-// Runtime pruning (DynaTran, DynaProp) in one pass: 16-byte loads, compare, write back only
-// packs that changed, count the zeros with a block reduction, one atomic per block.
-// The comparison follows the CPU reference (cpu_prune.cpp): |x * mult| <= tau in float.
+// Runtime pruning of activations and activation gradients in one pass: 16-byte loads, compare,
+// write back only packs that changed, count the zeros with a block reduction, one atomic per
+// block. The comparison follows the CPU reference (cpu_prune.cpp): |x| <= tau in float.
 #include "backend/cuda/cuda_common.cuh"
-#include "backend/cuda/cuda_grad_prep.cuh"
 #include "backend/cuda/cuda_kernels.h"
 
 namespace hwt::cuda {
@@ -13,12 +12,11 @@ constexpr int kMaxBlocks = 4096;
 
 // Prunes V elements (as floats) in place; returns how many are zero afterwards.
 template <int V>
-__device__ __forceinline__ unsigned prune_values(float (&v)[V], float mult, float tau, bool prune,
-                                                 bool& changed) {
+__device__ __forceinline__ unsigned prune_values(float (&v)[V], float tau, bool& changed) {
   unsigned zeros = 0;
 #pragma unroll
   for (int k = 0; k < V; ++k) {
-    if (prune && v[k] != 0.0f && fabsf(v[k] * mult) <= tau) {
+    if (v[k] != 0.0f && fabsf(v[k]) <= tau) {
       v[k] = 0.0f;
       changed = true;
     }
@@ -29,15 +27,8 @@ __device__ __forceinline__ unsigned prune_values(float (&v)[V], float mult, floa
 
 template <class T, int V>
 __global__ void __launch_bounds__(kThreads)
-    prune_kernel(T* x, int64_t n, float tau, PruneClip clip, unsigned long long* zeros_out) {
+    prune_kernel(T* x, int64_t n, float tau, unsigned long long* zeros_out) {
   __shared__ unsigned warp_zeros[32];
-  float mult = 1.0f;
-  bool prune = true;
-  if (clip.norm_sq) {
-    const GradPrep prep = grad_prep(clip.norm_sq, clip.loss_scale, clip.max_norm);
-    mult = prep.mult;
-    prune = !prep.skip;
-  }
   unsigned zeros = 0;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x * V;
   for (int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) * V; i < n;
@@ -46,13 +37,13 @@ __global__ void __launch_bounds__(kThreads)
       float v[V];
       load_floats<T, V>(x + i, v);
       bool changed = false;
-      zeros += prune_values<V>(v, mult, tau, prune, changed);
+      zeros += prune_values<V>(v, tau, changed);
       if (changed) store_floats<T, V>(x + i, v);
     } else {
       for (int64_t j = i; j < n; ++j) {
         float v[1] = {to_f<T>(x[j])};
         bool changed = false;
-        zeros += prune_values<1>(v, mult, tau, prune, changed);
+        zeros += prune_values<1>(v, tau, changed);
         if (changed) x[j] = from_f<T>(0.0f);
       }
     }
@@ -62,8 +53,7 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <class T>
-void prune_typed(const Launch& l, void* x, int64_t n, float tau, const PruneClip& clip,
-                 unsigned long long* zeros) {
+void prune_typed(const Launch& l, void* x, int64_t n, float tau, unsigned long long* zeros) {
   constexpr int V = kVec16<T>;
   const bool vec = aligned16(x);
   const int64_t per_block = static_cast<int64_t>(kThreads) * (vec ? V : 1);
@@ -71,16 +61,16 @@ void prune_typed(const Launch& l, void* x, int64_t n, float tau, const PruneClip
   const int blocks = static_cast<int>(wanted < 1 ? 1 : (wanted > kMaxBlocks ? kMaxBlocks : wanted));
   T* px = static_cast<T*>(x);
   if (vec)
-    prune_kernel<T, V><<<blocks, kThreads, 0, l.stream>>>(px, n, tau, clip, zeros);
+    prune_kernel<T, V><<<blocks, kThreads, 0, l.stream>>>(px, n, tau, zeros);
   else
-    prune_kernel<T, 1><<<blocks, kThreads, 0, l.stream>>>(px, n, tau, clip, zeros);
+    prune_kernel<T, 1><<<blocks, kThreads, 0, l.stream>>>(px, n, tau, zeros);
 }
 
 }  // namespace
 
-void prune_small(const Launch& l, DType dt, void* x, int64_t n, float tau, const PruneClip& clip,
+void prune_small(const Launch& l, DType dt, void* x, int64_t n, float tau,
                  unsigned long long* zeros) {
-  HWT_DISPATCH_FLOAT(dt, T, prune_typed<T>(l, x, n, tau, clip, zeros));
+  HWT_DISPATCH_FLOAT(dt, T, prune_typed<T>(l, x, n, tau, zeros));
 }
 
 }  // namespace hwt::cuda
