@@ -59,6 +59,9 @@ TEST(Config, ValidationNamesTheKey) {
             std::string::npos);
   EXPECT_NE(message({"model.ffn_multiple=-8"}).find("model.ffn_multiple=-8 must be positive"),
             std::string::npos);
+  EXPECT_NE(
+      message({"model.hidden_multiple=0"}).find("config model.hidden_multiple=0 must be positive"),
+      std::string::npos);
   EXPECT_NE(message({"nosection"}).find("key=value"), std::string::npos);
   EXPECT_EQ(message({"model.hidden=512", "model.heads=8"}), "no error");
 }

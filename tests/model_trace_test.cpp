@@ -105,6 +105,45 @@ TEST(Trace, FfnGemmsRunAtTheStoredWidth) {
   EXPECT_TRUE(mlp_dims(unpadded).contains(37));
 }
 
+// Hidden 42 in 6 heads of 7 runs stored as 48 in heads of 8 (model.hidden_multiple 8): every
+// GEMM of a block and of the classifier runs at the stored widths (q|k|v 3 x 48 wide), the layer
+// norms normalise over 42, and the parameter count stays that of width 42.
+TEST(Trace, HiddenGemmsRunAtTheStoredWidth) {
+  StepSpec r;
+  r.config.model.vocab_size = 500;
+  r.config.model.max_seq = 32;
+  r.config.model.hidden = 42;
+  r.config.model.heads = 6;
+  r.config.model.ffn = 64;
+  r.config.model.num_labels = 2;
+  r.batch = 4;
+  r.seq = 32;
+  auto gemm_dims = [](const Workload& w) {
+    std::set<int64_t> dims;
+    for (const OpRecord& op : w.ops)
+      if (op.scope.starts_with("layers."))
+        for (const GemmCall& g : op.gemms) dims.insert({g.shape.m, g.shape.n, g.shape.k});
+    return dims;
+  };
+  auto norm_details = [](const Workload& w) {
+    std::set<std::string> details;
+    for (const OpRecord& op : w.ops)
+      if (op.kind == OpKind::Norm) details.insert(op.detail);
+    return details;
+  };
+  const Workload padded = trace_step(r);
+  r.config.model.hidden_multiple = 1;
+  const Workload unpadded = trace_step(r);
+  EXPECT_EQ(padded.parameters, unpadded.parameters);
+  EXPECT_TRUE(gemm_dims(padded).contains(48));
+  EXPECT_TRUE(gemm_dims(padded).contains(3 * 48));
+  EXPECT_FALSE(gemm_dims(padded).contains(42));
+  EXPECT_TRUE(gemm_dims(unpadded).contains(42));
+  EXPECT_TRUE(norm_details(padded).contains("[128, 48] width=42"));
+  for (const std::string& d : norm_details(unpadded))
+    EXPECT_EQ(d.find("width="), std::string::npos) << d;
+}
+
 TEST(Trace, RecordsEveryPhaseScopeAndTheOptimizer) {
   StepSpec r;
   r.config.model.vocab_size = 500;

@@ -1,5 +1,6 @@
 // Storage padded for alignment trains as the unpadded model: a vocabulary padded to
-// model.vocab_multiple and an FFN width padded to model.ffn_multiple give the same losses,
+// model.vocab_multiple, an FFN width padded to model.ffn_multiple and a hidden width (with its
+// attention heads) padded to model.hidden_multiple give the same losses,
 // gradients of every real parameter and weights to rounding, zero padding after optimizer steps,
 // and the same predictions; on the CPU and on the GPU. Checkpoints hold the true shapes.
 #include <gtest/gtest.h>
@@ -56,13 +57,15 @@ struct Trained {
   std::vector<int32_t> predictions;
 };
 
-// Three AdamW steps of the model `m`, without dropout.
-Trained train(Backend& be, ModelConfig m, DType dtype) {
+// Three steps of the model `m` with `optimizer`, without dropout.
+Trained train(Backend& be, ModelConfig m, DType dtype,
+              OptimizerKind optimizer = OptimizerKind::AdamW) {
   m.dropout = m.attn_dropout = 0;
   Model model(m, be, dtype);
   model.plan(4, 16);
   model.init_parameters(5);
   OptimConfig oc;
+  oc.name = optimizer;
   oc.lr = 1e-2;
   Optimizer opt(oc, model.params(), 1.0);
   Trained t;
@@ -126,6 +129,25 @@ ModelConfig ffn_model(int64_t multiple, Activation act) {
   return m;
 }
 
+// A model `hidden` wide in `heads` heads, its hidden width stored as `multiple` asks (its
+// vocabulary and FFN width need no padding): a pre-LN causal LM, or a post-LN encoder that
+// classifies sequences (mean-pooled, so every row reaches the loss).
+ModelConfig hidden_model(int64_t hidden, int64_t heads, int64_t multiple, bool decoder) {
+  ModelConfig m = test::small_decoder(heads);
+  m.vocab_multiple = 1;
+  m.hidden = hidden;
+  m.hidden_multiple = multiple;
+  m.ffn = 64;
+  if (!decoder) {
+    m.norm = NormPlacement::Post;
+    m.causal = false;
+    m.head = Task::Classify;
+    m.pooling = Pooling::Mean;
+    m.num_labels = 3;
+  }
+  return m;
+}
+
 // The BLAS may block products of other widths differently: on a 16-core host the weights after
 // three steps differed by up to 2e-5 (bit for bit equal on a 2-core one).
 TEST(VocabPadding, TrainsAsTheUnpaddedVocabularyOnTheCpu) {
@@ -182,6 +204,50 @@ TEST(FfnPadding, TrainsAsTheUnpaddedWidthWithCuda) {
   }
 }
 
+// Hidden 37 in one head (stored 40 or 64, the head too) and 42 in six heads of 7 (stored 48 in
+// heads of 8, or 64 in heads of 64): the same losses and first-step gradients (rounding as for
+// the FFN), and the padding still zero after AdamW and Adan steps. A layernorm over the stored
+// width would change every loss.
+TEST(HiddenPadding, TrainsAsTheUnpaddedWidthOnTheCpu) {
+  CpuBackend cpu(2);
+  for (bool decoder : {true, false})
+    for (const auto& [hidden, heads] : {std::pair{37, 1}, std::pair{42, 6}})
+      for (OptimizerKind opt : {OptimizerKind::AdamW, OptimizerKind::Adan}) {
+        SCOPED_TRACE(::testing::Message()
+                     << (decoder ? "decoder" : "encoder") << " hidden " << hidden << " heads "
+                     << heads << " optimizer " << static_cast<int>(opt));
+        const Trained unpadded =
+            train(cpu, hidden_model(hidden, heads, 1, decoder), DType::F32, opt);
+        for (int64_t multiple : {8, 64}) {
+          SCOPED_TRACE(multiple);
+          const ModelConfig m = hidden_model(hidden, heads, multiple, decoder);
+          EXPECT_GT(m.padded_hidden(), m.hidden);
+          EXPECT_GT(m.padded_head_dim(), m.head_dim());
+          const Trained padded = train(cpu, m, DType::F32, opt);
+          // Every parameter touches the residual width but fc1's bias (FFN-wide) and the
+          // classifier's bias (one per label).
+          EXPECT_EQ(padded.padded, std::ssize(padded.grads) - m.layers - (decoder ? 0 : 1));
+          expect_same_training(unpadded, padded, 1e-6, 1e-3, false);
+        }
+      }
+}
+
+// Whole padded models on the GPU against the same models on the CPU (f32), and against the
+// unpadded model on the GPU (bf16, where only losses, gradients and the zero padding are
+// compared, as for the FFN).
+TEST(HiddenPadding, TrainsAsTheUnpaddedWidthWithCuda) {
+  HWT_REQUIRE_GPU();
+  CpuBackend cpu(2);
+  for (bool decoder : {true, false}) {
+    SCOPED_TRACE(decoder ? "decoder" : "encoder");
+    const ModelConfig padded = hidden_model(42, 6, 8, decoder);
+    expect_same_training(train(cpu, hidden_model(42, 6, 1, decoder), DType::F32),
+                         train(test::gpu_ref(), padded, DType::F32), 1e-4, 1e-3, false);
+    expect_same_training(train(test::gpu_ref(), hidden_model(42, 6, 1, decoder), DType::BF16),
+                         train(test::gpu_ref(), padded, DType::BF16), 2e-2, std::nullopt, false);
+  }
+}
+
 // A checkpoint holds every parameter as its true shape: one saved with the FFN width padded to
 // 40 loads into models that store it as 37 or as 48, with the same values and zero padding. The
 // optimizer state lies as the padded parameters do, so resuming it needs the same padding.
@@ -222,6 +288,58 @@ TEST(FfnPadding, CheckpointsHoldTheTrueWidth) {
       EXPECT_NE(std::string(e.what()).find("FFN width padded to 40, this run pads it to " +
                                            std::to_string(m.padded_ffn()) +
                                            "; resume with model.ffn_multiple=8"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  Model same(saved.model, cpu, DType::F32);
+  Optimizer same_opt(saved.optim, same.params(), 1.0);
+  ckpt.load_optimizer(same_opt, saved.model);
+}
+
+// As for the FFN: a checkpoint saved with hidden 42 stored as 48 (heads of 7 as 8) holds the
+// true shapes, loads into models stored as 42 or 64, and resumes its optimizer state only with
+// the padding it was saved with.
+TEST(HiddenPadding, CheckpointsHoldTheTrueWidth) {
+  test::TempDir dir("hidden_padding_checkpoint");
+  CpuBackend cpu(2);
+  RunConfig saved;
+  saved.model = hidden_model(42, 6, 8, true);
+  saved.data.max_len = saved.model.max_seq;
+  Model model(saved.model, cpu, DType::F32);
+  model.plan(4, 16);
+  model.init_parameters(5);
+  Optimizer opt(saved.optim, model.params(), 1.0);
+  model.set_batch(test::random_batch(saved.model, 4, 16, 1));
+  model.forward(true, 0);
+  model.backward();
+  opt.step(1, saved.optim.lr);
+  const std::string path = dir / "hidden.safetensors";
+  const auto state = opt.full_state();
+  save_checkpoint(path, saved, nlohmann::json::object(), {}, model.params(), &state.tensors);
+  const Values want = data_of(model.params(), model.params().params_flat());
+
+  const Checkpoint ckpt(path);
+  const SafetensorsFile file = SafetensorsFile::open(path);
+  EXPECT_EQ(file.get("layers.0.attn.qkv.weight").shape, (std::vector<int64_t>{126, 42}));
+  EXPECT_EQ(file.get("layers.0.attn.out.weight").shape, (std::vector<int64_t>{42, 42}));
+  EXPECT_EQ(file.get("embed.tokens").shape, (std::vector<int64_t>{64, 42}));
+  EXPECT_EQ(file.get("final_ln.weight").shape, (std::vector<int64_t>{42}));
+  for (int64_t multiple : {1, 64}) {
+    SCOPED_TRACE(multiple);
+    const ModelConfig m = hidden_model(42, 6, multiple, true);
+    Model other(m, cpu, DType::F32);
+    ckpt.load_parameters(other.params());
+    EXPECT_EQ(data_of(other.params(), other.params().params_flat()), want);
+    EXPECT_EQ(zero_padding(other.params()), multiple == 1 ? 0 : std::ssize(want) - m.layers);
+    Optimizer other_opt(saved.optim, other.params(), 1.0);
+    try {
+      ckpt.load_optimizer(other_opt, m);
+      ADD_FAILURE() << "optimizer state of another padding was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("hidden width padded to 48, this run pads it to " +
+                                           std::to_string(m.padded_hidden()) +
+                                           "; resume with model.hidden_multiple=8"),
                 std::string::npos)
           << e.what();
     }

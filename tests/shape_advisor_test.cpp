@@ -89,6 +89,22 @@ TEST(ShapeRules, FfnRuleReadsTheStoredWidthAndOffersTheMultiple) {
   EXPECT_TRUE(rules(swiglu).empty());
 }
 
+// The hidden and head-size rules read the widths as stored: hidden 1001 in 7 heads of 143 runs
+// as 1008 in heads of 144 (model.hidden_multiple 8), 16-byte aligned: warnings, not slow.
+TEST(ShapeRules, HiddenRulesReadTheStoredWidths) {
+  StepSpec c = causal_lm(1001, 7, 4096, 2, 50304, 4, 1024);
+  EXPECT_EQ(severity(c, "hidden"), RuleSeverity::Slow);
+  EXPECT_EQ(severity(c, "head_dim"), RuleSeverity::Slow);
+  c.config.model.hidden_multiple = 8;
+  const std::vector<RuleViolation> v =
+      check_shape_rules(c.config.model, c.batch, c.seq, Precision::Bf16);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].severity, RuleSeverity::Warn);
+  EXPECT_NE(v[0].message.find("stored hidden width = 1008"), std::string::npos) << v[0].message;
+  EXPECT_EQ(v[1].severity, RuleSeverity::Warn);
+  EXPECT_NE(v[1].message.find("stored h/a (head size) = 144"), std::string::npos) << v[1].message;
+}
+
 TEST(ShapeRules, TokensSequenceAndTensorParallel) {
   EXPECT_TRUE(has(rules(causal_lm(768, 12, 3072, 2, 50304, 7, 100)), "tokens"));
   EXPECT_EQ(severity(causal_lm(768, 12, 3072, 2, 50304, 8, 77), "seq"), RuleSeverity::Slow);

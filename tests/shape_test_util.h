@@ -5,15 +5,16 @@
 
 namespace hwt::test {
 
-// A causal LM of the given shape, traced at batch b and sequence s, its vocabulary and FFN width
-// stored as they are (model.vocab_multiple and ffn_multiple 1), so that the shapes under test
-// reach the GEMMs unchanged.
+// A causal LM of the given shape, traced at batch b and sequence s, its vocabulary, FFN and
+// hidden widths stored as they are (model.vocab_multiple, ffn_multiple and hidden_multiple 1),
+// so that the shapes under test reach the GEMMs unchanged.
 inline StepSpec causal_lm(int64_t h, int64_t heads, int64_t ffn, int64_t layers, int64_t vocab,
                           int64_t b, int64_t s) {
   StepSpec c;
   c.config.model.vocab_size = vocab;
   c.config.model.vocab_multiple = 1;
   c.config.model.ffn_multiple = 1;
+  c.config.model.hidden_multiple = 1;
   c.config.model.max_seq = s;
   c.config.model.hidden = h;
   c.config.model.heads = heads;

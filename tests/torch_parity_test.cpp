@@ -84,7 +84,8 @@ Case encoder_joint() {
   Case c{"encoder_joint_postln", {}, {}};
   ModelConfig& m = c.model;
   m.vocab_size = 23;
-  m.vocab_multiple = m.ffn_multiple = 1;  // the oracle stores the widths as they are
+  // The oracle stores the widths as they are.
+  m.vocab_multiple = m.ffn_multiple = m.hidden_multiple = 1;
   m.max_seq = 8;
   m.hidden = 16;
   m.heads = 4;
@@ -103,7 +104,8 @@ Case decoder_lm() {
   Case c{"decoder_lm_preln", {}, {}};
   ModelConfig& m = c.model;
   m.vocab_size = 29;
-  m.vocab_multiple = m.ffn_multiple = 1;  // the oracle stores the widths as they are
+  // The oracle stores the widths as they are.
+  m.vocab_multiple = m.ffn_multiple = m.hidden_multiple = 1;
   m.max_seq = 10;
   m.hidden = 16;
   m.heads = 2;
@@ -121,7 +123,8 @@ Case encoder_mean_pool() {
   Case c{"encoder_classify_preln_mean", {}, {}};
   ModelConfig& m = c.model;
   m.vocab_size = 17;
-  m.vocab_multiple = m.ffn_multiple = 1;  // the oracle stores the widths as they are
+  // The oracle stores the widths as they are.
+  m.vocab_multiple = m.ffn_multiple = m.hidden_multiple = 1;
   m.max_seq = 6;
   m.hidden = 12;
   m.heads = 3;

@@ -57,6 +57,7 @@ std::vector<NamedCase> validation_cases() {
     sets.push_back("model.layers=1");          // every block has the same GEMMs
     sets.push_back("model.vocab_multiple=1");  // the vocabularies as published, misaligned ones too
     sets.push_back("model.ffn_multiple=1");    // and so the FFN widths
+    sets.push_back("model.hidden_multiple=1");  // and the hidden widths
     out.push_back({c.name, step_spec(load_run_config(c.config, sets), c.batch, c.seq)});
   }
   return out;

@@ -52,6 +52,7 @@ std::vector<CurvePoint> hidden_curve(const StepSpec& c, const GemmModel& model,
   for (int64_t h2 = lo; h2 <= hi; h2 += 2) {
     StepSpec s = c;
     s.config.model.hidden = h2;
+    s.config.model.hidden_multiple = 1;  // h2 as it is: the curve shows what misalignment costs
     s.config.model.heads = 1;
     s.config.model.ffn =
         std::max<int64_t>(1, std::llround(static_cast<double>(c.config.model.ffn) *

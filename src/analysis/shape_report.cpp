@@ -25,9 +25,10 @@ std::string describe_shape(const StepSpec& c) {
     return padded != width ? fmt::format(" (stored as {})", padded) : "";
   };
   return fmt::format(
-      "hidden {}, heads {} (h/a {}), ffn {}{}, layers {}, vocab {}{}, batch {} x seq {}", m.hidden,
-      m.heads, m.head_dim(), m.ffn, stored(m.ffn, m.padded_ffn()), m.layers, m.vocab_size,
-      stored(m.vocab_size, m.padded_vocab()), c.batch, c.seq);
+      "hidden {}{}, heads {} (h/a {}{}), ffn {}{}, layers {}, vocab {}{}, batch {} x seq {}",
+      m.hidden, stored(m.hidden, m.padded_hidden()), m.heads, m.head_dim(),
+      stored(m.head_dim(), m.padded_head_dim()), m.ffn, stored(m.ffn, m.padded_ffn()), m.layers,
+      m.vocab_size, stored(m.vocab_size, m.padded_vocab()), c.batch, c.seq);
 }
 
 const double* find_time(const MeasuredTimes& m, const GemmCall& g) {
@@ -38,8 +39,10 @@ const double* find_time(const MeasuredTimes& m, const GemmCall& g) {
 nlohmann::json config_json(const StepSpec& c) {
   const ModelConfig& m = c.config.model;
   return {{"hidden", m.hidden},
+          {"stored_hidden", m.padded_hidden()},
           {"heads", m.heads},
           {"head_dim", m.head_dim()},
+          {"stored_head_dim", m.padded_head_dim()},
           {"ffn", m.ffn},
           {"stored_ffn", m.padded_ffn()},
           {"layers", m.layers},

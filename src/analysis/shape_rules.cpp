@@ -64,17 +64,19 @@ std::vector<RuleViolation> check_shape_rules(const ModelConfig& m, int64_t batch
     c.aligned("vocab", "stored vocabulary", m.padded_vocab(), 64,
               "the logits GEMMs and their gradients use it as a leading dimension; set "
               "model.vocab_multiple to 64 or 128 (padding rows cost nothing)");
-  c.aligned("hidden", "hidden h", m.hidden, 64,
+  // The hidden width and head size as they run: padded when model.hidden_multiple pads them.
+  const bool padded = m.padded_hidden() != m.hidden;
+  c.aligned("hidden", padded ? "stored hidden width" : "hidden h", m.padded_hidden(), 64,
             "every linear layer's GEMMs use it; cuBLAS tiles and loads want 128-byte rows");
-  c.aligned("head_dim", "h/a (head size)", m.head_dim(), 64,
-            "it is the K of Q.K^T and the N of P.V; choose heads so that h/a is 64 or 128");
+  c.aligned("head_dim", padded ? "stored h/a (head size)" : "h/a (head size)", m.padded_head_dim(),
+            64, "it is the K of Q.K^T and the N of P.V; choose heads so that h/a is 64 or 128");
   if (const std::string_view why =
-          attention_slow_path(activation_dtype(p), p == Precision::Tf32, m.head_dim());
+          attention_slow_path(activation_dtype(p), p == Precision::Tf32, m.padded_head_dim());
       !why.empty())
     out.push_back({"attention_kernel", RuleSeverity::Slow,
                    fmt::format("h/a = {} at {}: hwt's CUDA attention runs its generic kernels, "
                                "many times slower than the tensor-core ones, because {}",
-                               m.head_dim(), precision_name(p), why)});
+                               m.padded_head_dim(), precision_name(p), why)});
   c.aligned("ffn", "stored ffn width", m.padded_ffn(), 64,
             "it is a leading dimension of both MLP GEMMs; set model.ffn_multiple to 64 (the "
             "padding is zero and exact, its FLOPs are spent for nothing)");

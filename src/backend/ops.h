@@ -69,15 +69,24 @@ struct Matmul {
   Tensor pre_act{};
 };
 
+// Every norm op takes `width`, the true width of rows stored padded (model.hidden_multiple):
+// the statistics are over the first `width` columns and the outputs and dx are zero after them.
+// The padding columns of x, dy, gamma and beta must be zero. 0: the whole row.
+inline int64_t norm_width(int64_t width, int64_t cols) {
+  return width > 0 ? width : cols;
+}
+
 struct LayerNormFwd {
   Tensor x, gamma, beta, y, mean, rstd;  // mean, rstd: f32 [rows]
   float eps = 1e-5f;
+  int64_t width = 0;
 };
 
 // dx is written, or added to with accumulate_dx; dgamma and dbeta are accumulated.
 struct LayerNormBwd {
   Tensor x, gamma, mean, rstd, dy, dx, dgamma, dbeta;
   bool accumulate_dx = false;
+  int64_t width = 0;
 };
 
 // sum = residual + dropout(x); when gamma is defined also y = layernorm(sum).
@@ -88,6 +97,7 @@ struct ResidualFwd {
   Dropout drop;
   Tensor gamma, beta, y, mean, rstd;
   float eps = 1e-5f;
+  int64_t width = 0;  // of the layernorm
 };
 
 // g = d_sum (if defined) + layernorm_backward(d_y) (if gamma defined); d_residual = g;
@@ -96,6 +106,7 @@ struct ResidualBwd {
   Tensor d_sum, d_y, sum, gamma, mean, rstd;
   Dropout drop;
   Tensor d_x, d_residual, d_gamma, d_beta;
+  int64_t width = 0;  // of the layernorm
 };
 
 struct DropoutFwd {

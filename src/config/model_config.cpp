@@ -94,6 +94,7 @@ void validate(const ModelConfig& c) {
     fail_input("config model.heads={} does not divide model.hidden={}", c.heads, c.hidden);
   positive(c.vocab_multiple, "model.vocab_multiple");
   positive(c.ffn_multiple, "model.ffn_multiple");
+  positive(c.hidden_multiple, "model.hidden_multiple");
   if (c.vocab_size < 0 || c.num_labels < 0 || c.num_token_labels < 0)
     fail_input("config model.vocab_size, num_labels and num_token_labels must not be negative");
   if (c.dropout < 0 || c.dropout >= 1)

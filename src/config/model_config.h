@@ -73,6 +73,10 @@ struct ModelConfig {
   int64_t vocab_multiple = 128;
   int64_t max_seq = 128;  // learned positions
   int64_t hidden = 128;
+  // The residual width is stored padded to a multiple of this (zero columns of the stream, zero
+  // rows and columns of the weights on its side, each attention head padded too), so every
+  // GEMM runs aligned; exact: layer norms normalise over the true width.
+  int64_t hidden_multiple = 8;
   int64_t heads = 4;
   int64_t ffn = 512;
   // The feed-forward width is stored padded to a multiple of this (zero rows of the first FFN
@@ -101,6 +105,19 @@ struct ModelConfig {
     if (head != Task::Lm) return vocab_size;
     return round_up(vocab_size, vocab_multiple);
   }
+  // The residual width as stored and multiplied: hidden rounded up to hidden_multiple. A
+  // tensor-trained model keeps its widths (its factors multiply to the true ones).
+  int64_t padded_hidden() const {
+    const bool tt_any = tt.embedding.enabled() || tt.attention.enabled() || tt.ffn.enabled();
+    return tt_any ? hidden : round_up(hidden, hidden_multiple);
+  }
+  // A head's width as stored: padded like the residual width when that is padded, so q, k, v
+  // and the context run aligned too; a model whose hidden width needs no padding keeps its heads.
+  int64_t padded_head_dim() const {
+    return padded_hidden() == hidden ? head_dim() : round_up(head_dim(), hidden_multiple);
+  }
+  // The attention context's width as stored (q, k and v have this width each).
+  int64_t padded_context() const { return heads * padded_head_dim(); }
   // The feed-forward width as stored and multiplied: ffn rounded up to ffn_multiple (a
   // tensor-trained FFN stores no matrix to pad: its width is the true one).
   int64_t padded_ffn() const { return tt.ffn.enabled() ? ffn : round_up(ffn, ffn_multiple); }

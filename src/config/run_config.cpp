@@ -100,6 +100,12 @@ void add_model_keys(Keys& k) {
   k.add(
       "model.hidden", "Hidden size", [](R & c) -> auto& { return c.model.hidden; });
   k.add(
+      "model.hidden_multiple",
+      "Store the hidden (residual) width, and each attention head, padded to a multiple of this "
+      "(1: none), so every GEMM runs aligned; the padding is zero, exact (layer norms use the "
+      "true width), and checkpoints keep the true width",
+      [](R & c) -> auto& { return c.model.hidden_multiple; });
+  k.add(
       "model.heads", "Attention heads (must divide model.hidden)",
       [](R & c) -> auto& { return c.model.heads; });
   k.add(

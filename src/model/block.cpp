@@ -32,19 +32,27 @@ std::optional<TtChain> tt_chain(const TtFactors& f, TtRole role) {
 
 Block::Block(const ModelConfig& cfg, ParamStore& ps, int index) : cfg_(cfg), index_(index) {
   const std::string p = fmt::format("layers.{}.", index);
-  const int64_t h = cfg.hidden;
   const float std = static_cast<float>(cfg.init_std);
   const TtFactors &attn = cfg.tt.attention, &ffn_tt = cfg.tt.ffn;
-  ln1_ = LayerNormParams(ps, p + "ln1", h);
-  qkv_ = Projection(ps, p + "attn.qkv", h, 3 * h, std, tt_chain(attn, TtRole::Qkv));
-  out_ = Projection(ps, p + "attn.out", h, h, std, tt_chain(attn, TtRole::Plain));
-  ln2_ = LayerNormParams(ps, p + "ln2", h);
-  // The FFN width is stored padded: fc1's extra output rows and bias entries and fc2's extra
-  // input columns start at zero, so the padded activations are act(0) = 0, and the padded
-  // parameters get zero gradients and stay zero (a tensor-trained FFN is not padded).
-  const int64_t ffn = cfg.padded_ffn(), pad = ffn - cfg.ffn;
-  fc1_ = Projection(ps, p + "mlp.fc1", h, ffn, std, tt_chain(ffn_tt, TtRole::Plain), pad);
-  fc2_ = Projection(ps, p + "mlp.fc2", ffn, h, std, tt_chain(ffn_tt, TtRole::Swapped), 0, pad);
+  // Padded widths (hidden, each head, FFN) are zero rows and columns of the weights on their
+  // side, and zero entries of the biases, gamma and beta: the padded activations are zero
+  // (act(0) = 0 in the FFN), the padded parameters get zero gradients and stay zero.
+  const int64_t h = cfg.padded_hidden(), hidden_pad = h - cfg.hidden;
+  const int64_t head = cfg.padded_head_dim(), ctx = cfg.padded_context();
+  const DimPad pad_h{hidden_pad},
+      per_head = head > cfg.head_dim() ? DimPad{head - cfg.head_dim(), head} : DimPad{};
+  ln1_ = LayerNormParams(ps, p + "ln1", h, hidden_pad);
+  qkv_ =
+      Projection(ps, p + "attn.qkv", h, 3 * ctx, std, tt_chain(attn, TtRole::Qkv), per_head, pad_h);
+  out_ =
+      Projection(ps, p + "attn.out", ctx, h, std, tt_chain(attn, TtRole::Plain), pad_h, per_head);
+  ln2_ = LayerNormParams(ps, p + "ln2", h, hidden_pad);
+  const int64_t ffn = cfg.padded_ffn();
+  const DimPad pad_ffn{ffn - cfg.ffn};
+  fc1_ =
+      Projection(ps, p + "mlp.fc1", h, ffn, std, tt_chain(ffn_tt, TtRole::Plain), pad_ffn, pad_h);
+  fc2_ =
+      Projection(ps, p + "mlp.fc2", ffn, h, std, tt_chain(ffn_tt, TtRole::Swapped), pad_h, pad_ffn);
 }
 
 std::vector<std::pair<std::string, const TtLinear*>> Block::tt_layers() const {
@@ -56,15 +64,15 @@ std::vector<std::pair<std::string, const TtLinear*>> Block::tt_layers() const {
 }
 
 void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
-  const int64_t h = cfg_.hidden;
+  const int64_t h = cfg_.padded_hidden(), ctx = cfg_.padded_context();
   const bool pre = cfg_.norm == NormPlacement::Pre;
   const std::string name = fmt::format("layers.{}.", index_);
   arena.set_owner(name + "attn");
   if (pre) ln1_out_ = arena.reserve(dt, max_rows * h);
   ln1_mean_ = arena.reserve(DType::F32, max_rows);
   ln1_rstd_ = arena.reserve(DType::F32, max_rows);
-  qkv_act_ = arena.reserve(dt, max_rows * 3 * h);
-  ctx_ = arena.reserve(dt, max_rows * h);
+  qkv_act_ = arena.reserve(dt, max_rows * 3 * ctx);
+  ctx_ = arena.reserve(dt, max_rows * ctx);
   lse_ = arena.reserve(DType::F32, cfg_.heads * max_rows);
   sum1_ = arena.reserve(dt, max_rows * h);
   x1_ = arena.reserve(dt, max_rows * h);
@@ -84,7 +92,7 @@ void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
 }
 
 Tensor Block::output(const StepContext& c) const {
-  return c.act(out_act_, cfg_.hidden);
+  return c.act(out_act_, cfg_.padded_hidden());
 }
 
 AttentionDims Block::attention_dims(const StepContext& c) const {
@@ -92,7 +100,7 @@ AttentionDims Block::attention_dims(const StepContext& c) const {
   d.batch = c.batch;
   d.seq = c.seq;
   d.heads = cfg_.heads;
-  d.head_dim = cfg_.head_dim();
+  d.head_dim = cfg_.padded_head_dim();  // as stored; its padding columns are zero
   d.causal = cfg_.causal;
   d.key_lengths = c.key_lengths;
   d.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(cfg_.head_dim())));
@@ -101,7 +109,7 @@ AttentionDims Block::attention_dims(const StepContext& c) const {
 }
 
 Tensor Block::forward(const StepContext& c, Tensor x) const {
-  const int64_t h = cfg_.hidden, rows = c.rows();
+  const int64_t h = cfg_.padded_hidden(), rows = c.rows();
   const bool pre = cfg_.norm == NormPlacement::Pre;
   const float eps = static_cast<float>(cfg_.ln_eps);
   Backend& be = c.backend;
@@ -114,9 +122,11 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
     attn_in = c.act(ln1_out_, h);
     be.layernorm_forward({x, c.params.compute(ln1_.gamma), c.params.compute(ln1_.beta), attn_in,
                           c.arena.view(ln1_mean_, Shape{rows}),
-                          c.arena.view(ln1_rstd_, Shape{rows}), eps});
+                          c.arena.view(ln1_rstd_, Shape{rows}), eps, cfg_.hidden});
   }
-  const Tensor qkv = c.act(qkv_act_, 3 * h), ctx = c.act(ctx_, h), tmp = c.act(scratch_, h);
+  const int64_t ctx_width = cfg_.padded_context();
+  const Tensor qkv = c.act(qkv_act_, 3 * ctx_width), ctx = c.act(ctx_, ctx_width);
+  const Tensor tmp = c.act(scratch_, h);
   qkv_.forward(c, attn_in, qkv);
   c.prune_activation(PrunePoint::Qkv, qkv);
   be.attention_forward({attention_dims(c), qkv, ctx,
@@ -133,6 +143,7 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   r1.residual = x;
   r1.drop = c.dropout(cfg_.dropout, site(1));
   r1.eps = eps;
+  r1.width = cfg_.hidden;
   const LayerNormParams& ln_after_attn = pre ? ln2_ : ln1_;
   r1.gamma = c.params.compute(ln_after_attn.gamma);
   r1.beta = c.params.compute(ln_after_attn.beta);
@@ -157,6 +168,7 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   r2.residual = x1;
   r2.drop = c.dropout(cfg_.dropout, site(2));
   r2.eps = eps;
+  r2.width = cfg_.hidden;
   if (pre) {
     r2.sum = out;
   } else {
@@ -172,12 +184,12 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
 }
 
 void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScratch& s) const {
-  const int64_t h = cfg_.hidden, rows = c.rows();
+  const int64_t h = cfg_.padded_hidden(), ctx_width = cfg_.padded_context(), rows = c.rows();
   const bool pre = cfg_.norm == NormPlacement::Pre;
   Backend& be = c.backend;
   const std::string scope = fmt::format("layers.{}", index_);
   const Tensor da = c.act(s.a, h), db = c.act(s.b, h), df = c.act(s.ffn, fc1_.out());
-  const Tensor dqkv = c.act(s.qkv, 3 * h);
+  const Tensor dqkv = c.act(s.qkv, 3 * ctx_width), dctx = c.act(s.b, ctx_width);
   const Tensor x1 = c.act(x1_, h), s1 = c.act(sum1_, h);
   const Tensor ffn_in = pre ? s1 : x1;
   auto mean = [&](ActivationArena::Slot slot) { return c.arena.view(slot, Shape{rows}); };
@@ -185,6 +197,7 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
   be.set_scope(scope + ".mlp", Phase::Backward);
   // Residual 2: dres <- gradient into x1 through the skip path (post-LN: through LN2 too).
   ResidualBwd r2;
+  r2.width = cfg_.hidden;
   r2.drop = c.dropout(cfg_.dropout, site(2));
   r2.d_x = da;
   r2.d_residual = dres;
@@ -209,6 +222,7 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
 
   be.set_scope(scope + ".attn", Phase::Backward);
   ResidualBwd r1;
+  r1.width = cfg_.hidden;
   r1.drop = c.dropout(cfg_.dropout, site(1));
   r1.d_x = da;
   r1.d_residual = dres;
@@ -223,10 +237,10 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
   if (pre) r1.d_sum = dres;
   be.residual_backward(r1);
 
-  const Tensor ctx = c.act(ctx_, h), qkv = c.act(qkv_act_, 3 * h);
-  out_.backward(c, ctx, da, db);
-  c.prune_activation_grad(PrunePoint::AttnOutGrad, db);
-  be.attention_backward({attention_dims(c), qkv, ctx, db,
+  const Tensor ctx = c.act(ctx_, ctx_width), qkv = c.act(qkv_act_, 3 * ctx_width);
+  out_.backward(c, ctx, da, dctx);
+  c.prune_activation_grad(PrunePoint::AttnOutGrad, dctx);
+  be.attention_backward({attention_dims(c), qkv, ctx, dctx,
                          c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq}), dqkv});
   if (!pre) {
     qkv_.backward(c, x, dqkv, dres, true);
@@ -246,6 +260,7 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
   l1.dgamma = c.params.grad(ln1_.gamma);
   l1.dbeta = c.params.grad(ln1_.beta);
   l1.accumulate_dx = true;
+  l1.width = cfg_.hidden;
   be.layernorm_backward(l1);
 }
 

@@ -12,9 +12,11 @@
 
 namespace hwt {
 
-// Backward scratch shared by all blocks (activation gradients are consumed layer by layer).
+// Backward scratch shared by all blocks (activation gradients are consumed layer by layer), in
+// stored widths: a [rows, hidden], b [rows, context] (context >= hidden: b holds both),
+// ffn [rows, ffn], qkv [rows, 3 * context].
 struct BlockScratch {
-  ActivationArena::Slot a, b, ffn, qkv;  // [rows, hidden] x2, [rows, stored ffn], [rows, 3*hidden]
+  ActivationArena::Slot a, b, ffn, qkv;
 };
 
 class Block {

@@ -4,13 +4,15 @@ namespace hwt {
 
 Embeddings::Embeddings(const ModelConfig& cfg, ParamStore& ps) : cfg_(cfg) {
   const float std = static_cast<float>(cfg.init_std);
+  const int64_t h = cfg.padded_hidden();
+  const DimPad pad_h{h - cfg.hidden};  // zero columns of both tables
   if (cfg.tt.embedding.enabled())
     tt_.emplace(ps, "embed.tokens", cfg.tt.embedding, std);
   else
-    tok_ = ps.add("embed.tokens", Shape{cfg.padded_vocab(), cfg.hidden}, true, Init::Normal, std,
-                  cfg.padded_vocab() - cfg.vocab_size);
-  pos_ = ps.add("embed.positions", Shape{cfg.max_seq, cfg.hidden}, true, Init::Normal, std);
-  if (cfg.norm == NormPlacement::Post) ln_ = LayerNormParams(ps, "embed.ln", cfg.hidden);
+    tok_ = ps.add("embed.tokens", Shape{cfg.padded_vocab(), h}, true, Init::Normal, std,
+                  DimPad{cfg.padded_vocab() - cfg.vocab_size}, pad_h);
+  pos_ = ps.add("embed.positions", Shape{cfg.max_seq, h}, true, Init::Normal, std, DimPad{}, pad_h);
+  if (cfg.norm == NormPlacement::Post) ln_ = LayerNormParams(ps, "embed.ln", h, pad_h.pad);
 }
 
 ParamStore::Handle Embeddings::token_table() const {
@@ -19,31 +21,32 @@ ParamStore::Handle Embeddings::token_table() const {
 }
 
 void Embeddings::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
-  sum_ = arena.reserve(dt, max_rows * cfg_.hidden);
+  sum_ = arena.reserve(dt, max_rows * cfg_.padded_hidden());
   if (cfg_.norm == NormPlacement::Pre) return;
-  out_ = arena.reserve(dt, max_rows * cfg_.hidden);
+  out_ = arena.reserve(dt, max_rows * cfg_.padded_hidden());
   mean_ = arena.reserve(DType::F32, max_rows);
   rstd_ = arena.reserve(DType::F32, max_rows);
 }
 
 Tensor Embeddings::output(const StepContext& c) const {
-  return c.act(cfg_.norm == NormPlacement::Pre ? sum_ : out_, cfg_.hidden);
+  return c.act(cfg_.norm == NormPlacement::Pre ? sum_ : out_, cfg_.padded_hidden());
 }
 
 Tensor Embeddings::forward(const StepContext& c, Tensor ids) const {
   Backend& be = c.backend;
   be.set_scope("embed", Phase::Forward);
-  const Tensor sum = c.act(sum_, cfg_.hidden);
+  const Tensor sum = c.act(sum_, cfg_.padded_hidden());
   if (tt_)
     tt_->forward(c, ids, c.params.compute(pos_), sum);
   else
     be.embedding_forward({ids, c.params.compute(tok_), c.params.compute(pos_), sum, c.seq});
   Tensor out = sum;
   if (cfg_.norm == NormPlacement::Post) {
-    out = c.act(out_, cfg_.hidden);
+    out = c.act(out_, cfg_.padded_hidden());
     be.layernorm_forward({sum, c.params.compute(ln_.gamma), c.params.compute(ln_.beta), out,
                           c.arena.view(mean_, Shape{c.rows()}),
-                          c.arena.view(rstd_, Shape{c.rows()}), static_cast<float>(cfg_.ln_eps)});
+                          c.arena.view(rstd_, Shape{c.rows()}), static_cast<float>(cfg_.ln_eps),
+                          cfg_.hidden});
   }
   const Dropout drop = c.dropout(cfg_.dropout, kDropSite);
   if (drop.active()) be.dropout_forward({out, out, drop});
@@ -58,7 +61,7 @@ void Embeddings::backward(const StepContext& c, Tensor ids, Tensor dx, Tensor sc
   Tensor d_sum = dx;
   if (cfg_.norm == NormPlacement::Post) {
     LayerNormBwd l;
-    l.x = c.act(sum_, cfg_.hidden);
+    l.x = c.act(sum_, cfg_.padded_hidden());
     l.gamma = c.params.compute(ln_.gamma);
     l.mean = c.arena.view(mean_, Shape{c.rows()});
     l.rstd = c.arena.view(rstd_, Shape{c.rows()});
@@ -66,6 +69,7 @@ void Embeddings::backward(const StepContext& c, Tensor ids, Tensor dx, Tensor sc
     l.dx = scratch;
     l.dgamma = c.params.grad(ln_.gamma);
     l.dbeta = c.params.grad(ln_.beta);
+    l.width = cfg_.hidden;
     be.layernorm_backward(l);
     d_sum = scratch;
   }

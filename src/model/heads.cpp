@@ -6,21 +6,23 @@ namespace hwt {
 
 Heads::Heads(const ModelConfig& cfg, ParamStore& ps, const Embeddings& embed) : cfg_(cfg) {
   const float std = static_cast<float>(cfg.init_std);
+  const int64_t h = cfg.padded_hidden();
+  const DimPad pad_h{h - cfg.hidden};  // zero input columns: the stream's padding
   if (has_sequence_labels(cfg.head))
-    cls_ = Linear(ps, "head.classifier", cfg.hidden, cfg.num_labels, true, std);
+    cls_ = Linear(ps, "head.classifier", h, cfg.num_labels, true, std, DimPad{}, pad_h);
   if (has_token_labels(cfg.head))
-    token_ = Linear(ps, "head.tokens", cfg.hidden, cfg.num_token_labels, true, std);
+    token_ = Linear(ps, "head.tokens", h, cfg.num_token_labels, true, std, DimPad{}, pad_h);
   // The LM head has the embedding's padded rows: its logits beyond vocab_size are padding.
   const int64_t vocab = cfg.padded_vocab(), pad = vocab - cfg.vocab_size;
   if (cfg.head == Task::Lm)
-    token_ = cfg.tie_embeddings ? Linear::tied(embed.token_table(), cfg.hidden, vocab)
-                                : Linear(ps, "head.lm", cfg.hidden, vocab, false, std, pad);
+    token_ = cfg.tie_embeddings ? Linear::tied(embed.token_table(), h, vocab)
+                                : Linear(ps, "head.lm", h, vocab, false, std, DimPad{pad}, pad_h);
 }
 
 void Heads::plan(ActivationArena& arena, DType dt, int64_t max_batch, int64_t max_rows) {
   if (has_sequence_labels(cfg_.head)) {
-    pooled_ = arena.reserve(dt, max_batch * cfg_.hidden);
-    dpooled_ = arena.reserve(dt, max_batch * cfg_.hidden, ArenaUse::Intermediate);
+    pooled_ = arena.reserve(dt, max_batch * cfg_.padded_hidden());
+    dpooled_ = arena.reserve(dt, max_batch * cfg_.padded_hidden(), ArenaUse::Intermediate);
     seq_logits_ = arena.reserve(dt, max_batch * cls_.out());
     seq_losses_ = arena.reserve(DType::F32, max_batch);
   }
@@ -51,7 +53,7 @@ void Heads::forward(const StepContext& c, Tensor h, const HeadTargets& t) const 
   };
   if (has_sequence_labels(cfg_.head)) {
     be.set_scope("head.classifier", Phase::Forward);
-    const Tensor pooled = c.arena.view(pooled_, Shape{c.batch, cfg_.hidden});
+    const Tensor pooled = c.arena.view(pooled_, Shape{c.batch, cfg_.padded_hidden()});
     be.pool_forward({h, pooled, c.key_lengths, c.seq, cfg_.pooling});
     const Tensor logits = seq_logits(c);
     cls_.forward(c, pooled, logits);
@@ -77,8 +79,8 @@ void Heads::backward(const StepContext& c, Tensor h, Tensor dh) const {
   }
   if (has_sequence_labels(cfg_.head)) {
     be.set_scope("head.classifier", Phase::Backward);
-    const Tensor pooled = c.arena.view(pooled_, Shape{c.batch, cfg_.hidden});
-    const Tensor dpooled = c.arena.view(dpooled_, Shape{c.batch, cfg_.hidden});
+    const Tensor pooled = c.arena.view(pooled_, Shape{c.batch, cfg_.padded_hidden()});
+    const Tensor dpooled = c.arena.view(dpooled_, Shape{c.batch, cfg_.padded_hidden()});
     cls_.backward(c, pooled, seq_logits(c), dpooled);
     be.pool_backward({dpooled, dh, c.key_lengths, c.seq, cfg_.pooling});
   }

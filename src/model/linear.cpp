@@ -3,7 +3,7 @@
 namespace hwt {
 
 Linear::Linear(ParamStore& ps, const std::string& name, int64_t in, int64_t out, bool bias,
-               float std, int64_t pad_out, int64_t pad_in)
+               float std, DimPad pad_out, DimPad pad_in)
     : w_(ps.add(name + ".weight", Shape{out, in}, true, Init::Normal, std, pad_out, pad_in)),
       has_bias_(bias),
       in_(in),
@@ -47,8 +47,8 @@ void Linear::backward(const StepContext& c, Tensor x, Tensor dy, Tensor dx, bool
   c.backend.linear_backward(a);
 }
 
-LayerNormParams::LayerNormParams(ParamStore& ps, const std::string& name, int64_t dim)
-    : gamma(ps.add(name + ".weight", Shape{dim}, false, Init::Ones)),
-      beta(ps.add(name + ".bias", Shape{dim}, false, Init::Zeros)) {}
+LayerNormParams::LayerNormParams(ParamStore& ps, const std::string& name, int64_t dim, int64_t pad)
+    : gamma(ps.add(name + ".weight", Shape{dim}, false, Init::Ones, 0.0f, DimPad{pad})),
+      beta(ps.add(name + ".bias", Shape{dim}, false, Init::Zeros, 0.0f, DimPad{pad})) {}
 
 }  // namespace hwt

@@ -10,11 +10,10 @@ namespace hwt {
 class Linear {
  public:
   Linear() = default;
-  // `in` and `out` as stored. pad_out: trailing output rows (of the weight and the bias), pad_in:
-  // trailing input columns of the weight, that only align the storage (ParamInfo::pad_rows,
-  // pad_cols).
+  // `in` and `out` as stored. pad_out: output rows (of the weight and the bias), pad_in: input
+  // columns of the weight, that only align the storage (ParamInfo::pad_rows, pad_cols).
   Linear(ParamStore& ps, const std::string& name, int64_t in, int64_t out, bool bias, float std,
-         int64_t pad_out = 0, int64_t pad_in = 0);
+         DimPad pad_out = {}, DimPad pad_in = {});
   // A bias-free linear map reusing an existing [out, in] parameter (tied LM head).
   static Linear tied(ParamStore::Handle weight, int64_t in, int64_t out);
 
@@ -36,7 +35,8 @@ class Linear {
 
 struct LayerNormParams {
   LayerNormParams() = default;
-  LayerNormParams(ParamStore& ps, const std::string& name, int64_t dim);
+  // `dim` as stored, of which `pad` trailing entries are padding (zero gamma and beta).
+  LayerNormParams(ParamStore& ps, const std::string& name, int64_t dim, int64_t pad = 0);
   ParamStore::Handle gamma = 0, beta = 0;
 };
 

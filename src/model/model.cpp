@@ -25,7 +25,8 @@ Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype, int64_t 
     added(cfg_.layers - i);
   }
   if (cfg_.norm == NormPlacement::Pre)
-    final_ln_ = LayerNormParams(params_, "final_ln", cfg_.hidden);
+    final_ln_ = LayerNormParams(params_, "final_ln", cfg_.padded_hidden(),
+                                cfg_.padded_hidden() - cfg_.hidden);
   heads_ = std::make_unique<Heads>(cfg_, params_, *embed_);
   added(0);
   params_.allocate(backend_, act_dtype_, storage_multiple);
@@ -39,7 +40,7 @@ void Model::plan(int64_t max_batch, int64_t max_seq) {
             cfg_.max_seq);
   max_batch_ = max_batch;
   max_seq_ = max_seq;
-  const int64_t rows = max_batch * max_seq, h = cfg_.hidden;
+  const int64_t rows = max_batch * max_seq, h = cfg_.padded_hidden();
   const DType dt = act_dtype_;
   // Owners as `hwt memory` groups the layers; "step": the batch and what the blocks share.
   arena_.set_owner("step");
@@ -61,8 +62,9 @@ void Model::plan(int64_t max_batch, int64_t max_seq) {
   arena_.set_owner("step");
   const auto scratch = [&](int64_t n) { return arena_.reserve(dt, n, ArenaUse::Intermediate); };
   dres_ = scratch(rows * h);
-  scratch_ = {scratch(rows * h), scratch(rows * h), scratch(rows * cfg_.padded_ffn()),
-              scratch(rows * 3 * h)};
+  const int64_t ctx = cfg_.padded_context();
+  scratch_ = {scratch(rows * h), scratch(rows * ctx), scratch(rows * cfg_.padded_ffn()),
+              scratch(rows * 3 * ctx)};
   loss_sums_ = arena_.reserve(DType::F32, 2);
   seq_pred_ = arena_.reserve(DType::I32, max_batch);
   token_pred_ = arena_.reserve(DType::I32, rows);
@@ -120,11 +122,11 @@ void Model::forward(bool training, uint64_t step_seed) {
   for (const auto& b : blocks_) x = b->forward(c, x);
   if (cfg_.norm == NormPlacement::Pre) {
     backend_.set_scope("final_ln", Phase::Forward);
-    const Tensor y = c.act(final_out_, cfg_.hidden);
+    const Tensor y = c.act(final_out_, cfg_.padded_hidden());
     backend_.layernorm_forward(
         {x, params_.compute(final_ln_.gamma), params_.compute(final_ln_.beta), y,
          arena_.view(final_mean_, Shape{c.rows()}), arena_.view(final_rstd_, Shape{c.rows()}),
-         static_cast<float>(cfg_.ln_eps)});
+         static_cast<float>(cfg_.ln_eps), cfg_.hidden});
     x = y;
   }
   heads_->forward(c, x, targets_);
@@ -141,10 +143,11 @@ void Model::backward() {
     inputs.push_back(x);
     x = b->output(c);
   }
-  const Tensor dres = c.act(dres_, cfg_.hidden);
+  const int64_t h = cfg_.padded_hidden();
+  const Tensor dres = c.act(dres_, h);
   if (pre) {
-    const Tensor dfinal = c.act(dfinal_, cfg_.hidden);
-    heads_->backward(c, c.act(final_out_, cfg_.hidden), dfinal);
+    const Tensor dfinal = c.act(dfinal_, h);
+    heads_->backward(c, c.act(final_out_, h), dfinal);
     backend_.set_scope("final_ln", Phase::Backward);
     LayerNormBwd l;
     l.x = x;
@@ -155,6 +158,7 @@ void Model::backward() {
     l.dx = dres;
     l.dgamma = params_.grad(final_ln_.gamma);
     l.dbeta = params_.grad(final_ln_.beta);
+    l.width = cfg_.hidden;
     backend_.layernorm_backward(l);
   } else {
     heads_->backward(c, x, dres);
@@ -167,7 +171,7 @@ void Model::backward() {
     blocks_[i]->backward(c, inputs[i], dres, scratch_);
     finished(std::ssize(blocks_) - static_cast<int64_t>(i));
   }
-  embed_->backward(c, arena_.view(ids_, Shape{c.rows()}), dres, c.act(scratch_.a, cfg_.hidden));
+  embed_->backward(c, arena_.view(ids_, Shape{c.rows()}), dres, c.act(scratch_.a, h));
   finished(cfg_.layers + 1);
 }
 

@@ -35,41 +35,65 @@ void fill_normal(float* out, int64_t n, float std, uint64_t seed) {
   }
 }
 
+// Blocks along a padded dimension of `n` entries, and the data entries of each.
+int64_t blocks(const DimPad& p, int64_t n) {
+  return p.block > 0 ? n / p.block : 1;
+}
+int64_t data_per_block(const DimPad& p, int64_t n) {
+  return n / blocks(p, n) - p.pad;
+}
+
 }  // namespace
 
 Shape ParamInfo::data_shape() const {
   Shape s = shape;
-  s.dims[0] -= pad_rows;
-  if (pad_cols > 0) s.dims[1] -= pad_cols;
+  s.dims[0] = blocks(pad_rows, shape[0]) * data_per_block(pad_rows, shape[0]);
+  if (shape.rank == 2) s.dims[1] = blocks(pad_cols, shape[1]) * data_per_block(pad_cols, shape[1]);
   return s;
 }
 
 ParamInfo::Runs ParamInfo::data_runs() const {
-  const Shape d = data_shape();
-  if (pad_cols == 0) return {1, d.numel(), shape.numel()};
-  return {d[0], d[1], shape[1]};
+  const int64_t rows = shape[0], inner = shape.numel() / rows;
+  const int64_t row_block = rows / blocks(pad_rows, rows), row_data = row_block - pad_rows.pad;
+  if (pad_cols.pad == 0) {  // each block's data rows lie together
+    Runs r{blocks(pad_rows, rows), row_data * inner};
+    r.block_stride = row_block * inner;
+    return r;
+  }
+  const int64_t chunks = blocks(pad_cols, inner), chunk = inner / chunks;
+  Runs r{blocks(pad_rows, rows) * row_data * chunks, chunk - pad_cols.pad};
+  r.chunks = chunks;
+  r.rows = row_data;
+  r.chunk_stride = chunk;
+  r.row_stride = inner;
+  r.block_stride = row_block * inner;
+  return r;
 }
 
 void scatter_data(const ParamInfo& p, const float* data, float* flat) {
   const ParamInfo::Runs r = p.data_runs();
   for (int64_t i = 0; i < r.count; ++i)
-    std::copy_n(data + i * r.length, r.length, flat + p.offset + i * r.stride);
+    std::copy_n(data + i * r.length, r.length, flat + p.offset + r.start(i));
 }
 
 void gather_data(const ParamInfo& p, const float* flat, float* data) {
   const ParamInfo::Runs r = p.data_runs();
   for (int64_t i = 0; i < r.count; ++i)
-    std::copy_n(flat + p.offset + i * r.stride, r.length, data + i * r.length);
+    std::copy_n(flat + p.offset + r.start(i), r.length, data + i * r.length);
 }
 
 ParamStore::Handle ParamStore::add(std::string name, Shape shape, bool decay, Init init, float std,
-                                   int64_t pad_rows, int64_t pad_cols) {
+                                   DimPad pad_rows, DimPad pad_cols) {
   HWT_CHECK(!backend_, "parameter {} added after allocation", name);
   HWT_CHECK(!find(name), "duplicate parameter {}", name);
-  HWT_CHECK(pad_rows >= 0 && pad_rows < shape[0], "{}: {} padding rows of {}", name, pad_rows,
-            shape.str());
-  HWT_CHECK(pad_cols == 0 || (shape.rank == 2 && pad_cols > 0 && pad_cols < shape[1]),
-            "{}: {} padding columns of {}", name, pad_cols, shape.str());
+  auto valid = [](const DimPad& p, int64_t n) {
+    const int64_t block = p.block > 0 ? p.block : n;
+    return p.pad >= 0 && p.pad < block && n % block == 0;
+  };
+  HWT_CHECK(valid(pad_rows, shape[0]), "{}: padding rows {}/{} of {}", name, pad_rows.pad,
+            pad_rows.block, shape.str());
+  HWT_CHECK(pad_cols.pad == 0 || (shape.rank == 2 && valid(pad_cols, shape[1])),
+            "{}: padding columns {}/{} of {}", name, pad_cols.pad, pad_cols.block, shape.str());
   infos_.push_back(ParamInfo{std::move(name), shape, decay, init, std, -1, pad_rows, pad_cols});
   return infos_.size() - 1;
 }

@@ -14,25 +14,38 @@ namespace hwt {
 
 enum class Init : uint8_t { Normal, Zeros, Ones };
 
+// Storage-only padding along one dimension (alignment): the dimension is blocks of `block`
+// entries (0: one block, the whole dimension), each ending in `pad` entries that are zero,
+// never data. A padded width is one trailing block; padded attention heads are one block each.
+struct DimPad {
+  int64_t pad = 0, block = 0;
+};
+
 struct ParamInfo {
   std::string name;
   Shape shape;  // as stored
   bool decay = true;
   Init init = Init::Normal;
   float std = 0.0f;
-  int64_t offset = -1;   // element offset in the flat buffers, set by allocate()
-  int64_t pad_rows = 0;  // trailing rows of storage only (alignment): zero, never data
-  int64_t pad_cols = 0;  // trailing columns of a matrix's storage only, as pad_rows
+  int64_t offset = -1;  // element offset in the flat buffers, set by allocate()
+  DimPad pad_rows;      // of the first dimension
+  DimPad pad_cols;      // of a matrix's columns
   // A dense (Linear) layer's weight matrix: its gradient is a GEMM's output, the weight
   // gradient hwt sim models; embeddings, norms, biases and tensor-train cores are not.
   bool linear_weight = false;
 
   // The parameter itself: the stored shape without its padding rows and columns.
   Shape data_shape() const;
-  // Where the data lies in the flat buffers: `count` runs of `length` elements, `stride` apart,
-  // from `offset` on (one run unless columns are padded).
+  // Where the data lies in the flat buffers: `count` runs of `length` elements, run i at
+  // start(i) from `offset` on (one run unless the parameter is padded).
   struct Runs {
-    int64_t count, length, stride;
+    int64_t count, length;
+    // Run i is chunk i % chunks of row i / chunks % rows of block i / chunks / rows.
+    int64_t chunks = 1, rows = 1, chunk_stride = 0, row_stride = 0, block_stride = 0;
+    int64_t start(int64_t i) const {
+      const int64_t row = i / chunks;
+      return row / rows * block_stride + row % rows * row_stride + i % chunks * chunk_stride;
+    }
   };
   Runs data_runs() const;
 };
@@ -46,10 +59,10 @@ class ParamStore {
  public:
   using Handle = size_t;
 
-  // pad_rows, pad_cols: trailing rows and columns of `shape` that only align the storage
+  // pad_rows, pad_cols: rows and columns of `shape` that only align the storage
   // (ParamInfo::pad_rows, pad_cols).
   Handle add(std::string name, Shape shape, bool decay, Init init, float std = 0.0f,
-             int64_t pad_rows = 0, int64_t pad_cols = 0);
+             DimPad pad_rows = {}, DimPad pad_cols = {});
   void mark_linear_weight(Handle h) { infos_.at(h).linear_weight = true; }
   // Lays out and allocates the flat buffers; `compute` is the dtype layers read weights in. The
   // buffers' storage is count() rounded up to storage_multiple elements, zeros past count()
@@ -72,7 +85,7 @@ class ParamStore {
   Tensor compute_storage() const;  // undefined when compute dtype is fp32
   int64_t storage() const { return storage_; }
   int64_t n_decay() const { return n_decay_; }
-  int64_t count() const { return count_; }  // elements stored, padding rows included
+  int64_t count() const { return count_; }  // elements stored, padding included
   int64_t parameters() const;               // the model's parameters: count() less padding
   const std::vector<ParamInfo>& infos() const { return infos_; }
   const ParamInfo* find(const std::string& name) const;

@@ -3,7 +3,7 @@
 namespace hwt {
 
 Projection::Projection(ParamStore& ps, const std::string& name, int64_t in, int64_t out, float std,
-                       const std::optional<TtChain>& tt, int64_t pad_out, int64_t pad_in) {
+                       const std::optional<TtChain>& tt, DimPad pad_out, DimPad pad_in) {
   if (tt)
     map_ = TtLinear(ps, name, *tt, true, std);
   else

@@ -16,7 +16,7 @@ class Projection {
   // A TtLinear of `tt`'s chain when given, else a dense [out, in] Linear whose storage pads
   // pad_out rows and pad_in columns (Linear's).
   Projection(ParamStore& ps, const std::string& name, int64_t in, int64_t out, float std,
-             const std::optional<TtChain>& tt, int64_t pad_out = 0, int64_t pad_in = 0);
+             const std::optional<TtChain>& tt, DimPad pad_out = {}, DimPad pad_in = {});
 
   // Reserves a tensor train's intermediates for up to max_rows rows (dense: nothing).
   void plan(ActivationArena& arena, DType dt, int64_t max_rows);

@@ -52,7 +52,7 @@ void save_checkpoint(const std::string& path, const RunConfig& config, const nlo
       auto n = static_cast<int64_t>(bytes / sizeof(float));
       for (auto* out = static_cast<float*>(dst); n > 0;) {
         const int64_t at = e % runs.length, len = std::min(n, runs.length - at);
-        be.download(out, t.flat_slice(first + e / runs.length * runs.stride + at, len));
+        be.download(out, t.flat_slice(first + runs.start(e / runs.length) + at, len));
         out += len;
         e += len;
         n -= len;
@@ -65,12 +65,12 @@ void save_checkpoint(const std::string& path, const RunConfig& config, const nlo
   for (const ParamInfo& p : params.infos()) order.push_back(&p);
   std::sort(order.begin(), order.end(),
             [](const ParamInfo* a, const ParamInfo* b) { return a->offset < b->offset; });
-  // Each parameter without its padding (a padded vocabulary or FFN width is saved as the true
-  // one); the optimizer states as they lie.
+  // Each parameter without its padding (a padded vocabulary, hidden or FFN width is saved as the
+  // true one); the optimizer states as they lie.
   for (const ParamInfo* p : order)
     entries.push_back({p->name, DType::F32, dims(p->data_shape()), nullptr,
                        reader(params.params_flat(), p->offset, p->data_runs())});
-  const ParamInfo::Runs whole{1, params.count(), params.count()};
+  const ParamInfo::Runs whole{1, params.count()};
   if (optimizer_state)
     for (const auto& [name, t] : *optimizer_state)
       entries.push_back(
@@ -138,6 +138,10 @@ void Checkpoint::load_optimizer(Optimizer& optimizer, const ModelConfig& model) 
                saved.vocab_multiple);
   same_padding("FFN width", saved.padded_ffn(), model.padded_ffn(), "model.ffn_multiple",
                saved.ffn_multiple);
+  same_padding("hidden width", saved.padded_hidden(), model.padded_hidden(),
+               "model.hidden_multiple", saved.hidden_multiple);
+  same_padding("head width", saved.padded_head_dim(), model.padded_head_dim(),
+               "model.hidden_multiple", saved.hidden_multiple);
   for (const auto& [name, t] : optimizer.state()) {
     const std::string key = "optim." + name;
     if (!file_.contains(key))

@@ -12,15 +12,29 @@
 namespace hwt {
 namespace {
 
-std::vector<double> download(const ParamStore& ps, ParamStore::Handle h) {
-  const Tensor t = ps.param(h);
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  ps.backend().download(v.data(), t);
-  return {v.begin(), v.end()};
-}
-
 ParamStore::Handle handle_of(const ParamStore& ps, const ParamInfo* p) {
   return static_cast<ParamStore::Handle>(p - ps.infos().data());
+}
+
+// A parameter's data without its padding (the dense model may pad its hidden width, a
+// tensor-trained one does not), dense in data_shape().
+std::vector<float> data_of(const ParamStore& ps, const ParamInfo& p) {
+  std::vector<float> stored(static_cast<size_t>(p.shape.numel()));
+  std::vector<float> data(static_cast<size_t>(p.data_shape().numel()));
+  ps.backend().download(stored.data(), ps.param(handle_of(ps, &p)));
+  ParamInfo at_zero = p;
+  at_zero.offset = 0;
+  gather_data(at_zero, stored.data(), data.data());
+  return data;
+}
+
+// Uploads data dense in data_shape() into the parameter's storage (its padding zero).
+void upload_data(ParamStore& ps, ParamStore::Handle h, const std::vector<float>& data) {
+  ParamInfo at_zero = ps.infos()[h];
+  at_zero.offset = 0;
+  std::vector<float> stored(static_cast<size_t>(at_zero.shape.numel()), 0.0f);
+  scatter_data(at_zero, data.data(), stored.data());
+  ps.backend().upload(ps.param(h), stored.data());
 }
 
 double relative_error(const std::vector<double>& approx, const std::vector<double>& exact) {
@@ -84,9 +98,9 @@ std::vector<CompressedLayer> compress_checkpoint(const std::string& checkpoint,
   for (ParamStore::Handle h = 0; h < tp.infos().size(); ++h) {
     const ParamInfo& p = tp.infos()[h];
     if (const ParamInfo* d = dp.find(p.name)) {
-      HWT_CHECK(d->shape == p.shape, "{}: {} in the checkpoint, {} in the TT model", p.name,
-                d->shape.str(), p.shape.str());
-      dense.backend->copy({tp.param(h), dp.param(handle_of(dp, d))});
+      HWT_CHECK(d->data_shape() == p.data_shape(), "{}: {} in the checkpoint, {} in the TT model",
+                p.name, d->data_shape().str(), p.data_shape().str());
+      upload_data(tp, h, data_of(dp, *d));
       continue;
     }
     const size_t dot = p.name.rfind(".core");
@@ -110,8 +124,8 @@ std::vector<CompressedLayer> compress_checkpoint(const std::string& checkpoint,
       tt_params += s.numel();
     }
     caps.pop_back();
-    const std::vector<double> w =
-        as_tensor(download(dp, handle_of(dp, d)), d->data_shape(), shapes);
+    const std::vector<float> data = data_of(dp, *d);
+    const std::vector<double> w = as_tensor({data.begin(), data.end()}, d->data_shape(), shapes);
     const std::vector<std::vector<double>> fit = tt_svd(w, modes, caps);
     for (size_t k = 0; k < cores.size(); ++k) {
       const std::vector<float> host(fit[k].begin(), fit[k].end());

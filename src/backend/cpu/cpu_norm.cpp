@@ -1,4 +1,5 @@
 // CpuBackend: layernorm, residual add (+dropout, +layernorm) and dropout.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -8,28 +9,30 @@
 namespace hwt {
 namespace {
 
-// Normalises one row: y = (x - mean) * rstd * gamma + beta; returns mean and rstd.
+// Normalises the first w of a row's n values: y = (x - mean) * rstd * gamma + beta; the rest of
+// y is zero (padding). Returns mean and rstd.
 void layernorm_row(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
-                   float eps, float* mean_out, float* rstd_out) {
+                   int64_t w, float eps, float* mean_out, float* rstd_out) {
   double s = 0;
-  for (int64_t j = 0; j < n; ++j) s += x[j];
-  const double mean = s / static_cast<double>(n);
+  for (int64_t j = 0; j < w; ++j) s += x[j];
+  const double mean = s / static_cast<double>(w);
   double v = 0;
-  for (int64_t j = 0; j < n; ++j) v += (x[j] - mean) * (x[j] - mean);
-  const float rstd = static_cast<float>(1.0 / std::sqrt(v / static_cast<double>(n) + eps));
+  for (int64_t j = 0; j < w; ++j) v += (x[j] - mean) * (x[j] - mean);
+  const float rstd = static_cast<float>(1.0 / std::sqrt(v / static_cast<double>(w) + eps));
   const float mu = static_cast<float>(mean);
-  for (int64_t j = 0; j < n; ++j) y[j] = (x[j] - mu) * rstd * gamma[j] + beta[j];
+  for (int64_t j = 0; j < w; ++j) y[j] = (x[j] - mu) * rstd * gamma[j] + beta[j];
+  std::fill(y + w, y + n, 0.0f);
   *mean_out = mu;
   *rstd_out = rstd;
 }
 
-// Gradient of one normalised row. Writes (or adds, when accumulate) dx; adds the row's
-// contribution to dgamma / dbeta partials.
+// Gradient of one row normalised over its first w of n values. Writes (or adds, when
+// accumulate) dx, zero in the padding; adds the row's contribution to dgamma / dbeta partials.
 void layernorm_row_backward(const float* x, const float* gamma, float mean, float rstd,
-                            const float* dy, float* dx, bool accumulate, int64_t n, float* dgamma,
-                            float* dbeta) {
+                            const float* dy, float* dx, bool accumulate, int64_t n, int64_t w,
+                            float* dgamma, float* dbeta) {
   double sum_dxhat = 0, sum_dxhat_xhat = 0;
-  for (int64_t j = 0; j < n; ++j) {
+  for (int64_t j = 0; j < w; ++j) {
     const float xhat = (x[j] - mean) * rstd;
     const float dxhat = dy[j] * gamma[j];
     sum_dxhat += dxhat;
@@ -37,13 +40,14 @@ void layernorm_row_backward(const float* x, const float* gamma, float mean, floa
     dgamma[j] += dy[j] * xhat;
     dbeta[j] += dy[j];
   }
-  const float a = static_cast<float>(sum_dxhat / static_cast<double>(n));
-  const float c = static_cast<float>(sum_dxhat_xhat / static_cast<double>(n));
-  for (int64_t j = 0; j < n; ++j) {
+  const float a = static_cast<float>(sum_dxhat / static_cast<double>(w));
+  const float c = static_cast<float>(sum_dxhat_xhat / static_cast<double>(w));
+  for (int64_t j = 0; j < w; ++j) {
     const float xhat = (x[j] - mean) * rstd;
     const float g = rstd * (dy[j] * gamma[j] - a - xhat * c);
     dx[j] = accumulate ? dx[j] + g : g;
   }
+  if (!accumulate) std::fill(dx + w, dx + n, 0.0f);
 }
 
 // Runs body(row, dgamma_partial, dbeta_partial) over all rows with per-chunk partial sums,
@@ -88,24 +92,24 @@ void dropout_row(const Dropout& d, uint64_t begin, const float* x, float* y, int
 
 void CpuBackend::layernorm_forward(const LayerNormFwd& a) {
   expect_f32(a.x, "x");
-  const int64_t rows = a.x.rows(), n = a.x.cols();
+  const int64_t rows = a.x.rows(), n = a.x.cols(), w = norm_width(a.width, n);
   const float *x = a.x.as<float>(), *g = a.gamma.as<float>(), *b = a.beta.as<float>();
   float *y = a.y.as<float>(), *mean = a.mean.as<float>(), *rstd = a.rstd.as<float>();
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < rows; ++i)
-    layernorm_row(x + i * n, g, b, y + i * n, n, a.eps, mean + i, rstd + i);
+    layernorm_row(x + i * n, g, b, y + i * n, n, w, a.eps, mean + i, rstd + i);
 }
 
 void CpuBackend::layernorm_backward(const LayerNormBwd& a) {
   expect_f32(a.dy, "dy");
-  const int64_t rows = a.x.rows(), n = a.x.cols();
+  const int64_t rows = a.x.rows(), n = a.x.cols(), w = norm_width(a.width, n);
   const float *x = a.x.as<float>(), *g = a.gamma.as<float>(), *dy = a.dy.as<float>();
   const float *mean = a.mean.as<float>(), *rstd = a.rstd.as<float>();
   float* dx = a.dx.as<float>();
   rows_with_param_grads(rows, n, a.dgamma.as<float>(), a.dbeta.as<float>(),
                         [&](int64_t i, float* pg, float* pb) {
                           layernorm_row_backward(x + i * n, g, mean[i], rstd[i], dy + i * n,
-                                                 dx + i * n, a.accumulate_dx, n, pg, pb);
+                                                 dx + i * n, a.accumulate_dx, n, w, pg, pb);
                         });
 }
 
@@ -113,7 +117,7 @@ void CpuBackend::residual_forward(const ResidualFwd& a) {
   expect_f32(a.x, "x");
   expect_f32(a.residual, "residual");
   expect_f32(a.sum, "sum");
-  const int64_t rows = a.x.rows(), n = a.x.cols();
+  const int64_t rows = a.x.rows(), n = a.x.cols(), w = norm_width(a.width, n);
   const float *x = a.x.as<float>(), *r = a.residual.as<float>();
   float* s = a.sum.as<float>();
   const bool ln = a.gamma.defined();
@@ -123,14 +127,14 @@ void CpuBackend::residual_forward(const ResidualFwd& a) {
     for (int64_t j = 0; j < n; ++j) s[i * n + j] += r[i * n + j];
     if (ln)
       layernorm_row(s + i * n, a.gamma.as<float>(), a.beta.as<float>(), a.y.as<float>() + i * n, n,
-                    a.eps, a.mean.as<float>() + i, a.rstd.as<float>() + i);
+                    w, a.eps, a.mean.as<float>() + i, a.rstd.as<float>() + i);
   }
 }
 
 void CpuBackend::residual_backward(const ResidualBwd& a) {
   expect_f32(a.d_x, "d_x");
   expect_f32(a.d_residual, "d_residual");
-  const int64_t rows = a.d_x.rows(), n = a.d_x.cols();
+  const int64_t rows = a.d_x.rows(), n = a.d_x.cols(), w = norm_width(a.width, n);
   const bool ln = a.gamma.defined();
   float *dx = a.d_x.as<float>(), *dr = a.d_residual.as<float>();
   const float* ds = a.d_sum.defined() ? a.d_sum.as<float>() : nullptr;
@@ -156,7 +160,7 @@ void CpuBackend::residual_backward(const ResidualBwd& a) {
                             if (row != ds + i * n) std::copy(ds + i * n, ds + (i + 1) * n, row);
                           }
                           layernorm_row_backward(s + i * n, g, mean[i], rstd[i], dy + i * n, row,
-                                                 ds != nullptr, n, pg, pb);
+                                                 ds != nullptr, n, w, pg, pb);
                           finish_row(i);
                         });
 }

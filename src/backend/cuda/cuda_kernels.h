@@ -74,6 +74,9 @@ struct NormFwdArgs {
   float* mean = nullptr;
   float* rstd = nullptr;
   float eps = 1e-5f;
+  // The layernorm's true width (<= cols): the columns after it are padding, zero in x (or sum),
+  // gamma and beta, so they add nothing to the mean and y is zero there.
+  int64_t width = 0;
 };
 void norm_forward(const Launch& l, const NormFwdArgs& a);
 
@@ -95,6 +98,8 @@ struct NormBwdArgs {
   float* dgamma = nullptr;
   float* dbeta = nullptr;
   float* scratch = nullptr;
+  // As NormFwdArgs::width; dy is zero in the padding too, and out gets nothing added there.
+  int64_t width = 0;
 };
 size_t norm_backward_scratch_bytes(const Launch& l, int64_t rows, int64_t cols);
 void norm_backward(const Launch& l, const NormBwdArgs& a);

@@ -112,6 +112,14 @@ __device__ __forceinline__ void residual_sum(const NormFwdArgs& a, int64_t at, f
   for (int k = 0; k < V; ++k) v[k] = round_to<T>(v[k] + xv[k]);
 }
 
+// rstd of a row from the sum of (v - mean)^2 over all its columns: padding columns (v = 0) each
+// added mean^2, which is taken back out so the variance is over the true width. A uniform
+// branch: rows without padding compute exactly what they did before padding existed.
+__device__ __forceinline__ float row_rstd(const NormFwdArgs& a, float sq_sum, float mean) {
+  if (a.width < a.cols) sq_sum -= static_cast<float>(a.cols - a.width) * mean * mean;
+  return 1.0f / sqrtf(sq_sum / static_cast<float>(a.width) + a.eps);
+}
+
 // Rows held in registers (R chunks per lane): the warp takes rows `stride` apart. gamma and
 // beta are loaded once; each row's loads are issued while the row before it computes, so a
 // memory round trip is in flight behind every row's reductions and stores.
@@ -177,7 +185,7 @@ __device__ __forceinline__ void norm_fwd_cached(const NormFwdArgs& a, int64_t ro
       for (int k = 0; k < V; ++k) acc += v[k];
     }
     if (!a.gamma) continue;
-    const float mean = warp_sum(acc) / static_cast<float>(n);
+    const float mean = warp_sum(acc) / static_cast<float>(a.width);
     float var = 0.0f;
 #pragma unroll
     for (int it = 0; it < R; ++it) {
@@ -188,7 +196,7 @@ __device__ __forceinline__ void norm_fwd_cached(const NormFwdArgs& a, int64_t ro
 #pragma unroll
       for (int k = 0; k < V; ++k) var += (v[k] - mean) * (v[k] - mean);
     }
-    const float rstd = 1.0f / sqrtf(warp_sum(var) / static_cast<float>(n) + a.eps);
+    const float rstd = row_rstd(a, warp_sum(var), mean);
 #pragma unroll
     for (int it = 0; it < R; ++it) {
       const int64_t j = chunk_col<V>(it, lane);
@@ -234,7 +242,7 @@ __device__ __forceinline__ void norm_fwd_uncached(const NormFwdArgs& a, int64_t 
     for (int k = 0; k < V; ++k) acc += v[k];
   }
   if (!a.gamma) return;
-  const float mean = warp_sum(acc) / static_cast<float>(n);
+  const float mean = warp_sum(acc) / static_cast<float>(a.width);
   float var = 0.0f;
   for (int64_t j = lane * V; j < n; j += 32 * V) {
     float v[V];
@@ -242,7 +250,7 @@ __device__ __forceinline__ void norm_fwd_uncached(const NormFwdArgs& a, int64_t 
 #pragma unroll
     for (int k = 0; k < V; ++k) var += (v[k] - mean) * (v[k] - mean);
   }
-  const float rstd = 1.0f / sqrtf(warp_sum(var) / static_cast<float>(n) + a.eps);
+  const float rstd = row_rstd(a, warp_sum(var), mean);
   for (int64_t j = lane * V; j < n; j += 32 * V) {
     float v[V], gv[V], bv[V], o[V];
     load_floats<T, V>(src + j, v);
@@ -320,14 +328,17 @@ __device__ __forceinline__ void add_chunk_stats(const float (&xv)[V], const floa
 // Backward, second pass over the chunk at element `at`: out = o + dx (o holds the base), and
 // d_drop = dropout(out) when there is one.
 template <class T, int V>
-__device__ __forceinline__ void store_dx_chunk(const NormBwdArgs& a, int64_t at,
+__device__ __forceinline__ void store_dx_chunk(const NormBwdArgs& a, int64_t at, int64_t col,
                                                const float (&xv)[V], const float (&dv)[V],
                                                const float (&gv)[V], float mean, float rstd,
                                                float m1, float m2, float (&o)[V]) {
+  // Padding columns get nothing added (the formula would give them -rstd (m1 + xhat m2)).
+  const bool padded = col + V > a.width;
 #pragma unroll
   for (int k = 0; k < V; ++k) {
     const float xhat = (xv[k] - mean) * rstd;
-    o[k] = round_to<T>(o[k] + rstd * (dv[k] * gv[k] - m1 - xhat * m2));
+    const float g = rstd * (dv[k] * gv[k] - m1 - xhat * m2);
+    o[k] = round_to<T>(padded && col + k >= a.width ? o[k] : o[k] + g);
   }
   store_floats<T, V>(static_cast<T*>(a.out) + at, o);
   if (!a.d_drop) return;
@@ -398,8 +409,8 @@ __device__ __forceinline__ void norm_bwd_cached(const NormBwdArgs& a, int64_t ro
       unpack<T, V>(gp[it], gv);
       add_chunk_stats<V>(xv, dv, gv, mean, rstd, part + partial_slot<V>(j), s1, s2);
     }
-    const float m1 = warp_sum(s1) / static_cast<float>(n);
-    const float m2 = warp_sum(s2) / static_cast<float>(n);
+    const float m1 = warp_sum(s1) / static_cast<float>(a.width);
+    const float m2 = warp_sum(s2) / static_cast<float>(a.width);
 #pragma unroll
     for (int it = 0; it < R; ++it) {
       const int64_t j = chunk_col<V>(it, lane);
@@ -417,7 +428,7 @@ __device__ __forceinline__ void norm_bwd_cached(const NormBwdArgs& a, int64_t ro
 #pragma unroll
         for (int k = 0; k < V; ++k) o[k] = 0.0f;
       }
-      store_dx_chunk<T, V>(a, base + j, xv, dv, gv, mean, rstd, m1, m2, o);
+      store_dx_chunk<T, V>(a, base + j, j, xv, dv, gv, mean, rstd, m1, m2, o);
     }
   }
 }
@@ -442,8 +453,8 @@ __device__ __forceinline__ void norm_bwd_uncached(const NormBwdArgs& a, int64_t 
       load_floats<T, V>(gamma + j, gv);
       add_chunk_stats<V>(xv, dv, gv, mean, rstd, part + partial_slot<V>(j), s1, s2);
     }
-    const float m1 = warp_sum(s1) / static_cast<float>(n);
-    const float m2 = warp_sum(s2) / static_cast<float>(n);
+    const float m1 = warp_sum(s1) / static_cast<float>(a.width);
+    const float m2 = warp_sum(s2) / static_cast<float>(a.width);
     for (int64_t j = lane * V; j < n; j += 32 * V) {
       float xv[V], dv[V], gv[V], o[V];
       load_floats<T, V>(x + j, xv);
@@ -455,7 +466,7 @@ __device__ __forceinline__ void norm_bwd_uncached(const NormBwdArgs& a, int64_t 
 #pragma unroll
         for (int k = 0; k < V; ++k) o[k] = 0.0f;
       }
-      store_dx_chunk<T, V>(a, base + j, xv, dv, gv, mean, rstd, m1, m2, o);
+      store_dx_chunk<T, V>(a, base + j, j, xv, dv, gv, mean, rstd, m1, m2, o);
     }
   }
 }

@@ -18,9 +18,17 @@ void expect_params(const Tensor& gamma, const Tensor& x, const char* what) {
   HWT_CHECK(gamma.numel() == x.cols(), "{} {} for rows of {}", what, gamma.str(), x.str());
 }
 
-// The layernorm part of a forward launch: y = layernorm(x) with its statistics (checked).
+// The columns a layernorm over rows of x normalises (LayerNormFwd::width), checked.
+int64_t checked_width(int64_t width, const Tensor& x) {
+  const int64_t w = norm_width(width, x.cols());
+  HWT_CHECK(w >= 1 && w <= x.cols(), "layernorm width {} for rows of {}", width, x.str());
+  return w;
+}
+
+// The layernorm part of a forward launch: y = layernorm(x) over the first `width` columns with
+// its statistics (checked).
 void set_layernorm(cuda::NormFwdArgs& n, const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                   const Tensor& y, const Tensor& mean, const Tensor& rstd) {
+                   const Tensor& y, const Tensor& mean, const Tensor& rstd, int64_t width) {
   expect_params(gamma, x, "gamma");
   expect_params(beta, x, "beta");
   cuda::expect_same(y, x, "y");
@@ -30,13 +38,14 @@ void set_layernorm(cuda::NormFwdArgs& n, const Tensor& x, const Tensor& gamma, c
   n.y = y.data;
   n.mean = mean.as<float>();
   n.rstd = rstd.as<float>();
+  n.width = checked_width(width, x);
 }
 
 // A backward launch through the layernorm of x: dx lands in `out`, dγ/dβ add up. The caller
 // has checked that x, dy and out match; the parameters and statistics are checked here.
 cuda::NormBwdArgs layernorm_bwd_args(const Tensor& x, const Tensor& gamma, const Tensor& mean,
                                      const Tensor& rstd, const Tensor& dy, const Tensor& out,
-                                     const Tensor& dgamma, const Tensor& dbeta) {
+                                     const Tensor& dgamma, const Tensor& dbeta, int64_t width) {
   expect_params(gamma, out, "gamma");
   expect_stats(mean, rstd, out.rows());
   cuda::expect_dtype(dgamma, DType::F32, "dgamma");
@@ -53,6 +62,7 @@ cuda::NormBwdArgs layernorm_bwd_args(const Tensor& x, const Tensor& gamma, const
   n.out = out.data;
   n.dgamma = dgamma.as<float>();
   n.dbeta = dbeta.as<float>();
+  n.width = checked_width(width, out);
   return n;
 }
 
@@ -66,7 +76,7 @@ void CudaBackend::layernorm_forward(const LayerNormFwd& a) {
   n.cols = a.x.cols();
   n.x = a.x.data;
   n.eps = a.eps;
-  set_layernorm(n, a.x, a.gamma, a.beta, a.y, a.mean, a.rstd);
+  set_layernorm(n, a.x, a.gamma, a.beta, a.y, a.mean, a.rstd, a.width);
   cuda::norm_forward(launch_, n);
   cuda::check_launch("layernorm_forward");
 }
@@ -76,7 +86,7 @@ void CudaBackend::layernorm_backward(const LayerNormBwd& a) {
   cuda::expect_same(a.dy, a.x, "dy");
   cuda::expect_same(a.dx, a.x, "dx");
   cuda::NormBwdArgs n =
-      layernorm_bwd_args(a.x, a.gamma, a.mean, a.rstd, a.dy, a.dx, a.dgamma, a.dbeta);
+      layernorm_bwd_args(a.x, a.gamma, a.mean, a.rstd, a.dy, a.dx, a.dgamma, a.dbeta, a.width);
   n.accumulate = a.accumulate_dx;
   n.scratch =
       static_cast<float*>(scratch(cuda::norm_backward_scratch_bytes(launch_, n.rows, n.cols)));
@@ -97,7 +107,7 @@ void CudaBackend::residual_forward(const ResidualFwd& a) {
   n.sum = a.sum.data;
   n.drop = cuda::drop_args(a.drop);
   n.eps = a.eps;
-  if (a.gamma.defined()) set_layernorm(n, a.x, a.gamma, a.beta, a.y, a.mean, a.rstd);
+  if (a.gamma.defined()) set_layernorm(n, a.x, a.gamma, a.beta, a.y, a.mean, a.rstd, a.width);
   cuda::norm_forward(launch_, n);
   cuda::check_launch("residual_forward");
 }
@@ -114,8 +124,8 @@ void CudaBackend::residual_backward(const ResidualBwd& a) {
   }
   cuda::expect_same(a.d_y, a.d_x, "d_y");
   cuda::expect_same(a.sum, a.d_x, "sum");
-  cuda::NormBwdArgs n =
-      layernorm_bwd_args(a.sum, a.gamma, a.mean, a.rstd, a.d_y, a.d_residual, a.d_gamma, a.d_beta);
+  cuda::NormBwdArgs n = layernorm_bwd_args(a.sum, a.gamma, a.mean, a.rstd, a.d_y, a.d_residual,
+                                           a.d_gamma, a.d_beta, a.width);
   n.d_sum = a.d_sum.defined() ? a.d_sum.data : nullptr;
   n.d_drop = a.d_x.data;
   n.drop = drop;

@@ -88,6 +88,12 @@ GemmCall attention_gemm(const Tensor& qkv, int64_t m, int64_t nn, int64_t k, int
   return g;
 }
 
+// A norm's rows as stored, and the true width it normalises over when that is less (padding).
+std::string norm_detail(const Shape& rows, int64_t width) {
+  const int64_t w = norm_width(width, rows[rows.rank - 1]);
+  return w < rows[rows.rank - 1] ? fmt::format("{} width={}", rows.str(), w) : rows.str();
+}
+
 }  // namespace
 
 Workload TraceBackend::take_workload() {
@@ -189,7 +195,7 @@ void TraceBackend::layernorm_forward(const LayerNormFwd& a) {
   r.elements = a.x.numel();
   r.flops = kNormFlops * n(a.x);
   set_io(r, io(a.x) + io(a.gamma) + io(a.beta), io(a.y) + io(a.mean) + io(a.rstd));
-  r.detail = a.x.shape.str();
+  r.detail = norm_detail(a.x.shape, a.width);
 }
 
 void TraceBackend::layernorm_backward(const LayerNormBwd& a) {
@@ -202,7 +208,7 @@ void TraceBackend::layernorm_backward(const LayerNormBwd& a) {
          io(a.x) + io(a.dy) + io(a.gamma) + io(a.mean) + io(a.rstd) +
              (a.accumulate_dx ? io(a.dx) : Io{}),
          io(a.dx) + io(a.dgamma) + io(a.dbeta));
-  r.detail = a.x.shape.str();
+  r.detail = norm_detail(a.x.shape, a.width);
 }
 
 void TraceBackend::residual_forward(const ResidualFwd& a) {
@@ -214,7 +220,8 @@ void TraceBackend::residual_forward(const ResidualFwd& a) {
   r.flops = (1 + (a.drop.active() ? kDropoutFlops : 0) + (ln ? kNormFlops : 0)) * n(a.x);
   set_io(r, io(a.x) + io(a.residual) + io(a.gamma) + io(a.beta),
          io(a.sum) + io(a.y) + io(a.mean) + io(a.rstd));
-  r.detail = fmt::format("{} dropout={} layernorm={}", a.x.shape.str(), a.drop.p, ln);
+  r.detail =
+      fmt::format("{} dropout={} layernorm={}", norm_detail(a.x.shape, a.width), a.drop.p, ln);
 }
 
 void TraceBackend::residual_backward(const ResidualBwd& a) {
@@ -227,7 +234,7 @@ void TraceBackend::residual_backward(const ResidualBwd& a) {
   set_io(r,
          io(a.d_sum) + io(a.d_y) + (ln ? io(a.sum) + io(a.gamma) + io(a.mean) + io(a.rstd) : Io{}),
          io(a.d_x) + io(a.d_residual) + io(a.d_gamma) + io(a.d_beta));
-  r.detail = a.d_x.shape.str();
+  r.detail = norm_detail(a.d_x.shape, a.width);
 }
 
 void TraceBackend::dropout_forward(const DropoutFwd& a) {
