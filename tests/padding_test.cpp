@@ -248,14 +248,9 @@ TEST(HiddenPadding, TrainsAsTheUnpaddedWidthWithCuda) {
   }
 }
 
-// A checkpoint holds every parameter as its true shape: one saved with the FFN width padded to
-// 40 loads into models that store it as 37 or as 48, with the same values and zero padding. The
-// optimizer state lies as the padded parameters do, so resuming it needs the same padding.
-TEST(FfnPadding, CheckpointsHoldTheTrueWidth) {
-  test::TempDir dir("ffn_padding_checkpoint");
-  CpuBackend cpu(2);
-  RunConfig saved;
-  saved.model = ffn_model(8, Activation::Gelu);
+// Trains `saved.model` one step on `cpu` and saves it with its optimizer state to `path`;
+// returns the saved parameters without their padding.
+Values save_after_one_step(RunConfig& saved, CpuBackend& cpu, const std::string& path) {
   saved.data.max_len = saved.model.max_seq;
   Model model(saved.model, cpu, DType::F32);
   model.plan(4, 16);
@@ -265,10 +260,43 @@ TEST(FfnPadding, CheckpointsHoldTheTrueWidth) {
   model.forward(true, 0);
   model.backward();
   opt.step(1, saved.optim.lr);
-  const std::string path = dir / "ffn.safetensors";
   const auto state = opt.full_state();
   save_checkpoint(path, saved, nlohmann::json::object(), {}, model.params(), &state.tensors);
-  const Values want = data_of(model.params(), model.params().params_flat());
+  return data_of(model.params(), model.params().params_flat());
+}
+
+// The checkpoint of `saved` loads into a model stored as `m` with the same values and
+// `padding_zeros` zeros of padding; its optimizer state does not (the error names `message`),
+// while the model it was saved from resumes it.
+void expect_loads_with_other_padding(const Checkpoint& ckpt, const RunConfig& saved,
+                                     const ModelConfig& m, CpuBackend& cpu, const Values& want,
+                                     int64_t padding_zeros, const std::string& message) {
+  Model other(m, cpu, DType::F32);
+  ckpt.load_parameters(other.params());
+  EXPECT_EQ(data_of(other.params(), other.params().params_flat()), want);
+  EXPECT_EQ(zero_padding(other.params()), padding_zeros);
+  Optimizer other_opt(saved.optim, other.params(), 1.0);
+  try {
+    ckpt.load_optimizer(other_opt, m);
+    ADD_FAILURE() << "optimizer state of another padding was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+  Model same(saved.model, cpu, DType::F32);
+  Optimizer same_opt(saved.optim, same.params(), 1.0);
+  ckpt.load_optimizer(same_opt, saved.model);
+}
+
+// A checkpoint holds every parameter as its true shape: one saved with the FFN width padded to
+// 40 loads into models that store it as 37 or as 48, with the same values and zero padding. The
+// optimizer state lies as the padded parameters do, so resuming it needs the same padding.
+TEST(FfnPadding, CheckpointsHoldTheTrueWidth) {
+  test::TempDir dir("ffn_padding_checkpoint");
+  CpuBackend cpu(2);
+  RunConfig saved;
+  saved.model = ffn_model(8, Activation::Gelu);
+  const std::string path = dir / "ffn.safetensors";
+  const Values want = save_after_one_step(saved, cpu, path);
 
   const Checkpoint ckpt(path);
   EXPECT_EQ(SafetensorsFile::open(path).get("layers.0.mlp.fc2.weight").shape,
@@ -276,25 +304,11 @@ TEST(FfnPadding, CheckpointsHoldTheTrueWidth) {
   for (int64_t multiple : {1, 16}) {
     SCOPED_TRACE(multiple);
     const ModelConfig m = ffn_model(multiple, Activation::Gelu);
-    Model other(m, cpu, DType::F32);
-    ckpt.load_parameters(other.params());
-    EXPECT_EQ(data_of(other.params(), other.params().params_flat()), want);
-    EXPECT_EQ(zero_padding(other.params()), multiple == 1 ? 0 : 6);
-    Optimizer other_opt(saved.optim, other.params(), 1.0);
-    try {
-      ckpt.load_optimizer(other_opt, m);
-      ADD_FAILURE() << "optimizer state of another padding was accepted";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("FFN width padded to 40, this run pads it to " +
-                                           std::to_string(m.padded_ffn()) +
-                                           "; resume with model.ffn_multiple=8"),
-                std::string::npos)
-          << e.what();
-    }
+    expect_loads_with_other_padding(ckpt, saved, m, cpu, want, multiple == 1 ? 0 : 6,
+                                    "FFN width padded to 40, this run pads it to " +
+                                        std::to_string(m.padded_ffn()) +
+                                        "; resume with model.ffn_multiple=8");
   }
-  Model same(saved.model, cpu, DType::F32);
-  Optimizer same_opt(saved.optim, same.params(), 1.0);
-  ckpt.load_optimizer(same_opt, saved.model);
 }
 
 // As for the FFN: a checkpoint saved with hidden 42 stored as 48 (heads of 7 as 8) holds the
@@ -305,19 +319,8 @@ TEST(HiddenPadding, CheckpointsHoldTheTrueWidth) {
   CpuBackend cpu(2);
   RunConfig saved;
   saved.model = hidden_model(42, 6, 8, true);
-  saved.data.max_len = saved.model.max_seq;
-  Model model(saved.model, cpu, DType::F32);
-  model.plan(4, 16);
-  model.init_parameters(5);
-  Optimizer opt(saved.optim, model.params(), 1.0);
-  model.set_batch(test::random_batch(saved.model, 4, 16, 1));
-  model.forward(true, 0);
-  model.backward();
-  opt.step(1, saved.optim.lr);
   const std::string path = dir / "hidden.safetensors";
-  const auto state = opt.full_state();
-  save_checkpoint(path, saved, nlohmann::json::object(), {}, model.params(), &state.tensors);
-  const Values want = data_of(model.params(), model.params().params_flat());
+  const Values want = save_after_one_step(saved, cpu, path);
 
   const Checkpoint ckpt(path);
   const SafetensorsFile file = SafetensorsFile::open(path);
@@ -328,25 +331,11 @@ TEST(HiddenPadding, CheckpointsHoldTheTrueWidth) {
   for (int64_t multiple : {1, 64}) {
     SCOPED_TRACE(multiple);
     const ModelConfig m = hidden_model(42, 6, multiple, true);
-    Model other(m, cpu, DType::F32);
-    ckpt.load_parameters(other.params());
-    EXPECT_EQ(data_of(other.params(), other.params().params_flat()), want);
-    EXPECT_EQ(zero_padding(other.params()), multiple == 1 ? 0 : std::ssize(want) - m.layers);
-    Optimizer other_opt(saved.optim, other.params(), 1.0);
-    try {
-      ckpt.load_optimizer(other_opt, m);
-      ADD_FAILURE() << "optimizer state of another padding was accepted";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("hidden width padded to 48, this run pads it to " +
-                                           std::to_string(m.padded_hidden()) +
-                                           "; resume with model.hidden_multiple=8"),
-                std::string::npos)
-          << e.what();
-    }
+    expect_loads_with_other_padding(
+        ckpt, saved, m, cpu, want, multiple == 1 ? 0 : std::ssize(want) - m.layers,
+        "hidden width padded to 48, this run pads it to " + std::to_string(m.padded_hidden()) +
+            "; resume with model.hidden_multiple=8");
   }
-  Model same(saved.model, cpu, DType::F32);
-  Optimizer same_opt(saved.optim, same.params(), 1.0);
-  ckpt.load_optimizer(same_opt, saved.model);
 }
 
 }  // namespace

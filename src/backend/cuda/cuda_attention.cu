@@ -40,6 +40,18 @@ struct Geo {
   }
 };
 
+// The query row a warp owns in a block of kRows (rows past S are idle), the keys it sees, and
+// the keys any row of the block sees (the bound of the block's tile loop).
+struct QueryRow {
+  int64_t i, nk, nk_block;
+  __device__ QueryRow(const Geo& g, bool causal, int warp)
+      : i(blockIdx.x * static_cast<int64_t>(kRows) + warp) {
+    const int64_t last = (blockIdx.x + 1) * static_cast<int64_t>(kRows) - 1;
+    nk = i < g.S ? g.keys_for(i, causal) : 0;
+    nk_block = g.keys_for(last < g.S ? last : g.S - 1, causal);
+  }
+};
+
 __device__ __forceinline__ float drop_mult(const AttnArgs& a, const Geo& g, int64_t i, int64_t j) {
   if (!a.drop.active()) return 1.0f;
   return dropout_factor(a.drop.seed, static_cast<uint64_t>(g.row(i) * g.S + j), a.drop.p,
@@ -66,10 +78,7 @@ __global__ void __launch_bounds__(kRows * 32) attn_fwd_generic(AttnArgs a) {
   float* sV = sK + kTile * (D + 1);
   float* sQ = sV + kTile * (D + 1) + warp * D;
   const T* qkv = static_cast<const T*>(a.qkv);
-  const int64_t i = blockIdx.x * static_cast<int64_t>(kRows) + warp;
-  const int64_t i_last = (blockIdx.x + 1) * static_cast<int64_t>(kRows) - 1;
-  const int64_t nk_block = g.keys_for(i_last < g.S ? i_last : g.S - 1, a.causal);
-  const int64_t nk = i < g.S ? g.keys_for(i, a.causal) : 0;
+  const auto [i, nk, nk_block] = QueryRow(g, a.causal, warp);
   for (int64_t d = lane; d < D; d += 32) sQ[d] = i < g.S ? to_f<T>(qkv[g.qkv(i, 0) + d]) : 0.0f;
   float o[C] = {};
   float m = -INFINITY, l = 0.0f;
@@ -136,10 +145,7 @@ __global__ void __launch_bounds__(kRows * 32) attn_fwd_pruned(AttnArgs a) {
   float* sV = sK + kTile * (D + 1);
   float* sQ = sV + kTile * (D + 1) + warp * D;
   const T* qkv = static_cast<const T*>(a.qkv);
-  const int64_t i = blockIdx.x * static_cast<int64_t>(kRows) + warp;
-  const int64_t i_last = (blockIdx.x + 1) * static_cast<int64_t>(kRows) - 1;
-  const int64_t nk_block = g.keys_for(i_last < g.S ? i_last : g.S - 1, a.causal);
-  const int64_t nk = i < g.S ? g.keys_for(i, a.causal) : 0;
+  const auto [i, nk, nk_block] = QueryRow(g, a.causal, warp);
   const float tau = a.prune_tau;
   for (int64_t d = lane; d < D; d += 32) sQ[d] = i < g.S ? to_f<T>(qkv[g.qkv(i, 0) + d]) : 0.0f;
   unsigned zero_scores = 0, zero_probs = 0;
@@ -212,10 +218,7 @@ __global__ void __launch_bounds__(kRows * 32) attn_dq_generic(AttnArgs a) {
   float* sdO = sQ + D;
   const T* qkv = static_cast<const T*>(a.qkv);
   const T* dout = static_cast<const T*>(a.d_out);
-  const int64_t i = blockIdx.x * static_cast<int64_t>(kRows) + warp;
-  const int64_t i_last = (blockIdx.x + 1) * static_cast<int64_t>(kRows) - 1;
-  const int64_t nk_block = g.keys_for(i_last < g.S ? i_last : g.S - 1, a.causal);
-  const int64_t nk = i < g.S ? g.keys_for(i, a.causal) : 0;
+  const auto [i, nk, nk_block] = QueryRow(g, a.causal, warp);
   for (int64_t d = lane; d < D; d += 32) {
     sQ[d] = i < g.S ? to_f<T>(qkv[g.qkv(i, 0) + d]) : 0.0f;
     sdO[d] = i < g.S ? to_f<T>(dout[g.out(i) + d]) : 0.0f;
