@@ -87,6 +87,9 @@ GradPrune Pruning::param_grads(int64_t offset, int64_t count) {
     part_offset_ = offset;
     part_count_ = count;
   }
+  // The step counts into two adjacent counters: outside the ranges, then inside.
+  static_assert(static_cast<int>(PrunePoint::LinearWeightGrads) ==
+                static_cast<int>(PrunePoint::ParamGrads) + 1);
   const auto all = static_cast<size_t>(PrunePoint::ParamGrads),
              linear = static_cast<size_t>(PrunePoint::LinearWeightGrads);
   elements_[all] += static_cast<uint64_t>(count) - part_linear_;
