@@ -98,13 +98,15 @@ void CpuBackend::attention_forward(const AttentionFwd& a) {
             *row_lse = -std::numeric_limits<float>::infinity();
             continue;
           }
-          pairs += nk;
+          if (prune) pairs += nk;
           const float* q = qkv + hv.qkv_offset(i, 0);
           float mx = -std::numeric_limits<float>::infinity();
           for (int64_t j = 0; j < nk; ++j) {
             float s = d.scale * dot(q, qkv + hv.qkv_offset(j, 1), D);
-            if (prune && std::fabs(s) <= tau) s = 0.0f;
-            zero_scores += s == 0.0f;
+            if (prune) {
+              if (std::fabs(s) <= tau) s = 0.0f;
+              zero_scores += s == 0.0f;
+            }
             p[static_cast<size_t>(j)] = s;
             mx = std::max(mx, s);
           }
@@ -116,9 +118,11 @@ void CpuBackend::attention_forward(const AttentionFwd& a) {
           hv.drop_factors(i, nk, factor.data());
           for (int64_t j = 0; j < nk; ++j) {
             float w = std::exp(p[static_cast<size_t>(j)] - l);
-            if (prune && w <= tau) w = 0.0f;
+            if (prune) {
+              if (w <= tau) w = 0.0f;
+              zero_probs += w == 0.0f;  // inference: no dropout factors
+            }
             w *= factor[static_cast<size_t>(j)];
-            zero_probs += w == 0.0f;
             if (w == 0.0f) continue;
             const float* v = qkv + hv.qkv_offset(j, 2);
             for (int64_t c = 0; c < D; ++c) o[c] += w * v[c];
