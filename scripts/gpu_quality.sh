@@ -2,8 +2,8 @@
 # One device call (under 10 minutes): the GPU tests, whole-model parity with the machine's
 # PyTorch, and `hwt train` quality runs on the GPU (nanoGPT's Shakespeare-character setup in
 # bf16 and fp16, ATIS), using binaries packed by scripts/gpu_carry.sh (built here with
-# -DHWT_NATIVE=OFF) and data copied into .gpu-data/ (datasets beside the checkout do not travel). Run files go
-# into $OUT/runs.tar.gz (the device call returns at most 8 files).
+# -DHWT_NATIVE=OFF) and the datasets shipped in data/. Run files go into $OUT/runs.tar.gz (the
+# device call returns at most 8 files).
 #   OUT=/tmp/q [STAGES="tests vocab atis shakespeare_bf16 shakespeare_fp16 shakespeare_bf16_graph"]
 #     scripts/gpu_quality.sh
 set -uo pipefail
@@ -20,7 +20,7 @@ shakespeare() {  # run name, precision, extra hwt train arguments
   local name=$1 precision=$2
   shift 2
   timeout 200 "$C/hwt" train --config configs/shakespeare_char.toml --quiet \
-    --out "$OUT/runs/$name" --set data.path=.gpu-data/tinyshakespeare/input.txt \
+    --out "$OUT/runs/$name" \
     --set train.device=cuda --set train.precision="$precision" "$@" >"$OUT/runs/$name.txt" 2>&1
   echo "$name exit $?" >>"$OUT/runs/$name.txt"
   tail -4 "$OUT/runs/$name.txt"
@@ -45,7 +45,7 @@ for stage in $STAGES; do
       cat "$OUT/vocab.jsonl" ;;
     atis)
       timeout 80 "$C/hwt" train --config configs/atis.toml --quiet --out "$OUT/runs/atis" \
-        --set data.path=.gpu-data/atis --set train.device=cuda >"$OUT/runs/atis.txt" 2>&1
+        --set train.device=cuda >"$OUT/runs/atis.txt" 2>&1
       echo "atis exit $?" >>"$OUT/runs/atis.txt"
       tail -4 "$OUT/runs/atis.txt" ;;
     shakespeare_bf16) shakespeare shakespeare_bf16 bf16 ;;

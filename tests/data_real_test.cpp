@@ -1,4 +1,5 @@
-// Loads the real datasets: fixtures always, shared/registry data when it is present.
+// Loads the real datasets: the fixtures, the shipped ATIS and tiny Shakespeare, and the npm
+// dataset when it is installed.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -15,8 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kAtis = HWT_SOURCE_DIR "/../shared/data/atis";
-const std::string kShakespeare = HWT_SOURCE_DIR "/../shared/data/tinyshakespeare/input.txt";
+const std::string kAtis = HWT_SOURCE_DIR "/data/atis";
+const std::string kShakespeare = HWT_SOURCE_DIR "/data/tinyshakespeare/input.txt";
 const std::string kFixtures = HWT_TEST_DIR "/fixtures/data";
 
 DataConfig jointbert(const std::string& path, UnseenLabels unseen) {
@@ -113,7 +114,6 @@ TEST(DataReal, DataDirOverridesDefaultDataset) {
 }
 
 TEST(DataReal, Atis) {
-  if (!fs::exists(kAtis)) GTEST_SKIP() << kAtis << " not present";
   const Dataset d = load_dataset(jointbert(kAtis, UnseenLabels::Unk), Task::Joint);
   EXPECT_EQ(d.train.size(), 4478);
   EXPECT_EQ(d.valid.size(), 500);
@@ -160,7 +160,6 @@ TEST(DataReal, SpamAssassin) {
 }
 
 TEST(DataReal, TinyShakespeare) {
-  if (!fs::exists(kShakespeare)) GTEST_SKIP() << kShakespeare << " not present";
   DataConfig c;
   c.format = DataFormat::Text;
   c.path = kShakespeare;
@@ -173,6 +172,23 @@ TEST(DataReal, TinyShakespeare) {
   EXPECT_EQ(d.valid.stream.size(), 111539u);  // the last 10%
   EXPECT_TRUE(d.test.stream.empty());
   EXPECT_EQ(d.train.size(), (1003855 - 1) / 256);
+}
+
+// The shipped data is byte for byte what data/README.md describes.
+TEST(DataReal, ShippedDataMatchesItsChecksums) {
+  const std::string cmd =
+      "cd '" HWT_SOURCE_DIR "/data' && sha256sum --quiet --strict -c SHA256SUMS >/dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+// Shipped configs name data relative to the project ("data/atis"); they work from any folder.
+TEST(DataReal, ShippedDataIsFoundFromAnyFolder) {
+  const fs::path here = fs::current_path();
+  fs::current_path(fs::temp_directory_path());
+  const Dataset d = load_dataset(jointbert("data/atis", UnseenLabels::Unk), Task::Joint);
+  fs::current_path(here);
+  EXPECT_EQ(d.train.size(), 4478);
+  EXPECT_NE(d.source.find(kAtis), std::string::npos) << d.source;
 }
 
 }  // namespace

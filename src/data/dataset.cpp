@@ -3,8 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "core/error.h"
+#include "core/paths.h"
 #include "data/lm_dataset.h"
 #include "data/partition.h"
 #include "data/raw_data.h"
@@ -65,6 +67,14 @@ Example encode(const RawExample& r, const Dataset& d, const DataConfig& c) {
   return e;
 }
 
+// A relative data path that does not exist from here is looked up among the files shipped with
+// hwt, so `--config atis` reads the project's data/atis from any working directory.
+std::string shipped_or_given(const std::string& path) {
+  std::error_code ec;
+  if (path.empty() || path.front() == '/' || std::filesystem::exists(path, ec)) return path;
+  return find_shipped_file(path).value_or(path);
+}
+
 }  // namespace
 
 int64_t Split::size() const {
@@ -72,7 +82,9 @@ int64_t Split::size() const {
   return std::ssize(stream) > window ? (std::ssize(stream) - 1) / window : 0;
 }
 
-Dataset load_dataset(const DataConfig& c, Task task) {
+Dataset load_dataset(const DataConfig& config, Task task) {
+  DataConfig c = config;
+  for (std::string* path : {&c.path, &c.valid_path, &c.test_path}) *path = shipped_or_given(*path);
   check_compatible(c.format, task);
   if (task == Task::Lm) return load_lm_dataset(c);
   RawSplits raw = c.format == DataFormat::Spam ? read_spam(c)
