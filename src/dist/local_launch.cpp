@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "core/self_exec.h"
 #include "dist/world.h"
 
 namespace hwt {
@@ -42,7 +43,7 @@ std::vector<std::string> own_command_line() {
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  execv("/proc/self/exe", argv.data());
+  exec_self(argv.data());
   std::perror("hwt: exec of a rank failed");
   std::_Exit(127);
 }

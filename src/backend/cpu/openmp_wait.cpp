@@ -1,15 +1,15 @@
 #include "backend/cpu/openmp_wait.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
+
+#include "core/self_exec.h"
 
 namespace hwt {
 
 void restart_with_passive_openmp_wait(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
   if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
-  execv("/proc/self/exe", argv);  // returns only on failure: carry on with the default policy
+  exec_self(argv);  // returns only on failure: carry on with the default policy
 }
 
 }  // namespace hwt
