@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/text_number.h"
+#include "train/run_files.h"
 #include "workload/trace_step.h"
 
 namespace hwt {
@@ -34,8 +35,9 @@ void print_results(const nlohmann::json& run, const std::string& dir) {
              run["timing"]["step_ms"].get<double>());
   if (r["valid"]["examples"].get<int64_t>() > 0) line("valid", r["valid"]);
   if (r.contains("test")) line("test", r["test"]);
-  fmt::print("wrote {0}/run.json, {0}/metrics.jsonl, {0}/loss.svg, {0}/checkpoint.safetensors\n",
-             dir);
+  std::vector<std::string> paths;
+  for (const std::string& name : run_files_in(dir)) paths.push_back(dir + "/" + name);
+  fmt::print("wrote {}\n", fmt::join(paths, ", "));
 }
 
 // --price: a positive number of USD per GPU-hour.

@@ -1,13 +1,51 @@
 #include "train/run_files.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <utility>
 
 #include "core/error.h"
 #include "core/files.h"
 #include "report/svg_plot.h"
 
 namespace hwt {
+namespace {
+
+// The step of a checkpoint-step<N>.safetensors name, or -1 for any other name.
+int64_t checkpoint_step(const std::string& name) {
+  constexpr std::string_view kPrefix = "checkpoint-step", kSuffix = ".safetensors";
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return -1;
+  const std::string digits =
+      name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  if (digits.empty() || digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return -1;
+  return std::stoll(digits);
+}
+
+}  // namespace
+
+std::vector<std::string> run_files_in(const std::string& dir) {
+  static const char* const kNamed[] = {"run.json",        "metrics.jsonl", "loss.svg",
+                                       "power.svg",       "sparsity.json", "checkpoint.safetensors",
+                                       "best.safetensors"};
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return {};
+  std::vector<std::string> files;
+  for (const char* name : kNamed)
+    if (fs::exists(fs::path(dir) / name, ec)) files.emplace_back(name);
+  std::vector<std::pair<int64_t, std::string>> steps;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    if (const int64_t step = checkpoint_step(name); step >= 0) steps.emplace_back(step, name);
+  }
+  std::sort(steps.begin(), steps.end());
+  for (auto& [step, name] : steps) files.push_back(std::move(name));
+  return files;
+}
 
 MetricsLog::MetricsLog(const std::string& path, bool append) : path_(path) {
   f_ = std::fopen(path.c_str(), append ? "a" : "w");

@@ -1,6 +1,6 @@
 // What a training run writes into its output folder besides checkpoints: metrics.jsonl (one
 // JSON object per logged step or evaluation), run.json (config, hardware, data, results,
-// time per phase) and loss.svg.
+// time per phase) and loss.svg; and which files of a folder are a run's.
 #pragma once
 
 #include <cstdio>
@@ -9,6 +9,12 @@
 #include <vector>
 
 namespace hwt {
+
+// The files of a run in `dir` that exist, by name: run.json, metrics.jsonl, loss.svg,
+// power.svg, sparsity.json, checkpoint.safetensors, best.safetensors (in that order), then the
+// checkpoint-step<N>.safetensors of train.checkpoint_every by step. Empty when `dir` is no
+// folder or holds none of them.
+std::vector<std::string> run_files_in(const std::string& dir);
 
 class MetricsLog {
  public:
