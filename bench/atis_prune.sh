@@ -41,7 +41,7 @@ for tt in $tau_train; do
   # Every run writes sparsity.json (DynaProp's counts); tau_infer during training stays 0 so the
   # checkpoint chosen on validation does not depend on DynaTran.
   "$hwt" train --config configs/atis.toml --set model.prune.tau_train="$tt" "${sets[@]}" \
-    --out "$run" --quiet
+    --out "$run" --overwrite --quiet
   for ti in $tau_infer; do
     # hwt eval's JSON: the metrics, and with DynaTran on its realised sparsity.
     "$hwt" eval "$run/best.safetensors" --split test --set model.prune.tau_infer="$ti" --json |

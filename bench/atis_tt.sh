@@ -36,7 +36,8 @@ echo "{\"date\": \"$(date -u +%FT%TZ)\", \"hwt\": \"$hwt\", \"cpu\": \"$(grep -m
 
 # 1. The two trainings.
 for name in atis tt_atis; do
-  "$hwt" train --config "configs/$name.toml" --out "$out/$name" "$@" >"$out/$name.log" 2>&1 ||
+  "$hwt" train --config "configs/$name.toml" --out "$out/$name" --overwrite "$@" \
+    >"$out/$name.log" 2>&1 ||
     { echo "$0: hwt train --config $name failed; see $out/$name.log" >&2; exit 1; }
   $py - "$name" "$out/$name/run.json" <<'PY'
 import json, sys
@@ -79,7 +80,7 @@ PY
 for batch in 1 32; do
   for name in tt_atis dense_atis; do
     dir="$out/cpu_b${batch}_$name"
-    OMP_NUM_THREADS=2 "$hwt" train --config "configs/$name.toml" --out "$dir" \
+    OMP_NUM_THREADS=2 "$hwt" train --config "configs/$name.toml" --out "$dir" --overwrite \
       --set train.device=cpu --set train.threads=2 --set train.batch_size="$batch" \
       --set train.max_steps="$cpu_steps" >"$dir.log" 2>&1 ||
       { echo "$0: CPU step time of $name failed; see $dir.log" >&2; exit 1; }

@@ -19,7 +19,7 @@ VARIANTS = [("no data parallel", []), ("--gpus 1", ["--gpus", "1"]),
 
 
 def run(hwt, config, data, out, extra, steps, log_every):
-    cmd = [hwt, "train", "--quiet", "--config", config, "--out", out,
+    cmd = [hwt, "train", "--quiet", "--overwrite", "--config", config, "--out", out,
            "--set", f"data.path={data}", "--set", "train.batch_size=16",
            "--set", "train.precision=bf16", "--set", f"train.max_steps={steps}",
            "--set", f"train.log_every={log_every}", "--set", f"train.eval_every={steps}",

@@ -45,7 +45,7 @@ for stage in $STAGES; do
       cat "$OUT/vocab.jsonl" ;;
     atis)
       timeout 80 "$C/hwt" train --config configs/atis.toml --quiet --out "$OUT/runs/atis" \
-        --set train.device=cuda >"$OUT/runs/atis.txt" 2>&1
+        --overwrite --set train.device=cuda >"$OUT/runs/atis.txt" 2>&1
       echo "atis exit $?" >>"$OUT/runs/atis.txt"
       tail -4 "$OUT/runs/atis.txt" ;;
     shakespeare_bf16) shakespeare shakespeare_bf16 bf16 ;;

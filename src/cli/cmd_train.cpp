@@ -1,6 +1,7 @@
 // `hwt train`: train a model (by default the default model on the default dataset).
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdlib>
 #include <ctime>
@@ -13,6 +14,7 @@
 #include "core/error.h"
 #include "dist/local_launch.h"
 #include "dist/world.h"
+#include "train/run_files.h"
 #include "train/run_setup.h"
 
 namespace hwt {
@@ -31,7 +33,7 @@ void add_train_command(CLI::App& app) {
   struct Opts {
     std::string config, out, resume, price;
     std::vector<std::string> sets;
-    bool quiet = false;
+    bool quiet = false, overwrite = false;
     int gpus = 0;
   };
   auto o = std::make_shared<Opts>();
@@ -39,6 +41,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--set", o->sets, "Override a key: --set train.epochs=5 (repeatable)");
   cmd->add_option("--out", o->out, "Output folder (default runs/<date-time>)");
   cmd->add_option("--resume", o->resume, "Continue from a checkpoint.safetensors");
+  cmd->add_flag("--overwrite", o->overwrite, "Replace an earlier run in --out");
   cmd->add_option("--price", o->price,
                   "USD per GPU-hour for the run's cost (default: the GPU catalogue's price)");
   cmd->add_flag("--quiet", o->quiet, "No progress output");
@@ -50,6 +53,13 @@ void add_train_command(CLI::App& app) {
     const World world = join_world();
     const RunConfig config = load_run_config(o->config, o->sets);
     const std::string out = o->out.empty() ? default_out_dir() : o->out;
+    // Only rank 0 writes the folder, so only its folder counts.
+    if (world.leader() && !o->overwrite && o->resume.empty())
+      if (const auto files = run_files_in(out); !files.empty())
+        fail_input(
+            "--out {} holds an earlier run ({}): add --overwrite to replace it, or --resume its "
+            "checkpoint to continue it",
+            out, fmt::join(files, ", "));
     if (o->gpus < 0) fail_input("--gpus {}: expected a number of GPUs", o->gpus);
     if (o->gpus > 0 && world.launcher == Launcher::Single) {
       const int have = visible_gpu_count();

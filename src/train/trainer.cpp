@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <utility>
@@ -148,6 +149,14 @@ void Run::setup() {
   // The output folder appears only once the data, model and checkpoint are known to be good.
   if (leader()) {
     make_output_folder(req_.out_dir);
+    // A fresh run replaces an earlier one in its folder whole (hwt train asks for --overwrite
+    // first): no stale best.safetensors or step checkpoint may pass for this run's.
+    if (!resume_)
+      for (const std::string& name : run_files_in(req_.out_dir)) {
+        std::error_code ec;
+        std::filesystem::remove(std::filesystem::path(req_.out_dir) / name, ec);
+        if (ec) fail_input("cannot replace {}/{}: {}", req_.out_dir, name, ec.message());
+      }
     log_ = std::make_unique<MetricsLog>(req_.out_dir + "/metrics.jsonl", resume_.has_value());
   }
   progress_ = std::make_unique<Progress>(total_steps_, req_.progress && leader());
