@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "analysis/gemm_calibration.h"
 #include "analysis/step_estimate.h"
@@ -117,6 +121,35 @@ TEST(Estimate, CommandPrintsEveryGpuAndFailsCleanly) {
   EXPECT_EQ(test::run_hwt("estimate --config bert_base --gpu nope", tmp).exit_code, 2);
   EXPECT_EQ(test::run_hwt("estimate --config bert_base --precision fp8", tmp).exit_code, 2);
   EXPECT_EQ(test::run_hwt("estimate --config bert_base --gpu ,", tmp).exit_code, 2);
+}
+
+// The "$/1M tok" column: three significant figures, so that GPUs whose costs differ only past
+// a tenth of a cent still differ in the table.
+TEST(Estimate, CostPerMillionTokensHasThreeSignificantFigures) {
+  test::TempDir tmp("estimate_cost");
+  const test::CliResult r =
+      test::run_hwt("estimate --config bert_tiny --gpu h200,a100-80gb,l4", tmp);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line;
+  int rows = 0;
+  std::set<std::string> costs;
+  while (std::getline(lines, line) && !line.starts_with("slowest ops")) {
+    std::istringstream cells(line);
+    std::vector<std::string> c;
+    for (std::string cell; cells >> cell;) c.push_back(cell);
+    if (c.size() != 12 || (c[0] != "H200" && c[0] != "A100-80GB" && c[0] != "L4")) continue;
+    ++rows;
+    const std::string& cost = c[11];
+    const size_t first = cost.find_first_not_of("0.");
+    ASSERT_NE(first, std::string::npos) << line;
+    std::string figures = cost.substr(first);
+    std::erase(figures, '.');
+    EXPECT_EQ(figures.size(), 3u) << cost << " in: " << line;
+    costs.insert(cost);
+  }
+  EXPECT_EQ(rows, 3) << r.out;
+  EXPECT_EQ(costs.size(), 3u) << "the three GPUs' costs differ: " << r.out;
 }
 
 }  // namespace

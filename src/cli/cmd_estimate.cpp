@@ -2,6 +2,8 @@
 // (analysis/step_estimate.h).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -57,6 +59,14 @@ void print_json(const std::vector<GpuEstimate>& all, Precision p, double tokens)
   fmt::print("{}\n", out.dump(1));
 }
 
+// Three significant figures in fixed notation: a cost per million tokens can be a fraction of a
+// cent, and GPUs differ in its third figure.
+std::string three_figures(double v) {
+  if (!(v > 0) || !std::isfinite(v)) return fmt::format("{}", v);
+  const int decimals = std::max(0, 2 - static_cast<int>(std::floor(std::log10(v))));
+  return fmt::format("{:.{}f}", v, decimals);
+}
+
 void print_table(const std::vector<GpuEstimate>& all, double tokens, double epoch_tokens) {
   fmt::print("{:<10} {:>9} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>7} {:>8} {:>10}{}\n",
              "GPU", "step ms", "tokens/s", "GEMM ms", "attn ms", "mem ms", "optim ms", "gaps ms",
@@ -65,11 +75,11 @@ void print_table(const std::vector<GpuEstimate>& all, double tokens, double epoc
     const double s = e.seconds();
     fmt::print(
         "{:<10} {:>9.2f} {:>10.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.1f} {:>7.0f} "
-        "{:>8.2f} {:>10.3f}{}\n",
+        "{:>8.2f} {:>10}{}\n",
         gpu->name, 1e3 * s, tokens / s, 1e3 * e.gemm_s, 1e3 * e.attention_s, 1e3 * e.memory_s,
         1e3 * e.optimizer_s, 1e3 * e.overhead_s, e.flops / s / 1e12,
         gpu->tdp_w * e.power_fraction(), gpu->tdp_w * e.power_fraction() * s,
-        gpu->price_per_hour * s / 3600 / tokens * 1e6,
+        three_figures(gpu->price_per_hour * s / 3600 / tokens * 1e6),
         epoch_tokens > 0 ? fmt::format(" {:>6.1f} h", epoch_tokens / tokens * s / 3600)
                          : std::string());
   }
