@@ -152,5 +152,34 @@ TEST(Estimate, CostPerMillionTokensHasThreeSignificantFigures) {
   EXPECT_EQ(costs.size(), 3u) << "the three GPUs' costs differ: " << r.out;
 }
 
+// A GPU without the config's bf16 (the T4) is estimated at fp16, the precision one trains in
+// there, and its row says so; the other GPUs keep bf16.
+TEST(Estimate, AGpuWithoutBf16IsEstimatedAtFp16) {
+  test::TempDir tmp("estimate_fp16");
+  const std::string gpt2 = "estimate --config gpt2_124m ";
+  const test::CliResult mixed = test::run_hwt(gpt2 + "--gpu h200,a100-80gb,t4 --json", tmp);
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  const nlohmann::json j = nlohmann::json::parse(mixed.out);
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_EQ(j[0]["precision"], "bf16");
+  EXPECT_EQ(j[1]["precision"], "bf16");
+  EXPECT_EQ(j[2]["gpu"], "T4");
+  EXPECT_EQ(j[2]["precision"], "fp16");
+  const std::string note =
+      "the T4 has no bf16: estimated at fp16 with dynamic loss scaling (train.precision = "
+      "\"fp16\"), as one trains on it";
+  ASSERT_FALSE(j[2]["notes"].empty());
+  EXPECT_EQ(j[2]["notes"][0], note);
+  EXPECT_EQ(j[0]["notes"].dump().find("has no"), std::string::npos) << j[0]["notes"];
+  // The same figures as asking for fp16 on the T4 outright.
+  const test::CliResult fp16 = test::run_hwt(gpt2 + "--gpu t4 --precision fp16 --json", tmp);
+  ASSERT_EQ(fp16.exit_code, 0) << fp16.err;
+  EXPECT_EQ(nlohmann::json::parse(fp16.out)[0]["step_s"], j[2]["step_s"]);
+  const test::CliResult table = test::run_hwt(gpt2 + "--gpu h200,a100-80gb,t4", tmp);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("\nT4 (fp16) "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("note: " + note + "\n"), std::string::npos) << table.out;
+}
+
 }  // namespace
 }  // namespace hwt

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "analysis/gemm_calibration.h"
@@ -40,9 +42,9 @@ std::vector<std::string> split_names(const std::string& list) {
   return out;
 }
 
-void print_json(const std::vector<GpuEstimate>& all, Precision p, double tokens) {
+void print_json(const std::vector<GpuEstimate>& all, double tokens) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& [gpu, e] : all)
+  for (const auto& [gpu, p, w, e] : all)
     out.push_back({{"gpu", gpu->name},
                    {"precision", precision_name(p)},
                    {"step_s", e.seconds()},
@@ -67,24 +69,36 @@ std::string three_figures(double v) {
   return fmt::format("{:.{}f}", v, decimals);
 }
 
-void print_table(const std::vector<GpuEstimate>& all, double tokens, double epoch_tokens) {
-  fmt::print("{:<10} {:>9} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>7} {:>8} {:>10}{}\n",
-             "GPU", "step ms", "tokens/s", "GEMM ms", "attn ms", "mem ms", "optim ms", "gaps ms",
-             "TFLOP/s", "power W", "J/step", "$/1M tok", epoch_tokens > 0 ? "   epoch" : "");
-  for (const auto& [gpu, e] : all) {
+// A row's GPU, with the precision it is estimated at where that is not the config's.
+std::string row_label(const GpuEstimate& g, Precision config_precision) {
+  if (g.precision == config_precision) return g.gpu->name;
+  return fmt::format("{} ({})", g.gpu->name, precision_name(g.precision));
+}
+
+void print_table(const std::vector<GpuEstimate>& all, Precision config_precision, double tokens,
+                 double epoch_tokens) {
+  size_t width = 10;
+  for (const GpuEstimate& g : all) width = std::max(width, row_label(g, config_precision).size());
+  fmt::print("{:<{}} {:>9} {:>10} {:>8} {:>8} {:>8} {:>8} {:>8} {:>9} {:>7} {:>8} {:>10}{}\n",
+             "GPU", width, "step ms", "tokens/s", "GEMM ms", "attn ms", "mem ms", "optim ms",
+             "gaps ms", "TFLOP/s", "power W", "J/step", "$/1M tok",
+             epoch_tokens > 0 ? "   epoch" : "");
+  for (const GpuEstimate& g : all) {
+    const GpuSpec* gpu = g.gpu;
+    const StepEstimate& e = g.step;
     const double s = e.seconds();
     fmt::print(
-        "{:<10} {:>9.2f} {:>10.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.1f} {:>7.0f} "
+        "{:<{}} {:>9.2f} {:>10.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.1f} {:>7.0f} "
         "{:>8.2f} {:>10}{}\n",
-        gpu->name, 1e3 * s, tokens / s, 1e3 * e.gemm_s, 1e3 * e.attention_s, 1e3 * e.memory_s,
-        1e3 * e.optimizer_s, 1e3 * e.overhead_s, e.flops / s / 1e12,
-        gpu->tdp_w * e.power_fraction(), gpu->tdp_w * e.power_fraction() * s,
+        row_label(g, config_precision), width, 1e3 * s, tokens / s, 1e3 * e.gemm_s,
+        1e3 * e.attention_s, 1e3 * e.memory_s, 1e3 * e.optimizer_s, 1e3 * e.overhead_s,
+        e.flops / s / 1e12, gpu->tdp_w * e.power_fraction(), gpu->tdp_w * e.power_fraction() * s,
         three_figures(gpu->price_per_hour * s / 3600 / tokens * 1e6),
         epoch_tokens > 0 ? fmt::format(" {:>6.1f} h", epoch_tokens / tokens * s / 3600)
                          : std::string());
   }
   fmt::print("\nslowest ops (share of the step):\n");
-  for (const auto& [gpu, e] : all) {
+  for (const auto& [gpu, p, w, e] : all) {
     std::string line;
     for (const OpGroupEstimate& g : e.slowest)
       line += fmt::format("{}{} {:.0f}%", line.empty() ? "" : ", ", g.name,
@@ -112,25 +126,41 @@ void run(const Opts& o) {
     fail_input("--epoch-tokens is for the single-GPU table, not with --gpus or --link");
   const Precision p = rc.train.precision;
   const StepSpec spec = o.config.step(rc);
-  const Workload w = trace_step(spec);
+  // The step traced at each precision a GPU runs it in (a GPU without the config's may train
+  // in another).
+  std::map<Precision, Workload> traced;
+  traced.emplace(p, trace_step(spec));
   std::vector<GpuEstimate> all;
   for (const std::string& name : split_names(o.gpus)) {
     const GpuSpec& gpu = cat.find(name);
-    if (gpu.peak_tflops(p) <= 0)
-      fail_input("{} has no {} rate in the catalogue", gpu.name, precision_name(p));
-    all.push_back(
-        {&gpu, estimate_step(w, GemmModel(gpu, p, resolve_constants(gpu, p, "").constants))});
+    const std::optional<Precision> q = gpu.precision_for(p);
+    if (!q) fail_input("{} has no {} rate in the catalogue", gpu.name, precision_name(p));
+    if (!traced.contains(*q)) {
+      RunConfig at_q = rc;
+      at_q.train.precision = *q;
+      traced.emplace(*q, trace_step(o.config.step(at_q)));
+    }
+    const Workload& w = traced.at(*q);
+    GpuEstimate g{&gpu, *q, &w,
+                  estimate_step(w, GemmModel(gpu, *q, resolve_constants(gpu, *q, "").constants))};
+    if (*q != p)
+      g.step.notes.insert(
+          g.step.notes.begin(),
+          fmt::format("the {} has no {}: estimated at {} with dynamic loss scaling "
+                      "(train.precision = \"{}\"), as one trains on it",
+                      gpu.name, precision_name(p), precision_name(*q), precision_name(*q)));
+    all.push_back(std::move(g));
   }
   if (o.data_parallel())
     return print_data_parallel(
         {o.dp_gpus.empty() ? kAllGpuCounts : o.dp_gpus, o.link.empty() ? "nvlink" : o.link, o.json},
-        o.config.config, spec, w, all);
+        o.config.config, spec, all);
   const double tokens = static_cast<double>(spec.batch * spec.seq);
-  if (o.json) return print_json(all, p, tokens);
+  if (o.json) return print_json(all, tokens);
   fmt::print("{} at {}, batch {} x seq {} ({} tokens a step), {:.3g} GFLOP a step\n\n",
              o.config.config, precision_name(p), spec.batch, spec.seq, tokens,
-             w.total_flops() / 1e9);
-  print_table(all, tokens, o.epoch_tokens);
+             traced.at(p).total_flops() / 1e9);
+  print_table(all, p, tokens, o.epoch_tokens);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ int64_t gpu_count(const std::string& text, const std::string& part) {
 // One GPU's rows: every count without ZeRO, then every count with ZeRO-1.
 struct GpuRows {
   const GpuSpec* gpu;
+  Precision precision;
   LinkKind link;
   DataParallelOptions options;
   double gradient_elements;
@@ -44,7 +45,7 @@ void print_json(const std::vector<GpuRows>& all, const RunConfig& c, double toke
                      {"link", link_name(g.link)},
                      {"bus_gbs", g.options.link.bus_gbs},
                      {"latency_us", g.options.link.latency_us},
-                     {"precision", precision_name(c.train.precision)},
+                     {"precision", precision_name(g.precision)},
                      {"grad_reduce", c.train.grad_reduce == GradReduce::Bf16 ? "bf16" : "fp32"},
                      {"bucket_mb", c.train.bucket_mb},
                      {"gpus", e.gpus},
@@ -65,9 +66,12 @@ void print_table(const std::vector<GpuRows>& all, const RunConfig& c, double tok
   for (const GpuRows& g : all) {
     const LinkSpec& l = g.options.link;
     fmt::print(
-        "{} over {}: ring at {:.0f} GB/s bus bandwidth, {:.0f} us a ring step; {} gradients, "
+        "{}{} over {}: ring at {:.0f} GB/s bus bandwidth, {:.0f} us a ring step; {} gradients, "
         "{:.0f} MB in buckets of up to {:.4g} MiB; optimizer state {:.0f} MB\n",
-        g.gpu->name, link_name(g.link), l.bus_gbs, l.latency_us,
+        g.gpu->name,
+        g.precision == c.train.precision ? ""
+                                         : fmt::format(" (at {})", precision_name(g.precision)),
+        link_name(g.link), l.bus_gbs, l.latency_us,
         c.train.grad_reduce == GradReduce::Bf16 ? "bf16" : "fp32",
         g.gradient_elements * g.options.grad_bytes / 1e6, c.train.bucket_mb,
         g.options.optimizer_state_bytes / 1e6);
@@ -108,8 +112,7 @@ std::vector<int64_t> parse_gpu_counts(const std::string& text) {
 }
 
 void print_data_parallel(const DataParallelRequest& r, const std::string& config_name,
-                         const StepSpec& spec, const Workload& w,
-                         const std::vector<GpuEstimate>& gpus) {
+                         const StepSpec& spec, const std::vector<GpuEstimate>& gpus) {
   const std::vector<int64_t> counts = parse_gpu_counts(r.gpus);
   const auto link = parse_link_kind(r.link);
   if (!link) fail_input("--link '{}': use nvlink, pcie or ib", r.link);
@@ -119,9 +122,9 @@ void print_data_parallel(const DataParallelRequest& r, const std::string& config
   base.grad_bytes = c.train.grad_reduce == GradReduce::Bf16 ? 2 : 4;
   base.optimizer_state_bytes = plan_memory(spec).total[MemoryStage::OptimizerState];
   std::vector<GpuRows> all;
-  for (const auto& [gpu, step] : gpus) {
-    const StepTimeline t = step_timeline(w, step);
-    GpuRows g{gpu, *link, base, t.parameters, {}};
+  for (const auto& [gpu, precision, w, step] : gpus) {
+    const StepTimeline t = step_timeline(*w, step);
+    GpuRows g{gpu, precision, *link, base, t.parameters, {}};
     g.options.link = gpu->link(*link);
     for (bool zero : {false, true})
       for (int64_t n : counts) {

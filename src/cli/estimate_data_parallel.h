@@ -13,6 +13,8 @@ namespace hwt {
 
 struct GpuEstimate {
   const GpuSpec* gpu;
+  Precision precision;       // the step's on this GPU (GpuSpec::precision_for)
+  const Workload* workload;  // the step traced at `precision`
   StepEstimate step;
 };
 
@@ -28,7 +30,6 @@ struct DataParallelRequest {
 
 // Checks the request against every GPU before printing anything.
 void print_data_parallel(const DataParallelRequest& r, const std::string& config_name,
-                         const StepSpec& spec, const Workload& w,
-                         const std::vector<GpuEstimate>& gpus);
+                         const StepSpec& spec, const std::vector<GpuEstimate>& gpus);
 
 }  // namespace hwt

@@ -184,6 +184,12 @@ double GpuSpec::peak_tflops(Precision p) const {
   return 0;
 }
 
+std::optional<Precision> GpuSpec::precision_for(Precision p) const {
+  if (peak_tflops(p) > 0) return p;
+  if (p == Precision::Bf16 && peak_tflops(Precision::Fp16) > 0) return Precision::Fp16;
+  return std::nullopt;
+}
+
 const std::string& GpuSpec::source_of(const std::string& key) const {
   if (key == "price_per_hour") return price_source;
   auto it = sources.find(key);
