@@ -86,7 +86,9 @@ void add_prune_keys(Keys& k) {
 
 void add_model_keys(Keys& k) {
   k.add(
-      "model.vocab_size", "Vocabulary size; 0 takes the tokenizer's size",
+      "model.vocab_size",
+      "Vocabulary size; 0 takes the tokenizer's size (analyses, which do not read the data: "
+      "data.max_vocab for a word tokenizer)",
       [](R & c) -> auto& { return c.model.vocab_size; });
   k.add(
       "model.vocab_multiple",

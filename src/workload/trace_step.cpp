@@ -7,7 +7,10 @@ namespace hwt {
 
 StepSpec step_spec(RunConfig config, int64_t batch, int64_t seq, TraceMode mode) {
   ModelConfig& m = config.model;
-  if (m.vocab_size == 0) m.vocab_size = 30522;
+  // A word tokenizer keeps at most data.max_vocab words (a tensor-train embedding's rows are
+  // sized to it); a character tokenizer's size is the data's alone.
+  if (m.vocab_size == 0)
+    m.vocab_size = config.data.tokenizer == TokenizerKind::Word ? config.data.max_vocab : 30522;
   if (m.num_labels == 0) m.num_labels = 2;
   if (m.num_token_labels == 0) m.num_token_labels = 8;
   StepSpec s;
