@@ -117,6 +117,31 @@ TEST(DataTokenizer, CharVocabIsSortedBytesAfterSpecials) {
   EXPECT_EQ(back->encode("cab!"), tok->encode("cab!"));
 }
 
+// "café" and "Zürich" unseen in training: one [UNK] each, however many bytes they have.
+TEST(DataTokenizer, AnUnknownUtf8WordIsOneUnk) {
+  const auto tok = word({"the cafe in zurich", "zürich"});
+  const std::vector<int32_t> ids = tok->encode("the café in Zürich and Zurich");
+  ASSERT_EQ(ids.size(), 6u);
+  EXPECT_EQ(ids[1], Tokenizer::kUnk);
+  EXPECT_NE(ids[3], Tokenizer::kUnk);  // "Zürich" lowercases (ASCII only) to the seen "zürich"
+  EXPECT_EQ(tok->decode(ids), "the [UNK] in zürich [UNK] zurich");
+  const auto whitespace = word({"zurich"}, 1, 100, true, WordSplit::Whitespace);
+  EXPECT_EQ(whitespace->decode(whitespace->encode("zürich café")), "[UNK] [UNK]");
+}
+
+// A character with a byte the vocabulary lacks is one [UNK]; one whose bytes were all seen keeps
+// its byte tokens; bytes that are no UTF-8 stay one [UNK] each.
+TEST(DataTokenizer, AnUnknownCharacterIsOneUnk) {
+  const auto tok = CharTokenizer::train({"cafe Zurich \xC3\xA9"});  // é seen, ü not
+  EXPECT_EQ(tok->decode(tok->encode("Z\xC3\xBCrich")), "Z[UNK]rich");
+  EXPECT_EQ(tok->encode("Z\xC3\xBCrich").size(), 6u);
+  EXPECT_EQ(tok->decode(tok->encode("caf\xC3\xA9")), "caf\xC3\xA9");   // é: two known bytes
+  EXPECT_EQ(tok->decode(tok->encode("\xE2\x82\xAC!")), "[UNK][UNK]");  // the euro sign, '!'
+  EXPECT_EQ(tok->decode(tok->encode("\xFF\xFE")), "[UNK][UNK]");
+  EXPECT_EQ(tok->encode_prefix("\xE2\x82\xAC\xE2\x82\xAC", 1),
+            (std::vector<int32_t>{Tokenizer::kUnk}));
+}
+
 TEST(DataTokenizer, CharVocabOfFixtureFile) {
   const std::string text = read_text_file(HWT_TEST_DIR "/fixtures/data/tiny.txt");
   EXPECT_EQ(CharTokenizer::train({text})->vocab_size(), 3 + 6);  // a b c ! space newline

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "data/text_io.h"
 
 namespace hwt {
 
@@ -28,9 +29,22 @@ CharTokenizer::CharTokenizer(std::vector<uint8_t> bytes) : bytes_(std::move(byte
 }
 
 std::vector<int32_t> CharTokenizer::encode_prefix(std::string_view text, int64_t max_tokens) const {
-  text = text.substr(0, static_cast<size_t>(std::max<int64_t>(0, max_tokens)));
-  std::vector<int32_t> ids(text.size());
-  for (size_t i = 0; i < text.size(); ++i) ids[i] = ids_[static_cast<unsigned char>(text[i])];
+  const auto known = [&](char c) { return ids_[static_cast<unsigned char>(c)] != kUnk; };
+  std::vector<int32_t> ids;
+  ids.reserve(std::min(text.size(), static_cast<size_t>(std::max<int64_t>(0, max_tokens))));
+  for (size_t i = 0; i < text.size() && std::ssize(ids) < max_tokens;) {
+    // A character of several bytes that are not all in the vocabulary is one [UNK], as an
+    // unknown word is one in a word tokenizer.
+    const size_t len = utf8_length(text, i);
+    const std::string_view ch = text.substr(i, len);
+    if (len > 1 && !std::all_of(ch.begin(), ch.end(), known)) {
+      ids.push_back(kUnk);
+      i += len;
+    } else {
+      ids.push_back(ids_[static_cast<unsigned char>(text[i])]);
+      ++i;
+    }
+  }
   return ids;
 }
 

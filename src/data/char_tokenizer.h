@@ -1,5 +1,6 @@
 // Byte-level tokenizer: one token per byte of text seen in training (multi-byte UTF-8 characters
-// become several tokens, so any input round-trips).
+// become several tokens, so any input of seen bytes round-trips); a character with an unseen
+// byte is one [UNK].
 #pragma once
 
 #include <array>

@@ -46,9 +46,6 @@ void require_folder(const std::string& path, std::string_view what) {
     fail_input("data folder not found: {} (expected {})", path, what);
 }
 
-namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if there is none.
 size_t utf8_length(std::string_view s, size_t i) {
   const auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = at(i);
@@ -72,8 +69,6 @@ size_t utf8_length(std::string_view s, size_t i) {
     if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
   return len;
 }
-
-}  // namespace
 
 std::string to_valid_utf8(std::string_view s) {
   std::string out;

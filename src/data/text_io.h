@@ -20,6 +20,10 @@ std::vector<std::string_view> split_whitespace(std::string_view line);
 // InputError unless `path` is an existing folder; `what` says what it should hold.
 void require_folder(const std::string& path, std::string_view what);
 
+// Length of the valid UTF-8 sequence of two to four bytes starting at s[i]; 0 for an ASCII byte
+// or where no valid sequence starts.
+size_t utf8_length(std::string_view s, size_t i);
+
 // Makes arbitrary bytes valid UTF-8: valid sequences pass through and any other byte is read
 // as Latin-1. Vocabularies and label names end up in JSON, which must be valid UTF-8.
 std::string to_valid_utf8(std::string_view s);
