@@ -1,5 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <string>
+#include <utility>
+
 #include "data/email_clean.h"
 
 namespace hwt {
@@ -39,15 +45,87 @@ TEST(DataEmail, DropsMimePartHeadersBoundariesAndBase64) {
   EXPECT_EQ(clean_email(mail), "s plain = part");
 }
 
-TEST(DataEmail, AnyBytesAreSafe) {
+// What clean_email promises of any bytes: one line of text, words separated by single spaces,
+// no whitespace or control character else, no longer than the input, and clean already (as a
+// subject line it comes back unchanged).
+void expect_clean(const std::string& raw) {
+  const std::string out = clean_email(raw);
+  const std::string shown = ::testing::PrintToString(raw);
+  EXPECT_LE(out.size(), raw.size()) << shown;
+  EXPECT_FALSE(out.starts_with(' ') || out.ends_with(' ')) << shown;
+  EXPECT_EQ(out.find("  "), std::string::npos) << shown;
+  EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return c == ' ' || (u > 0x20 && u != 0x7F);
+  })) << shown;
+  EXPECT_EQ(clean_email("Subject: " + out), out) << shown;
+}
+
+TEST(DataEmail, AnyBytesGiveOneCleanLine) {
   std::string bytes;
   for (int i = 0; i < 256; ++i) bytes += static_cast<char>(i);
-  for (const std::string& s : std::vector<std::string>{
-           bytes, "Subject:", "\n\n", "Subject: x\nContent-Type: text/html\n\n<", "=", "<!--",
-           "Subject: q\nContent-Transfer-Encoding: quoted-printable\n\n=4", "&#99999999999;",
-           std::string("\0\0\n\n\0", 5)})
-    EXPECT_NO_THROW((void)clean_email(s));
-  EXPECT_EQ(clean_email(""), "");
+  // In a plain body every byte but whitespace and control characters is kept, in order.
+  std::string ascii, high;
+  for (int i = 0x21; i < 0x7F; ++i) ascii += static_cast<char>(i);
+  for (int i = 0x80; i < 256; ++i) high += static_cast<char>(i);
+  EXPECT_EQ(clean_email("Subject: s\n\n" + bytes), "s " + ascii + " " + high);
+  const std::string html = "Subject: s\nContent-Type: text/html\n\n";
+  const std::string qp = "Subject: q\nContent-Transfer-Encoding: quoted-printable\n\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {bytes, ""},  // no empty line: all header, no subject
+      {"", ""},
+      {"Subject:", ""},
+      {"\n\n", ""},
+      {"=", ""},
+      {std::string("\0\0\n\n\0", 5), ""},
+      {html + "<", "s <"},
+      {html + "a<!--", "s a"},
+      {html + "&#99999999999;", "s &#99999999999;"},  // too long for an entity: kept
+      {html + "a&#9999999;b", "s a b"},               // beyond Unicode: a word break
+      {qp + "=4", "q =4"},
+      {qp + "a=", "q a"},  // a soft line break
+  };
+  for (const auto& [raw, want] : cases) {
+    EXPECT_EQ(clean_email(raw), want) << ::testing::PrintToString(raw);
+    expect_clean(raw);
+  }
+  expect_clean(bytes);
+  // Random mixes of the pieces the cleaner reacts to, and of raw bytes.
+  const std::string pieces[] = {"Subject: ",
+                                "Content-Type: text/html",
+                                "Content-Transfer-Encoding: quoted-printable",
+                                "\n",
+                                "\r\n",
+                                "\n\n",
+                                "\n\t",
+                                "<",
+                                ">",
+                                "<!--",
+                                "-->",
+                                "<style>",
+                                "</style",
+                                "<html>",
+                                "&",
+                                "&#",
+                                "&amp;",
+                                ";",
+                                "=",
+                                "=3D",
+                                "=\n",
+                                "--b",
+                                " ",
+                                "word"};
+  uint32_t r = 12345;
+  const auto next = [&] { return r = r * 1103515245u + 12345u, (r >> 8) & 0xffff; };
+  for (int t = 0; t < 3000; ++t) {
+    std::string raw;
+    for (uint32_t n = next() % 24; n > 0; --n) {
+      const uint32_t k = next() % (std::size(pieces) + 4);
+      raw += k < std::size(pieces) ? pieces[k] : std::string(1, static_cast<char>(next() & 0xff));
+    }
+    expect_clean(raw);
+    if (::testing::Test::HasFailure()) break;  // one failing input is enough to read
+  }
 }
 
 }  // namespace
