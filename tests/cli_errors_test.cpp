@@ -41,7 +41,11 @@ TEST_F(CliErrors, MalformedToml) {
 }
 
 TEST_F(CliErrors, MissingConfigFile) {
-  expect_one_line_error(run_hwt(train_args("--config " + (dir / "none.toml")), dir), "none.toml");
+  const test::CliResult r = run_hwt(train_args("--config " + (dir / "none.toml")), dir);
+  expect_one_line_error(r, "none.toml");
+  EXPECT_EQ(r.err, "hwt: error: cannot read config " + (dir / "none.toml") +
+                       ": No such file or directory\n");
+  EXPECT_FALSE(out_created());
 }
 
 TEST_F(CliErrors, UnknownKeyInFileAndFlag) {

@@ -392,33 +392,37 @@ TEST(CodesignSurrogate, FitsAKnownFunctionWithBoundedError) {
   EXPECT_GT(gp.predict({3, 3, 3, 3}).std, 10 * gp.predict(x[0]).std);
 }
 
-void expect_space_error(const std::string& text, const std::string& needle) {
+// The whole message: the file, then `after_path` (": the reason", or a position and the reason).
+void expect_space_error(const std::string& text, const std::string& after_path) {
   TempDir d{"codesign_space"};
   d.write("s.toml", text);
   try {
     load_model_space(d / "s.toml", RunConfig{});
     FAIL() << "accepted: " << text;
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()), "codesign space " + (d / "s.toml") + after_path);
   }
 }
 
 TEST(CodesignSpace, RejectsBadFiles) {
   const std::string ok = "[model]\nlayers = [1]\nhidden = [64]\nheads = [2]\nffn = [128]\n";
-  expect_space_error(ok + "widths = [3]\n", "widths");
+  expect_space_error(ok + "widths = [3]\n", ": model.widths is not a known key");
   expect_space_error("[model]\nlayers = []\nhidden = [64]\nheads = [2]\nffn = [128]\n",
-                     "model.layers must not be an empty list");
-  expect_space_error("[model]\nlayers = [1]\nhidden = [64]\nheads = [2]\n", "model.ffn is missing");
+                     ": model.layers must not be an empty list");
+  expect_space_error("[model]\nlayers = [1]\nhidden = [64]\nheads = [2]\n",
+                     ": model.ffn is missing (a list of positive integers)");
   expect_space_error("[model]\nlayers = [1.5]\nhidden = [64]\nheads = [2]\nffn = [128]\n",
-                     "positive integers");
+                     ": model.layers must list positive integers, got 1.5");
   expect_space_error("[model]\nlayers = [1, 1]\nhidden = [64]\nheads = [2]\nffn = [128]\n",
-                     "lists a value twice");
+                     ": model.layers lists a value twice");
   expect_space_error("[model]\nlayers = [1]\nhidden = [64, 96]\nheads = [64]\nffn = [128]\n",
-                     "shape L1-H96-A64-F128 cannot be built");
-  expect_space_error("name = \"x\"\n", "model");
-  expect_space_error("[model\n", "s.toml:1");
-  expect_space_error(ok + "[prune]\ntau_train = -1e-3\n", "prune.tau_train must be at least 0");
-  expect_space_error(ok + "[prune]\ntau = 1e-3\n", "tau");
+                     ": shape L1-H96-A64-F128 cannot be built: config model.heads=64 does not "
+                     "divide model.hidden=96");
+  expect_space_error("name = \"x\"\n", ": model table is missing ([model] with the shape choices)");
+  expect_space_error("[model\n", ":1:7: Error while parsing table header: expected ']', saw '\\n'");
+  expect_space_error(ok + "[prune]\ntau_train = -1e-3\n",
+                     ": prune.tau_train must be at least 0, got -0.001");
+  expect_space_error(ok + "[prune]\ntau = 1e-3\n", ": prune.tau is not a known key");
 }
 
 // [prune] sets the thresholds every run trains with; the config's stand where it is silent.
