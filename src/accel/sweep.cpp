@@ -10,6 +10,7 @@
 #include "accel/design_params.h"
 #include "accel/energy_model.h"
 #include "accel/fast_model.h"
+#include "core/integer_math.h"
 #include "report/svg_plot.h"
 
 namespace hwt::accel {
@@ -120,7 +121,7 @@ std::string sweep_csv(const DesignSpace& space, const std::vector<SweepPoint>& p
 std::string pareto_svg(const std::vector<SweepPoint>& points, Metric x, Metric y,
                        const std::string& title, size_t max_points) {
   PlotSeries all{"designs", {}, {}, false, true, "#b0b0b0"};
-  const size_t step = std::max<size_t>(1, (points.size() + max_points - 1) / max_points);
+  const size_t step = std::max<size_t>(1, ceil_div(points.size(), max_points));
   for (size_t i = 0; i < points.size(); i += step) {
     all.x.push_back(metric(points[i], x));
     all.y.push_back(metric(points[i], y));

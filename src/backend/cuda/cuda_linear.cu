@@ -4,6 +4,7 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
 #include "core/activation_math.h"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
@@ -75,7 +76,7 @@ __global__ void act_bias_grad_kernel(T* dy, const T* pre, Activation act, int64_
 }
 
 int grid_for(const Launch& l, int64_t work) {
-  const int64_t blocks = (work + kThreads - 1) / kThreads;
+  const int64_t blocks = ceil_div(work, kThreads);
   return static_cast<int>(blocks < 8LL * l.sms ? (blocks > 0 ? blocks : 1) : 8LL * l.sms);
 }
 
@@ -96,9 +97,8 @@ void bias_act_typed(const Launch& l, void* z, const void* bias, void* y, int64_t
 template <class T, int V>
 void act_bias_grad_launch(const Launch& l, void* dy, const void* pre, Activation act, float* db,
                           int64_t rows, int64_t cols, float* scratch) {
-  const int chunks = static_cast<int>((rows + kChunkRows - 1) / kChunkRows);
-  const dim3 grid(static_cast<unsigned>((cols + 32 * V - 1) / (32 * V)),
-                  static_cast<unsigned>(chunks));
+  const int chunks = static_cast<int>(ceil_div(rows, kChunkRows));
+  const dim3 grid(static_cast<unsigned>(ceil_div(cols, 32 * V)), static_cast<unsigned>(chunks));
   act_bias_grad_kernel<T, V><<<grid, kThreads, 0, l.stream>>>(
       static_cast<T*>(dy), static_cast<const T*>(pre), act, rows, cols, db ? scratch : nullptr);
   if (db) add_column_sums(l, scratch, chunks, cols, cols, db, nullptr);
@@ -123,7 +123,7 @@ void bias_act(const Launch& l, DType dt, void* z, const void* bias, void* y, int
 }
 
 size_t bias_grad_scratch_bytes(int64_t rows, int64_t cols) {
-  return static_cast<size_t>((rows + kChunkRows - 1) / kChunkRows * cols) * sizeof(float);
+  return static_cast<size_t>(ceil_div(rows, kChunkRows) * cols) * sizeof(float);
 }
 
 void act_backward_bias_grad(const Launch& l, DType dt, void* dy, const void* pre, Activation act,

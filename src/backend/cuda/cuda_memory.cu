@@ -2,6 +2,7 @@
 // accesses where the pointers allow.
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
@@ -9,7 +10,7 @@ namespace {
 constexpr int kThreads = 256;
 
 int grid_for(const Launch& l, int64_t work) {
-  const int64_t blocks = (work + kThreads - 1) / kThreads;
+  const int64_t blocks = ceil_div(work, kThreads);
   return static_cast<int>(blocks < 8LL * l.sms ? (blocks > 0 ? blocks : 1) : 8LL * l.sms);
 }
 
@@ -39,7 +40,7 @@ template <class D, class S>
 void convert_typed(const Launch& l, void* dst, const void* src, int64_t n) {
   if (aligned16(dst) && aligned16(src)) {
     constexpr int V = 4;
-    convert_kernel<D, S, V><<<grid_for(l, (n + V - 1) / V), kThreads, 0, l.stream>>>(
+    convert_kernel<D, S, V><<<grid_for(l, ceil_div(n, V)), kThreads, 0, l.stream>>>(
         static_cast<D*>(dst), static_cast<const S*>(src), n);
   } else {
     convert_kernel<D, S, 1><<<grid_for(l, n), kThreads, 0, l.stream>>>(
@@ -77,7 +78,7 @@ template <class T>
 void dropout_typed(const Launch& l, const void* x, void* y, int64_t n, DropArgs d) {
   constexpr int V = kVec16<T>;
   if (aligned16(x) && aligned16(y))
-    dropout_kernel<T, V><<<grid_for(l, (n + V - 1) / V), kThreads, 0, l.stream>>>(
+    dropout_kernel<T, V><<<grid_for(l, ceil_div(n, V)), kThreads, 0, l.stream>>>(
         static_cast<const T*>(x), static_cast<T*>(y), n, d);
   else
     dropout_kernel<T, 1><<<grid_for(l, n), kThreads, 0, l.stream>>>(static_cast<const T*>(x),

@@ -6,6 +6,7 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_grad_prep.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/integer_math.h"
 
 #include <type_traits>
 
@@ -158,7 +159,7 @@ void launch_typed(const Launch& l, const Op& op, const OptCommon& c) {
              (!c.compute || (reinterpret_cast<uintptr_t>(c.compute) & 7u) == 0);
   for (int k = 0; k < Op::kStates; ++k) vec = vec && aligned16(op.state(k));
   const int64_t per = vec ? 4 : 1;
-  int64_t blocks = (c.n / per + kThreads - 1) / kThreads;
+  int64_t blocks = ceil_div(c.n / per, kThreads);
   const int64_t cap = 16LL * l.sms;
   blocks = blocks < 1 ? 1 : (blocks > cap ? cap : blocks);
   if (vec)

@@ -3,6 +3,7 @@
 // block. The comparison follows the CPU reference (cpu_prune.cpp): |x| <= tau in float.
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
@@ -57,7 +58,7 @@ void prune_typed(const Launch& l, void* x, int64_t n, float tau, unsigned long l
   constexpr int V = kVec16<T>;
   const bool vec = aligned16(x);
   const int64_t per_block = static_cast<int64_t>(kThreads) * (vec ? V : 1);
-  const int64_t wanted = (n + per_block - 1) / per_block;
+  const int64_t wanted = ceil_div(n, per_block);
   const int blocks = static_cast<int>(wanted < 1 ? 1 : (wanted > kMaxBlocks ? kMaxBlocks : wanted));
   T* px = static_cast<T*>(x);
   if (vec)

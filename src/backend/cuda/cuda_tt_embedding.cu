@@ -8,6 +8,7 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
@@ -163,7 +164,7 @@ int64_t slices_per_row(const TtmArgs& t) {
 }
 
 unsigned blocks_for(int64_t n, const Launch& l) {
-  return static_cast<unsigned>(std::min<int64_t>(16LL * l.sms, (n + kThreads - 1) / kThreads));
+  return static_cast<unsigned>(std::min<int64_t>(16LL * l.sms, ceil_div(n, kThreads)));
 }
 
 }  // namespace
@@ -197,7 +198,7 @@ void tt_embedding_backward(const Launch& l, DType dt, const TtmArgs& t, const in
                          t, ids, static_cast<const T*>(d_out), slices, per_row, chunk, stride));
   int64_t entries = 0;
   for (int k = 0; k < t.cores; ++k) entries += slice_size(t, k) * t.vocab[k];
-  ttm_core_grad_kernel<<<static_cast<unsigned>((entries + kThreads - 1) / kThreads), kThreads, 0,
+  ttm_core_grad_kernel<<<static_cast<unsigned>(ceil_div(entries, kThreads)), kThreads, 0,
                          l.stream>>>(t, ids, slices, rows, per_row, entries);
 }
 
