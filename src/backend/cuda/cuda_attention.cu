@@ -398,7 +398,9 @@ __global__ void repack_kernel(const T* src, T* dst, int64_t groups, int64_t d_sr
 void attention_dvec(const Launch& l, const AttnArgs& a) {
   const int64_t n = a.batch * a.seq * a.heads;
   HWT_DISPATCH_FLOAT(
-      a.dt, T, dvec_kernel<T><<<static_cast<unsigned>(ceil_div(n, 256)), 256, 0, l.stream>>>(a));
+      a.dt, T,
+      dvec_kernel<T>
+      <<<static_cast<unsigned>(ceil_div(n, kBlockThreads)), kBlockThreads, 0, l.stream>>>(a));
 }
 
 }  // namespace
@@ -407,9 +409,9 @@ void repack_heads(const Launch& l, DType dt, const void* src, void* dst, int64_t
                   int64_t d_src, int64_t d_dst) {
   const int64_t n = groups * d_dst;
   if (n == 0) return;
-  const unsigned blocks = static_cast<unsigned>(ceil_div(n, 256));
+  const unsigned blocks = static_cast<unsigned>(ceil_div(n, kBlockThreads));
   HWT_DISPATCH_FLOAT(dt, T,
-                     repack_kernel<T><<<blocks, 256, 0, l.stream>>>(
+                     repack_kernel<T><<<blocks, kBlockThreads, 0, l.stream>>>(
                          static_cast<const T*>(src), static_cast<T*>(dst), groups, d_src, d_dst));
 }
 

@@ -86,6 +86,10 @@ __device__ __forceinline__ void store_floats(T* p, const float (&in)[V]) {
   store_pack<T, V>(p, pk);
 }
 
+// Threads per block of the grid-stride and one-thread-per-element kernels (elementwise ops,
+// embeddings, reductions, pruning, optimizers).
+constexpr int kBlockThreads = 256;
+
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 

@@ -728,11 +728,11 @@ void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t
 template <class T, int kD, bool kDrop>
 void backward_typed(const Launch& l, const AttnArgs& a) {
   const int64_t threads = a.batch * a.seq * a.heads * (kD / 8);
-  const unsigned blocks = static_cast<unsigned>(ceil_div(threads, 256));
-  flash_dvec_kernel<T, kD><<<blocks, 256, 0, l.stream>>>(a);
+  const unsigned blocks = static_cast<unsigned>(ceil_div(threads, kBlockThreads));
+  flash_dvec_kernel<T, kD><<<blocks, kBlockThreads, 0, l.stream>>>(a);
   if (a.dq_accum) {
     launch(l, flash_dkv_kernel<T, kD, kDrop, true>, a, kDkvWarps, dkv_smem(kD, true));
-    flash_dq_store_kernel<T, kD><<<blocks, 256, 0, l.stream>>>(a);
+    flash_dq_store_kernel<T, kD><<<blocks, kBlockThreads, 0, l.stream>>>(a);
   } else {
     launch(l, flash_dq_kernel<T, kD, kDrop>, a, kDqWarps, dq_smem(kD));
     launch(l, flash_dkv_kernel<T, kD, kDrop, false>, a, kDkvWarps, dkv_smem(kD, false));

@@ -636,7 +636,8 @@ void run_sized(const Launch& l, const AttnArgs& a, bool backward) {
     return;
   }
   const int64_t threads = a.batch * a.seq * a.heads * 8;
-  mma_dvec_kernel<T><<<static_cast<unsigned>(ceil_div(threads, 256)), 256, 0, l.stream>>>(a);
+  mma_dvec_kernel<T>
+      <<<static_cast<unsigned>(ceil_div(threads, kBlockThreads)), kBlockThreads, 0, l.stream>>>(a);
   const int dq_rows = 16 * kWarps * dq_m<T, kD>();
   launch(l, mma_dq_kernel<T, kD, kDrop>, a, kThreads, dq_rows, bwd_smem<T, kD>(dq_rows));
   launch(l, mma_dkv_kernel<T, kD, kDrop>, a, kThreads * dkv_parts<kD>(), kKeyRows,

@@ -9,8 +9,7 @@
 namespace hwt::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / 32;
+constexpr int kWarps = kBlockThreads / 32;
 constexpr int kChunkRows = 64;  // rows per block of the bias-gradient reduction
 
 template <class T, int V>
@@ -76,7 +75,7 @@ __global__ void act_bias_grad_kernel(T* dy, const T* pre, Activation act, int64_
 }
 
 int grid_for(const Launch& l, int64_t work) {
-  const int64_t blocks = ceil_div(work, kThreads);
+  const int64_t blocks = ceil_div(work, kBlockThreads);
   return static_cast<int>(blocks < 8LL * l.sms ? (blocks > 0 ? blocks : 1) : 8LL * l.sms);
 }
 
@@ -88,10 +87,10 @@ void bias_act_typed(const Launch& l, void* z, const void* bias, void* y, int64_t
   const T* tb = static_cast<const T*>(bias);
   if (cols % V == 0 && aligned16(z) && aligned16(y) && (!bias || aligned16(bias)))
     bias_act_kernel<T, V>
-        <<<grid_for(l, rows * cols / V), kThreads, 0, l.stream>>>(tz, tb, ty, rows, cols, act);
+        <<<grid_for(l, rows * cols / V), kBlockThreads, 0, l.stream>>>(tz, tb, ty, rows, cols, act);
   else
     bias_act_kernel<T, 1>
-        <<<grid_for(l, rows * cols), kThreads, 0, l.stream>>>(tz, tb, ty, rows, cols, act);
+        <<<grid_for(l, rows * cols), kBlockThreads, 0, l.stream>>>(tz, tb, ty, rows, cols, act);
 }
 
 template <class T, int V>
@@ -99,7 +98,7 @@ void act_bias_grad_launch(const Launch& l, void* dy, const void* pre, Activation
                           int64_t rows, int64_t cols, float* scratch) {
   const int chunks = static_cast<int>(ceil_div(rows, kChunkRows));
   const dim3 grid(static_cast<unsigned>(ceil_div(cols, 32 * V)), static_cast<unsigned>(chunks));
-  act_bias_grad_kernel<T, V><<<grid, kThreads, 0, l.stream>>>(
+  act_bias_grad_kernel<T, V><<<grid, kBlockThreads, 0, l.stream>>>(
       static_cast<T*>(dy), static_cast<const T*>(pre), act, rows, cols, db ? scratch : nullptr);
   if (db) add_column_sums(l, scratch, chunks, cols, cols, db, nullptr);
 }

@@ -8,8 +8,6 @@
 namespace hwt::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-
 template <class T, int V, bool kSquares>
 __global__ void partial_sums(const T* x, int64_t n, double* partials) {
   __shared__ double shared[32];
@@ -46,20 +44,20 @@ void reduce_typed(const Launch& l, const void* x, int64_t n, bool squares, float
                   double* partials) {
   constexpr int V = kVec16<T>;
   const bool vec = aligned16(x);
-  const int64_t per_block = static_cast<int64_t>(kThreads) * (vec ? V : 1) * 4;
+  const int64_t per_block = static_cast<int64_t>(kBlockThreads) * (vec ? V : 1) * 4;
   int blocks = static_cast<int>(ceil_div(n, per_block));
   blocks = blocks < 1 ? 1 : (blocks > kReduceBlocks ? kReduceBlocks : blocks);
   const T* px = static_cast<const T*>(x);
   if (vec) {
     if (squares)
-      partial_sums<T, V, true><<<blocks, kThreads, 0, l.stream>>>(px, n, partials);
+      partial_sums<T, V, true><<<blocks, kBlockThreads, 0, l.stream>>>(px, n, partials);
     else
-      partial_sums<T, V, false><<<blocks, kThreads, 0, l.stream>>>(px, n, partials);
+      partial_sums<T, V, false><<<blocks, kBlockThreads, 0, l.stream>>>(px, n, partials);
   } else {
     if (squares)
-      partial_sums<T, 1, true><<<blocks, kThreads, 0, l.stream>>>(px, n, partials);
+      partial_sums<T, 1, true><<<blocks, kBlockThreads, 0, l.stream>>>(px, n, partials);
     else
-      partial_sums<T, 1, false><<<blocks, kThreads, 0, l.stream>>>(px, n, partials);
+      partial_sums<T, 1, false><<<blocks, kBlockThreads, 0, l.stream>>>(px, n, partials);
   }
   finish_sum<<<1, 1024, 0, l.stream>>>(partials, blocks, out);
 }
