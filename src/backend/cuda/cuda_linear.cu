@@ -74,11 +74,6 @@ __global__ void act_bias_grad_kernel(T* dy, const T* pre, Activation act, int64_
   }
 }
 
-int grid_for(const Launch& l, int64_t work) {
-  const int64_t blocks = ceil_div(work, kBlockThreads);
-  return static_cast<int>(blocks < 8LL * l.sms ? (blocks > 0 ? blocks : 1) : 8LL * l.sms);
-}
-
 template <class T>
 void bias_act_typed(const Launch& l, void* z, const void* bias, void* y, int64_t rows, int64_t cols,
                     Activation act) {

@@ -7,11 +7,6 @@
 namespace hwt::cuda {
 namespace {
 
-int grid_for(const Launch& l, int64_t work) {
-  const int64_t blocks = ceil_div(work, kBlockThreads);
-  return static_cast<int>(blocks < 8LL * l.sms ? (blocks > 0 ? blocks : 1) : 8LL * l.sms);
-}
-
 template <class T>
 __global__ void fill_kernel(T* p, int64_t n, T value) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
