@@ -57,10 +57,11 @@ SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkloa
   return pt;
 }
 
-std::vector<SweepPoint> run_sweep(const DesignSpace& space,
-                                  const std::map<int64_t, SimWorkload>& workloads,
-                                  const HardwareLibrary& lib, const std::vector<uint64_t>& indices,
-                                  const std::function<void(size_t, size_t)>& progress) {
+std::vector<SweepPoint> run_design_sweep(const DesignSpace& space,
+                                         const std::map<int64_t, SimWorkload>& workloads,
+                                         const HardwareLibrary& lib,
+                                         const std::vector<uint64_t>& indices,
+                                         const std::function<void(size_t, size_t)>& progress) {
   std::vector<SweepPoint> out;
   out.reserve(indices.size());
   for (size_t n = 0; n < indices.size(); ++n) {
@@ -98,7 +99,7 @@ void mark_pareto(std::vector<SweepPoint>& points) {
   for (size_t f : front) points[f].pareto = true;
 }
 
-std::string sweep_csv(const DesignSpace& space, const std::vector<SweepPoint>& points) {
+std::string design_sweep_csv(const DesignSpace& space, const std::vector<SweepPoint>& points) {
   std::string s =
       "index,batch,pes,mac_lanes,macs_per_lane,softmax_units,tile_b,tile_xy,activation_mb,"
       "weight_mb,mask_mb,dataflow,memory,banks,ranks,channels,cycles,latency_s,energy_j,"
