@@ -1,4 +1,4 @@
-// hwt estimate: the traced step priced op by op on a catalogued GPU; attention by the rates
+// hwt estimate: the traced step priced op by op on a cataloged GPU; attention by the rates
 // hwt's kernels reach; what it cannot price is said.
 #include <gtest/gtest.h>
 

@@ -133,16 +133,16 @@ TEST(GemmFit, SweepPipelineOnSyntheticTimings) {
   truth.wave_tail = 0.8;
   const GemmModel real(h200(), Precision::Bf16, truth);
   const GemmShape failing = sweep_grid().front().shape;
-  const SweepResult r = run_sweep(h200(), Precision::Bf16, [&](const GemmCall& g) {
+  const SweepResult r = run_gemm_sweep(h200(), Precision::Bf16, [&](const GemmCall& g) {
     return g.shape == failing ? std::nan("") : real.predict(g.shape).seconds;
   });
   EXPECT_EQ(r.seconds.size(), r.shapes.size());
   EXPECT_EQ(r.all.count, r.shapes.size() - 1);
   EXPECT_GT(r.held_out.spearman, 0.99);
   EXPECT_LT(r.held_out.median_abs_error, 0.02);
-  const std::string csv = sweep_csv(r, h200(), Precision::Bf16);
+  const std::string csv = gemm_sweep_csv(r, h200(), Precision::Bf16);
   EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), r.shapes.size() + 1);
-  EXPECT_NE(sweep_svg(r, h200(), Precision::Bf16).find("held out"), std::string::npos);
+  EXPECT_NE(gemm_sweep_svg(r, h200(), Precision::Bf16).find("held out"), std::string::npos);
 }
 
 TEST(Stats, SpearmanAndMedian) {

@@ -57,7 +57,7 @@ TEST(SimSweep, SweepWritesOneCsvRowPerDesignAndPlots) {
   for (int64_t b : s.batch)
     w.emplace(b, build_sim_workload(trace_step(testing::small_model(TraceMode::Infer, b)),
                                     TraceMode::Infer, Sparsity{}));
-  std::vector<SweepPoint> pts = run_sweep(s, w, lib, sample_indices(s, 50, 1));
+  std::vector<SweepPoint> pts = run_design_sweep(s, w, lib, sample_indices(s, 50, 1));
   mark_pareto(pts);
   ASSERT_EQ(pts.size(), 50u);
   EXPECT_GT(std::count_if(pts.begin(), pts.end(), [](const SweepPoint& p) { return p.pareto; }), 0);
@@ -66,7 +66,7 @@ TEST(SimSweep, SweepWritesOneCsvRowPerDesignAndPlots) {
     EXPECT_GT(p.energy_j(), 0);
     EXPECT_GT(p.area_mm2, 0);
   }
-  const std::string csv = sweep_csv(s, pts);
+  const std::string csv = design_sweep_csv(s, pts);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 51);
   EXPECT_EQ(csv.rfind("index,batch,pes,", 0), 0u);
   const std::string svg = pareto_svg(pts, Metric::Latency, Metric::Energy, "t");

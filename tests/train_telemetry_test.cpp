@@ -153,7 +153,7 @@ WindowStats window_of(double seconds) {
   return w;
 }
 
-TEST(RunCost, CatalogueGpuGivesPriceCostAndMfu) {
+TEST(RunCost, CatalogGpuGivesPriceCostAndMfu) {
   const GpuSpec h200 = load_gpu_catalog().find("H200");
   bool traced = false;
   RunCosting c{std::nullopt, 1000000, [&] {
@@ -189,7 +189,7 @@ TEST(RunCost, UnknownOrMissingGpuGivesReasons) {
                      }};
   const nlohmann::json u =
       cost_and_mfu("NVIDIA Foo 9000", "", window_of(10), window_of(20), Precision::Bf16, c);
-  const std::string why = "GPU 'NVIDIA Foo 9000' is not in the GPU catalogue";
+  const std::string why = "GPU 'NVIDIA Foo 9000' is not in the GPU catalog";
   EXPECT_TRUE(u["price_per_gpu_hour"].is_null());
   EXPECT_EQ(u["price_source"], "unknown: no --price, and " + why);
   EXPECT_TRUE(u["cost_usd"]["train"].is_null());

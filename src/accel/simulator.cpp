@@ -11,6 +11,7 @@
 #include "accel/sparsity_report.h"
 #include "accel/tile_sim.h"
 #include "core/error.h"
+#include "core/integer_math.h"
 
 namespace hwt::accel {
 namespace {
@@ -107,7 +108,7 @@ SimResult simulate(const SimWorkload& w, const AccelConfig& c, const HardwareLib
 
 EpochCost epoch_cost(const SimResult& r, int64_t examples) {
   HWT_CHECK(examples > 0 && r.batch > 0, "an epoch needs examples and a batch");
-  const int64_t steps = (examples + r.batch - 1) / r.batch;
+  const int64_t steps = ceil_div(examples, r.batch);
   const auto n = static_cast<double>(steps);
   return {examples, steps, n * r.latency_s, n * r.costs.energy_j()};
 }

@@ -10,6 +10,7 @@
 #include "accel/design_params.h"
 #include "accel/energy_model.h"
 #include "accel/fast_model.h"
+#include "core/integer_math.h"
 #include "report/svg_plot.h"
 
 namespace hwt::accel {
@@ -56,10 +57,11 @@ SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkloa
   return pt;
 }
 
-std::vector<SweepPoint> run_sweep(const DesignSpace& space,
-                                  const std::map<int64_t, SimWorkload>& workloads,
-                                  const HardwareLibrary& lib, const std::vector<uint64_t>& indices,
-                                  const std::function<void(size_t, size_t)>& progress) {
+std::vector<SweepPoint> run_design_sweep(const DesignSpace& space,
+                                         const std::map<int64_t, SimWorkload>& workloads,
+                                         const HardwareLibrary& lib,
+                                         const std::vector<uint64_t>& indices,
+                                         const std::function<void(size_t, size_t)>& progress) {
   std::vector<SweepPoint> out;
   out.reserve(indices.size());
   for (size_t n = 0; n < indices.size(); ++n) {
@@ -97,7 +99,7 @@ void mark_pareto(std::vector<SweepPoint>& points) {
   for (size_t f : front) points[f].pareto = true;
 }
 
-std::string sweep_csv(const DesignSpace& space, const std::vector<SweepPoint>& points) {
+std::string design_sweep_csv(const DesignSpace& space, const std::vector<SweepPoint>& points) {
   std::string s =
       "index,batch,pes,mac_lanes,macs_per_lane,softmax_units,tile_b,tile_xy,activation_mb,"
       "weight_mb,mask_mb,dataflow,memory,banks,ranks,channels,cycles,latency_s,energy_j,"
@@ -120,7 +122,7 @@ std::string sweep_csv(const DesignSpace& space, const std::vector<SweepPoint>& p
 std::string pareto_svg(const std::vector<SweepPoint>& points, Metric x, Metric y,
                        const std::string& title, size_t max_points) {
   PlotSeries all{"designs", {}, {}, false, true, "#b0b0b0"};
-  const size_t step = std::max<size_t>(1, (points.size() + max_points - 1) / max_points);
+  const size_t step = std::max<size_t>(1, ceil_div(points.size(), max_points));
   for (size_t i = 0; i < points.size(); i += step) {
     all.x.push_back(metric(points[i], x));
     all.y.push_back(metric(points[i], y));

@@ -28,14 +28,15 @@ SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkloa
 
 // Evaluates `indices` of the space; `workloads` holds one traced workload per batch choice.
 // `progress(done, total)` is called every few thousand designs.
-std::vector<SweepPoint> run_sweep(const DesignSpace& space,
-                                  const std::map<int64_t, SimWorkload>& workloads,
-                                  const HardwareLibrary& lib, const std::vector<uint64_t>& indices,
-                                  const std::function<void(size_t, size_t)>& progress = nullptr);
+std::vector<SweepPoint> run_design_sweep(
+    const DesignSpace& space, const std::map<int64_t, SimWorkload>& workloads,
+    const HardwareLibrary& lib, const std::vector<uint64_t>& indices,
+    const std::function<void(size_t, size_t)>& progress = nullptr);
 
 void mark_pareto(std::vector<SweepPoint>& points);
 
-std::string sweep_csv(const DesignSpace& space, const std::vector<SweepPoint>& points);
+// One row per design: its parameters, cycles, latency, energy, area and Pareto membership.
+std::string design_sweep_csv(const DesignSpace& space, const std::vector<SweepPoint>& points);
 
 // Scatter of all points (at most `max_points` drawn) with the 2-D Pareto front of the pair.
 enum class Metric : uint8_t { Latency, Energy, Area };

@@ -120,8 +120,7 @@ RunRecord read_run(const std::string& dir) {
   take(r, Metric::Time, train_s ? train_s : number_at(j, {"timing", "train_s"}),
        "run.json has no training time");
   take(r, Metric::Cost, number_at(tel, {"cost_usd", "total"}),
-       tel.is_null() ? no_tel
-                     : "no price: the GPU is not in the catalogue and no --price was given");
+       tel.is_null() ? no_tel : "no price: the GPU is not in the catalog and no --price was given");
   take(r, Metric::Energy, number_at(tel, {"total", "gpu_energy_j"}),
        tel.is_null() ? no_tel
                      : string_at(tel, {"total", "gpu_energy_null_reason"},

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/integer_math.h"
 #include "report/svg_plot.h"
 
 namespace hwt {
@@ -46,7 +47,7 @@ std::vector<CurvePoint> hidden_curve(const StepSpec& c, const GemmModel& model,
   const int64_t lo = std::max<int64_t>(64, (3 * h / 4) / 2 * 2), hi = (5 * h / 4) / 2 * 2;
   std::set<int64_t> timed;
   const int64_t step = std::max<int64_t>(64, (hi - lo) / 6 / 64 * 64);
-  for (int64_t base = (lo + 63) / 64 * 64, i = 0; i < 6 && base + 8 <= hi; base += step, ++i)
+  for (int64_t base = round_up(lo, 64), i = 0; i < 6 && base + 8 <= hi; base += step, ++i)
     timed.insert({base, base + 8, base + 2});
   std::vector<CurvePoint> out;
   for (int64_t h2 = lo; h2 <= hi; h2 += 2) {

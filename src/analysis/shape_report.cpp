@@ -5,15 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report/si_prefix.h"
+
 namespace hwt {
 namespace {
-
-std::string human(double v) {
-  const char* units[] = {"", "K", "M", "G", "T"};
-  int u = 0;
-  while (v >= 1000 && u < 4) v /= 1000, ++u;
-  return fmt::format("{:.3g}{}", v, units[u]);
-}
 
 std::string pct(double v) {
   return fmt::format("{:+.1f}%", 100 * v);
@@ -128,7 +123,7 @@ std::string shape_text(const AdvisorReport& r, const ReportContext& ctx) {
                    gpu.peak_tflops(model.precision()), ctx.constants_origin);
   if (measured) s += fmt::format("measured with cuBLASLt on {}\n", ctx.device);
   s += fmt::format("parameters {}\n\nGEMMs of one training step\n",
-                   human(static_cast<double>(r.current.parameters)));
+                   si_prefixed(static_cast<double>(r.current.parameters)));
   s += fmt::format(
       "{:<16} {:<7} {:<8} {:>7} {:>7} {:>7} {:>5} {:>5} {:>8} {:>5} {:>5} {:>6} {:>9}{} {:>6}\n",
       "scope", "gemm", "phase", "m", "n", "k", "batch", "count", "tile", "waves", "align", "split",

@@ -18,7 +18,7 @@ struct AttentionRate {
 
 // bench_kernels on an H200 (2026-12-01, docs/benchmarks.md "Attention at every head size"):
 // causal, B8 T1024, 16 heads, TFLOP/s over the computed half of the products, divided by the
-// catalogue's peak (989.5 bf16, 494.5 TF32).
+// catalog's peak (989.5 bf16, 494.5 TF32).
 // Head sizes 80 to 128 re-measured (2026-12-02) on the warpgroup kernels' 128-wide instance.
 constexpr AttentionRate k16Bit[] = {{32, 0.1328, 0.0745},  {64, 0.2338, 0.1570},
                                     {80, 0.1746, 0.1139},  {96, 0.2041, 0.1334},

@@ -1,4 +1,4 @@
-// A training step's time on a catalogued GPU that need not be at hand: the traced step priced op
+// A training step's time on a cataloged GPU that need not be at hand: the traced step priced op
 // by op — GEMMs by the calibrated GEMM model, hwt's fused attention by the rates its kernels
 // reach (measured on an H200, as fractions of the tensor-core peak), every other op by its bytes
 // over the GPU's usable memory bandwidth — with energy and cost per step.

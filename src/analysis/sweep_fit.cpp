@@ -20,7 +20,7 @@ std::vector<GemmSample> samples(const SweepResult& r, bool held_out) {
 
 }  // namespace
 
-SweepResult run_sweep(const GpuSpec& gpu, Precision p, const GemmMeasure& measure) {
+SweepResult run_gemm_sweep(const GpuSpec& gpu, Precision p, const GemmMeasure& measure) {
   SweepResult r;
   r.shapes = sweep_grid();
   for (const SweepShape& s : r.shapes)
@@ -37,7 +37,7 @@ SweepResult run_sweep(const GpuSpec& gpu, Precision p, const GemmMeasure& measur
   return r;
 }
 
-std::string sweep_csv(const SweepResult& r, const GpuSpec& gpu, Precision p) {
+std::string gemm_sweep_csv(const SweepResult& r, const GpuSpec& gpu, Precision p) {
   const GemmModel fitted(gpu, p, r.fitted), before(gpu, p, r.start);
   std::string s =
       "family,m,n,k,batch,trans_a,trans_b,held_out,align_bytes,measured_us,measured_tflops,"
@@ -78,7 +78,7 @@ std::string pred_vs_meas_svg(const std::string& title, const std::vector<SampleG
   return render_svg(spec);
 }
 
-std::string sweep_svg(const SweepResult& r, const GpuSpec& gpu, Precision p) {
+std::string gemm_sweep_svg(const SweepResult& r, const GpuSpec& gpu, Precision p) {
   return pred_vs_meas_svg(
       fmt::format("GEMM model vs cuBLASLt on {} ({}), held out: Spearman {:.3f}, median error "
                   "{:.1f}%",

@@ -19,12 +19,12 @@ struct SweepResult {
   FitQuality all;              // fitted constants, every shape
 };
 
-SweepResult run_sweep(const GpuSpec& gpu, Precision p, const GemmMeasure& measure);
+SweepResult run_gemm_sweep(const GpuSpec& gpu, Precision p, const GemmMeasure& measure);
 
 // One row per shape: family, dims, layout, held_out, measured and predicted TFLOP/s.
-std::string sweep_csv(const SweepResult& r, const GpuSpec& gpu, Precision p);
+std::string gemm_sweep_csv(const SweepResult& r, const GpuSpec& gpu, Precision p);
 // Predicted against measured TFLOP/s, fitted and held-out shapes apart, with the y = x line.
-std::string sweep_svg(const SweepResult& r, const GpuSpec& gpu, Precision p);
+std::string gemm_sweep_svg(const SweepResult& r, const GpuSpec& gpu, Precision p);
 
 // The same plot for any groups of measured GEMMs.
 struct SampleGroup {

@@ -1,4 +1,4 @@
-// `hwt estimate`: a config's training step priced on catalogued GPUs that need not be at hand
+// `hwt estimate`: a config's training step priced on cataloged GPUs that need not be at hand
 // (analysis/step_estimate.h).
 #include <fmt/format.h>
 
@@ -109,7 +109,7 @@ void print_table(const std::vector<GpuEstimate>& all, Precision config_precision
   fmt::print(
       "\nPower is an estimate: a fraction of the GPU's TDP that grows with the step's share of "
       "tensor-core work, fitted on an H200 (hwt train's telemetry measures it); cost at the "
-      "catalogue's price per GPU-hour.\n");
+      "catalog's price per GPU-hour.\n");
 }
 
 void run(const Opts& o) {
@@ -134,7 +134,7 @@ void run(const Opts& o) {
   for (const std::string& name : split_names(o.gpus)) {
     const GpuSpec& gpu = cat.find(name);
     const std::optional<Precision> q = gpu.precision_for(p);
-    if (!q) fail_input("{} has no {} rate in the catalogue", gpu.name, precision_name(p));
+    if (!q) fail_input("{} has no {} rate in the catalog", gpu.name, precision_name(p));
     if (!traced.contains(*q)) {
       RunConfig at_q = rc;
       at_q.train.precision = *q;
@@ -168,10 +168,10 @@ void run(const Opts& o) {
 void add_estimate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "estimate",
-      "Predicted step time, throughput, energy and cost of a config on catalogued GPUs");
+      "Predicted step time, throughput, energy and cost of a config on cataloged GPUs");
   auto o = std::make_shared<Opts>();
   add_step_options(cmd, o->config);
-  cmd->add_option("--gpu", o->gpus, "GPU names from the catalogue, comma-separated")
+  cmd->add_option("--gpu", o->gpus, "GPU names from the catalog, comma-separated")
       ->capture_default_str();
   cmd->add_option("--precision", o->precision,
                   "fp32, tf32, bf16 or fp16 (default: train.precision)");

@@ -6,37 +6,32 @@
 
 #include "cli/commands.h"
 #include "cli/config_options.h"
+#include "report/si_prefix.h"
 
 namespace hwt {
 namespace {
-
-std::string human(double v) {
-  const char* units[] = {"", "K", "M", "G", "T", "P"};
-  int u = 0;
-  while (v >= 1000 && u < 5) v /= 1000, ++u;
-  return fmt::format("{:.3g}{}", v, units[u]);
-}
 
 void print_table(const Workload& w) {
   fmt::print("{:<28} {:<20} {:<10} {:>10} {:>10}  {}\n", "scope", "op", "phase", "FLOPs", "bytes",
              "shapes");
   for (const OpRecord& r : w.ops)
     fmt::print("{:<28} {:<20} {:<10} {:>10} {:>10}  {}\n", r.scope, op_name(r.op),
-               phase_name(r.phase), human(r.flops), human(r.bytes_read + r.bytes_written),
-               r.detail);
+               phase_name(r.phase), si_prefixed(r.flops),
+               si_prefixed(r.bytes_read + r.bytes_written), r.detail);
   fmt::print("\n{:<12} {:>12} {:>12} {:>12}\n", "phase", "FLOPs", "GEMM FLOPs", "bytes");
   for (Phase p : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
     double bytes = 0;
     for (const OpRecord& r : w.ops)
       if (r.phase == p) bytes += r.bytes_read + r.bytes_written;
-    fmt::print("{:<12} {:>12} {:>12} {:>12}\n", phase_name(p), human(w.flops(p)),
-               human(w.gemm_flops(p)), human(bytes));
+    fmt::print("{:<12} {:>12} {:>12} {:>12}\n", phase_name(p), si_prefixed(w.flops(p)),
+               si_prefixed(w.gemm_flops(p)), si_prefixed(bytes));
   }
-  fmt::print("{:<12} {:>12} {:>12} {:>12}\n", "total", human(w.total_flops()),
-             human(w.gemm_flops(Phase::Forward) + w.gemm_flops(Phase::Backward)),
-             human(w.total_bytes()));
+  fmt::print("{:<12} {:>12} {:>12} {:>12}\n", "total", si_prefixed(w.total_flops()),
+             si_prefixed(w.gemm_flops(Phase::Forward) + w.gemm_flops(Phase::Backward)),
+             si_prefixed(w.total_bytes()));
   fmt::print("\nparameters {} ({}), batch {} x seq {}, memory planned {}B\n", w.parameters,
-             human(static_cast<double>(w.parameters)), w.batch, w.seq, human(w.peak_bytes));
+             si_prefixed(static_cast<double>(w.parameters)), w.batch, w.seq,
+             si_prefixed(w.peak_bytes));
 }
 
 }  // namespace

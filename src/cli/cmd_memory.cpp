@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/config_options.h"
 #include "core/text_number.h"
+#include "report/si_prefix.h"
 #include "workload/memory_plan.h"
 
 namespace hwt {
@@ -56,13 +57,6 @@ Budget check(const MemoryPlan& plan, const std::vector<double>& caps) {
   return {caps, all, split};
 }
 
-std::string bytes_text(double b) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-  int u = 0;
-  while (b >= 1000 && u < 4) b /= 1000, ++u;
-  return fmt::format("{:.4g} {}", b, units[u]);
-}
-
 std::string stage_key(MemoryStage s) {
   std::string k(memory_stage_name(s));
   std::replace(k.begin(), k.end(), ' ', '_');
@@ -100,25 +94,26 @@ void print_layers(const MemoryPlan& p) {
   fmt::print(" {:>12}\n", "total");
   const auto print_row = [](const MemoryRow& r) {
     fmt::print("{:<16}", r.layer);
-    for (MemoryStage s : kMemoryStages) fmt::print(" {:>15}", bytes_text(r[s]));
-    fmt::print(" {:>12}\n", bytes_text(r.total()));
+    for (MemoryStage s : kMemoryStages) fmt::print(" {:>15}", si_prefixed(r[s], 4, "B"));
+    fmt::print(" {:>12}\n", si_prefixed(r.total(), 4, "B"));
   };
   for (const MemoryRow& r : p.layers) print_row(r);
   print_row(p.total);
-  fmt::print("other (gradient norm, fp16 loss scale): {}; planned: {}\n", bytes_text(p.other),
-             bytes_text(p.allocated));
+  fmt::print("other (gradient norm, fp16 loss scale): {}; planned: {}\n",
+             si_prefixed(p.other, 4, "B"), si_prefixed(p.allocated, 4, "B"));
   fmt::print("runtime on a GPU: cuBLASLt workspace {}, cudaMalloc's 2 MiB pages {}; GPU total {}\n",
-             bytes_text(p.runtime.gemm_workspace), bytes_text(p.runtime.allocation_rounding),
-             bytes_text(p.gpu_bytes()));
+             si_prefixed(p.runtime.gemm_workspace, 4, "B"),
+             si_prefixed(p.runtime.allocation_rounding, 4, "B"),
+             si_prefixed(p.gpu_bytes(), 4, "B"));
   fmt::print(
       "  (not counted: the CUDA context, kernel code, the CUDA backend's scratch for "
       "attention and norm backward)\n");
 }
 
 std::string verdict(const BudgetCheck& b) {
-  if (!b.overflow) return fmt::format("fits ({} needed)", bytes_text(b.needed));
+  if (!b.overflow) return fmt::format("fits ({} needed)", si_prefixed(b.needed, 4, "B"));
   return fmt::format("does not fit: {} overflow first ({} needed)", memory_stage_name(*b.overflow),
-                     bytes_text(b.needed));
+                     si_prefixed(b.needed, 4, "B"));
 }
 
 std::string stages_in(OnChipMemory m) {
@@ -130,10 +125,11 @@ std::string stages_in(OnChipMemory m) {
 
 void print_budget(const Budget& b) {
   if (!b.split) {
-    fmt::print("\nbudget {}: {}\n", bytes_text(b.all.capacity), verdict(b.all));
+    fmt::print("\nbudget {}: {}\n", si_prefixed(b.all.capacity, 4, "B"), verdict(b.all));
     return;
   }
-  fmt::print("\nbudget BRAM {} + URAM {}:\n", bytes_text(b.caps[0]), bytes_text(b.caps[1]));
+  fmt::print("\nbudget BRAM {} + URAM {}:\n", si_prefixed(b.caps[0], 4, "B"),
+             si_prefixed(b.caps[1], 4, "B"));
   for (OnChipMemory m : kOnChipMemories)
     fmt::print("  {} ({}): {}\n", on_chip_memory_name(m), stages_in(m), verdict(b.split->of(m)));
   if (b.all.overflow)
@@ -235,7 +231,8 @@ void run(const Opts& o) {
   fmt::print("\n");
   for (size_t m = 0; m < columns.front().models.size(); ++m) {
     fmt::print("{:<16}", m == 0 ? (plan.tensor_train ? "tensor train" : "dense") : "dense");
-    for (const Column& c : columns) fmt::print(" {:>12}", bytes_text(c.models[m].allocated));
+    for (const Column& c : columns)
+      fmt::print(" {:>12}", si_prefixed(c.models[m].allocated, 4, "B"));
     fmt::print("\n");
   }
   if (budget) print_budget(*budget);

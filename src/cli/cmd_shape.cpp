@@ -99,7 +99,7 @@ const GpuSpec& pick_gpu(const GpuCatalog& cat, const Opts& o, const Measurer* m)
 void sweep(const GpuSpec& gpu, Precision p, Measurer& m, const Opts& o) {
   size_t done = 0;
   const size_t total = sweep_grid().size();
-  const SweepResult r = run_sweep(gpu, p, [&](const GemmCall& g) {
+  const SweepResult r = run_gemm_sweep(gpu, p, [&](const GemmCall& g) {
     if (++done % 50 == 0) fmt::print(stderr, "measured {}/{} shapes\n", done, total);
     return m(g);
   });
@@ -109,8 +109,8 @@ void sweep(const GpuSpec& gpu, Precision p, Measurer& m, const Opts& o) {
   save_calibration(cached, c);
   if (!o.out.empty()) {
     save_calibration((std::filesystem::path(o.out) / name).string(), c);
-    write_output_file(o.out, "sweep.csv", sweep_csv(r, gpu, p));
-    write_output_file(o.out, "sweep_pred_vs_meas.svg", sweep_svg(r, gpu, p));
+    write_output_file(o.out, "sweep.csv", gemm_sweep_csv(r, gpu, p));
+    write_output_file(o.out, "sweep_pred_vs_meas.svg", gemm_sweep_svg(r, gpu, p));
   }
   auto line = [](const char* what, const FitQuality& q) {
     fmt::print("{:<36} {:>6} {:>9.3f} {:>11.1f}% {:>9.1f}%\n", what, q.count, q.spearman,

@@ -136,13 +136,13 @@ void run_sweep_command(const Opts& o) {
                100.0 * static_cast<double>(done) / static_cast<double>(total),
                static_cast<double>(done) / std::max(s, 1e-9));
   };
-  std::vector<SweepPoint> points = run_sweep(space, workloads, lib, indices, progress);
+  std::vector<SweepPoint> points = run_design_sweep(space, workloads, lib, indices, progress);
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   mark_pareto(points);
   const auto front =
       std::count_if(points.begin(), points.end(), [](const SweepPoint& p) { return p.pareto; });
 
-  write_output_file(o.out, "sweep.csv", sweep_csv(space, points));
+  write_output_file(o.out, "sweep.csv", design_sweep_csv(space, points));
   write_output_file(
       o.out, "pareto_latency_energy.svg",
       pareto_svg(points, Metric::Latency, Metric::Energy, space.name + ": latency vs energy"));

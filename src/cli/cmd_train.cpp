@@ -43,7 +43,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--resume", o->resume, "Continue from a checkpoint.safetensors");
   cmd->add_flag("--overwrite", o->overwrite, "Replace an earlier run in --out");
   cmd->add_option("--price", o->price,
-                  "USD per GPU-hour for the run's cost (default: the GPU catalogue's price)");
+                  "USD per GPU-hour for the run's cost (default: the GPU catalog's price)");
   cmd->add_flag("--quiet", o->quiet, "No progress output");
   cmd->add_option("--gpus", o->gpus,
                   "Data parallel on this machine's first N GPUs, one process each (under mpirun "

@@ -10,7 +10,7 @@
 
 namespace hwt {
 
-// price: --price as typed (empty: the GPU catalogue's); InputError unless a positive number.
+// price: --price as typed (empty: the GPU catalog's); InputError unless a positive number.
 TrainRequest training_request(RunConfig config, std::string out_dir, const std::string& price,
                               bool progress);
 

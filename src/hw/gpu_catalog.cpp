@@ -172,7 +172,7 @@ std::optional<LinkKind> parse_link_kind(std::string_view name) {
 const LinkSpec& GpuSpec::link(LinkKind k) const {
   auto it = links.find(k);
   if (it == links.end())
-    fail_input("{} has no {} figures in the GPU catalogue (add them with --catalog FILE)", name,
+    fail_input("{} has no {} figures in the GPU catalog (add them with --catalog FILE)", name,
                link_name(k));
   return it->second;
 }

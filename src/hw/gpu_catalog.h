@@ -60,7 +60,7 @@ struct GpuSpec {
   std::optional<Precision> precision_for(Precision p) const;
   // The document a key's number comes from.
   const std::string& source_of(const std::string& key) const;
-  // The link's figures; InputError when the catalogue has none for this GPU.
+  // The link's figures; InputError when the catalog has none for this GPU.
   const LinkSpec& link(LinkKind k) const;
 };
 

@@ -1,12 +1,14 @@
 #include "model/activation_arena.h"
 
+#include "core/integer_math.h"
+
 namespace hwt {
 
 ActivationArena::Slot ActivationArena::reserve(DType dtype, int64_t max_elements, ArenaUse use) {
   HWT_CHECK(!buffer_.data() && max_elements >= 0, "reserve after allocation");
   entries_.push_back({dtype, max_elements, total_, use, owner_});
   // 256-byte alignment keeps every slot aligned for vector loads and GEMM libraries.
-  total_ += (static_cast<size_t>(max_elements) * dtype_size(dtype) + 255) / 256 * 256;
+  total_ += round_up(static_cast<size_t>(max_elements) * dtype_size(dtype), 256);
   return entries_.size() - 1;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/integer_math.h"
 #include "core/philox.h"
 
 namespace hwt {
@@ -22,7 +23,7 @@ void fill_normal(float* out, int64_t n, float std, uint64_t seed) {
   // Box-Muller on the uniforms philox_uniform(seed, i) and (seed, i + 1) for each even i; one
   // Philox block holds the words of two such pairs.
 #pragma omp parallel for schedule(static)
-  for (int64_t block = 0; block < (n + 3) / 4; ++block) {
+  for (int64_t block = 0; block < ceil_div(n, 4); ++block) {
     const Philox4 words = philox4x32(static_cast<uint64_t>(block), seed);
     for (int64_t lane = 0; lane < 4 && 4 * block + lane < n; lane += 2) {
       const int64_t i = 4 * block + lane;
@@ -124,7 +125,7 @@ void ParamStore::allocate(Backend& backend, DType compute, int64_t storage_multi
   }
   count_ = offset;
   HWT_CHECK(storage_multiple >= 1, "storage multiple {}", storage_multiple);
-  storage_ = (count_ + storage_multiple - 1) / storage_multiple * storage_multiple;
+  storage_ = round_up(count_, storage_multiple);
   const auto n = static_cast<size_t>(storage_);
   params_ = DeviceBuffer(backend, n * 4);
   grads_ = DeviceBuffer(backend, n * 4);

@@ -18,7 +18,7 @@ Price price_of(const std::optional<double>& given, const GpuSpec* spec,
   if (spec && spec->price_per_hour > 0) return {spec->price_per_hour, spec->price_source};
   return {std::nullopt,
           fmt::format("unknown: no --price, and {}",
-                      spec ? "the catalogue has no price for " + spec->name : unknown_gpu)};
+                      spec ? "the catalog has no price for " + spec->name : unknown_gpu)};
 }
 
 }  // namespace
@@ -30,7 +30,7 @@ nlohmann::json cost_and_mfu(const std::optional<std::string>& gpu, const std::st
   if (gpu) catalog = load_gpu_catalog();
   const GpuSpec* spec = gpu ? catalog.match_device(*gpu) : nullptr;
   const std::string unknown_gpu =
-      gpu ? fmt::format("GPU '{}' is not in the GPU catalogue", *gpu) : no_gpu;
+      gpu ? fmt::format("GPU '{}' is not in the GPU catalog", *gpu) : no_gpu;
 
   const Price price = price_of(costing.price_per_gpu_hour, spec, unknown_gpu);
   auto cost = [&](const WindowStats& w) {
@@ -50,7 +50,7 @@ nlohmann::json cost_and_mfu(const std::optional<std::string>& gpu, const std::st
   if (!spec)
     why = unknown_gpu;
   else if (peak <= 0)
-    why = fmt::format("the catalogue has no {} peak for {}", precision_name(precision), spec->name);
+    why = fmt::format("the catalog has no {} peak for {}", precision_name(precision), spec->name);
   else if (train.seconds <= 0 || costing.tokens_trained <= 0)
     why = "the run trained no tokens";
   const std::optional<double> flops =

@@ -1,5 +1,5 @@
 // What a run's GPU time cost and how well it used the GPU: price per GPU-hour (--price or the
-// GPU catalogue), cost, and MFU, for run.json's "telemetry".
+// GPU catalog), cost, and MFU, for run.json's "telemetry".
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 namespace hwt {
 
 struct RunCosting {
-  std::optional<double> price_per_gpu_hour;  // --price; else the GPU catalogue's
+  std::optional<double> price_per_gpu_hour;  // --price; else the GPU catalog's
   int64_t tokens_trained = 0;                // by this run's training steps
   // One training step's traced FLOPs per token; called only when a GPU peak makes MFU possible.
   std::function<std::optional<double>()> flops_per_token;

@@ -12,6 +12,7 @@
 
 #include "core/files.h"
 #include "core/fingerprint.h"
+#include "core/integer_math.h"
 #include "core/philox.h"
 #include "data/dataset.h"
 #include "measure/host_info.h"
@@ -143,7 +144,7 @@ void Run::setup() {
   it_->set_word_dropout(cfg_.data.word_dropout);
   it_->seek(state_.epoch, state_.position);
   const int64_t accum = cfg_.train.grad_accum;
-  steps_per_epoch_ = std::max<int64_t>(1, (it_->batches_per_epoch() + accum - 1) / accum);
+  steps_per_epoch_ = std::max<int64_t>(1, ceil_div(it_->batches_per_epoch(), accum));
   total_steps_ =
       cfg_.train.max_steps > 0 ? cfg_.train.max_steps : cfg_.train.epochs * steps_per_epoch_;
   // The output folder appears only once the data, model and checkpoint are known to be good.

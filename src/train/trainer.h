@@ -17,7 +17,7 @@ struct TrainRequest {
   std::string out_dir;
   std::string resume;  // checkpoint to continue from; empty starts fresh
   bool progress = true;
-  std::optional<double> price_per_gpu_hour = {};  // --price; else the GPU catalogue's
+  std::optional<double> price_per_gpu_hour = {};  // --price; else the GPU catalog's
   // FLOPs per token of one training step of the model (resolved against the data), for MFU;
   // the caller traces it (workload/ sits above train/). Unset: MFU is null.
   std::function<std::optional<double>(const RunConfig&)> flops_per_token = {};

@@ -7,6 +7,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/gemm.h"
 #include "core/activation_math.h"
+#include "core/integer_math.h"
 
 namespace hwt {
 namespace {
@@ -43,7 +44,7 @@ void CpuBackend::linear_backward(const LinearBwd& a) {
   if (a.db.defined()) {
     expect_f32(a.db, "db");
     // Column sums over fixed row chunks, combined in order: deterministic for any thread count.
-    const int64_t chunks = (m + kReduceChunk - 1) / kReduceChunk;
+    const int64_t chunks = ceil_div(m, kReduceChunk);
     std::vector<float> part(static_cast<size_t>(chunks * n), 0.0f);
 #pragma omp parallel for schedule(static)
     for (int64_t c = 0; c < chunks; ++c) {

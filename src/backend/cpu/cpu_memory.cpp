@@ -9,6 +9,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/bf16.h"
+#include "core/integer_math.h"
 
 namespace hwt {
 
@@ -39,7 +40,7 @@ std::string CpuBackend::name() const {
 
 void* CpuBackend::allocate(size_t bytes) {
   // 64-byte alignment for vector loads; aligned_alloc wants a multiple of the alignment.
-  const size_t rounded = (bytes + 63) / 64 * 64;
+  const size_t rounded = round_up(bytes, 64);
   void* p = std::aligned_alloc(64, rounded);
   if (!p) fail("cpu backend: out of memory allocating {} bytes", bytes);
   return p;
@@ -114,7 +115,7 @@ float chunked_sum(const Tensor& x, F f) {
   const float* p = x.as<float>();
   const int64_t n = x.numel();
   constexpr int64_t kChunk = 1 << 14;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  const int64_t chunks = ceil_div(n, kChunk);
   std::vector<double> part(static_cast<size_t>(chunks));
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {

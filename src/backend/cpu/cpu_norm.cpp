@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "core/integer_math.h"
 #include "core/philox.h"
 
 namespace hwt {
@@ -54,7 +55,7 @@ void layernorm_row_backward(const float* x, const float* gamma, float mean, floa
 // then adds the partials into dgamma and dbeta in chunk order.
 template <class Body>
 void rows_with_param_grads(int64_t rows, int64_t n, float* dgamma, float* dbeta, Body body) {
-  const int64_t chunks = (rows + kReduceChunk - 1) / kReduceChunk;
+  const int64_t chunks = ceil_div(rows, kReduceChunk);
   std::vector<float> part(static_cast<size_t>(chunks * 2 * n), 0.0f);
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {

@@ -8,6 +8,7 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
@@ -356,8 +357,8 @@ void launch_generic(const Launch& l, Kernel kernel, const AttnArgs& a, size_t sm
   if (smem > 48 * 1024)
     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          static_cast<int>(smem));
-  const dim3 grid(static_cast<unsigned>((a.seq + kRows - 1) / kRows),
-                  static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch));
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, kRows)), static_cast<unsigned>(a.heads),
+                  static_cast<unsigned>(a.batch));
   kernel<<<grid, kRows * 32, smem, l.stream>>>(a);
 }
 
@@ -397,7 +398,9 @@ __global__ void repack_kernel(const T* src, T* dst, int64_t groups, int64_t d_sr
 void attention_dvec(const Launch& l, const AttnArgs& a) {
   const int64_t n = a.batch * a.seq * a.heads;
   HWT_DISPATCH_FLOAT(
-      a.dt, T, dvec_kernel<T><<<static_cast<unsigned>((n + 255) / 256), 256, 0, l.stream>>>(a));
+      a.dt, T,
+      dvec_kernel<T>
+      <<<static_cast<unsigned>(ceil_div(n, kBlockThreads)), kBlockThreads, 0, l.stream>>>(a));
 }
 
 }  // namespace
@@ -406,9 +409,9 @@ void repack_heads(const Launch& l, DType dt, const void* src, void* dst, int64_t
                   int64_t d_src, int64_t d_dst) {
   const int64_t n = groups * d_dst;
   if (n == 0) return;
-  const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
+  const unsigned blocks = static_cast<unsigned>(ceil_div(n, kBlockThreads));
   HWT_DISPATCH_FLOAT(dt, T,
-                     repack_kernel<T><<<blocks, 256, 0, l.stream>>>(
+                     repack_kernel<T><<<blocks, kBlockThreads, 0, l.stream>>>(
                          static_cast<const T*>(src), static_cast<T*>(dst), groups, d_src, d_dst));
 }
 

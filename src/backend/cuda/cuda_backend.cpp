@@ -5,6 +5,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
+#include "core/integer_math.h"
 
 namespace hwt {
 
@@ -90,7 +91,7 @@ void* CudaBackend::scratch(size_t bytes) {
   check(cudaFree(scratch_), "freeing scratch");
   scratch_ = nullptr;
   scratch_bytes_ = 0;
-  const size_t rounded = (bytes + (1u << 20) - 1) / (1u << 20) * (1u << 20);
+  const size_t rounded = round_up(bytes, 1u << 20);
   scratch_ = allocate(rounded);
   scratch_bytes_ = rounded;
   return scratch_;

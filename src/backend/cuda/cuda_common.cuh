@@ -1,5 +1,6 @@
-// Device-side helpers shared by the CUDA kernels: element conversions, 16-byte vectors, warp
-// and block reductions, Philox dropout draws, and dtype dispatch for the launchers.
+// Helpers shared by the CUDA kernels: element conversions, 16-byte vectors, the block size and
+// grid of the grid-stride kernels, warp and block reductions, Philox dropout draws, and dtype
+// dispatch for the launchers.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -8,7 +9,9 @@
 
 #include <cstdint>
 
+#include "backend/cuda/cuda_kernels.h"
 #include "core/dtype.h"
+#include "core/integer_math.h"
 #include "core/philox.h"
 
 namespace hwt::cuda {
@@ -84,6 +87,17 @@ __device__ __forceinline__ void store_floats(T* p, const float (&in)[V]) {
 #pragma unroll
   for (int i = 0; i < V; ++i) pk.v[i] = from_f<T>(in[i]);
   store_pack<T, V>(p, pk);
+}
+
+// Threads per block of the grid-stride and one-thread-per-element kernels (elementwise ops,
+// embeddings, reductions, pruning, optimizers).
+constexpr int kBlockThreads = 256;
+
+// Blocks of kBlockThreads for a grid-stride loop over `work` items: one per kBlockThreads items,
+// at least one, at most eight per multiprocessor.
+inline int grid_for(const Launch& l, int64_t work) {
+  const int64_t blocks = ceil_div(work, kBlockThreads);
+  return static_cast<int>(blocks < 8LL * l.sms ? (blocks > 0 ? blocks : 1) : 8LL * l.sms);
 }
 
 constexpr float kLog2e = 1.4426950408889634f;

@@ -6,11 +6,10 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
-
-constexpr int kThreads = 256;
 
 template <class T, int V>
 __global__ void embedding_fwd_kernel(const int* ids, const T* table, const T* pos, T* out,
@@ -55,7 +54,7 @@ template <class T>
 __global__ void segment_sum_kernel(const unsigned* keys, const int* rows_idx, const T* dout,
                                    float* dtable, int64_t rows, int64_t cols, unsigned skip) {
   const int lane = threadIdx.x & 31;
-  const int64_t chunks = (cols + 63) / 64;
+  const int64_t chunks = ceil_div(cols, 64);
   const int64_t tasks = rows * chunks;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
   for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + (threadIdx.x >> 5);
@@ -120,7 +119,7 @@ __global__ void pool_bwd_kernel(const T* dout, T* dx, const int* lengths, int64_
 }
 
 unsigned blocks_for(int64_t n) {
-  return static_cast<unsigned>((n + kThreads - 1) / kThreads);
+  return static_cast<unsigned>(ceil_div(n, kBlockThreads));
 }
 
 int end_bit_for(int64_t vocab) {
@@ -130,7 +129,7 @@ int end_bit_for(int64_t vocab) {
 }
 
 size_t align256(size_t b) {
-  return (b + 255) / 256 * 256;
+  return round_up(b, 256);
 }
 
 size_t sort_temp_bytes(int64_t rows, int64_t vocab) {
@@ -150,12 +149,12 @@ void embedding_fwd_typed(const Launch& l, const int* ids, const void* table, con
   T* to = static_cast<T*>(out);
   const int64_t cap = 8LL * l.sms;
   if (cols % V == 0 && aligned16(table) && aligned16(out) && (!pos || aligned16(pos))) {
-    const int64_t blocks = std::min<int64_t>(cap, (rows * cols / V + kThreads - 1) / kThreads);
-    embedding_fwd_kernel<T, V><<<static_cast<unsigned>(blocks), kThreads, 0, l.stream>>>(
+    const int64_t blocks = std::min<int64_t>(cap, ceil_div(rows * cols / V, kBlockThreads));
+    embedding_fwd_kernel<T, V><<<static_cast<unsigned>(blocks), kBlockThreads, 0, l.stream>>>(
         ids, tt, tp, to, rows, cols, vocab, seq, l.errors);
   } else {
-    const int64_t blocks = std::min<int64_t>(cap, (rows * cols + kThreads - 1) / kThreads);
-    embedding_fwd_kernel<T, 1><<<static_cast<unsigned>(blocks), kThreads, 0, l.stream>>>(
+    const int64_t blocks = std::min<int64_t>(cap, ceil_div(rows * cols, kBlockThreads));
+    embedding_fwd_kernel<T, 1><<<static_cast<unsigned>(blocks), kBlockThreads, 0, l.stream>>>(
         ids, tt, tp, to, rows, cols, vocab, seq, l.errors);
   }
 }
@@ -173,18 +172,18 @@ void embedding_bwd_typed(const Launch& l, const int* ids, const void* d_out, flo
     int* vals_in = reinterpret_cast<int*>(s + 2 * arr);
     int* vals_out = reinterpret_cast<int*>(s + 3 * arr);
     size_t temp_bytes = scratch_bytes - 4 * arr;
-    sort_prep_kernel<<<blocks_for(rows), kThreads, 0, l.stream>>>(ids, keys_in, vals_in, rows,
-                                                                  vocab);
+    sort_prep_kernel<<<blocks_for(rows), kBlockThreads, 0, l.stream>>>(ids, keys_in, vals_in, rows,
+                                                                       vocab);
     cub::DeviceRadixSort::SortPairs(s + 4 * arr, temp_bytes, keys_in, keys_out, vals_in, vals_out,
                                     static_cast<int>(rows), 0, end_bit_for(vocab), l.stream);
-    const int64_t tasks = rows * ((cols + 63) / 64);
-    const int64_t blocks = std::min<int64_t>(16LL * l.sms, (tasks + 7) / 8);
-    segment_sum_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, l.stream>>>(
+    const int64_t tasks = rows * ceil_div(cols, 64);
+    const int64_t blocks = std::min<int64_t>(16LL * l.sms, ceil_div(tasks, 8));
+    segment_sum_kernel<T><<<static_cast<unsigned>(blocks), kBlockThreads, 0, l.stream>>>(
         keys_out, vals_out, g, d_table, rows, cols, static_cast<unsigned>(vocab));
   }
   if (d_pos)
     pos_grad_kernel<T>
-        <<<blocks_for(seq * cols), kThreads, 0, l.stream>>>(g, d_pos, rows / seq, seq, cols);
+        <<<blocks_for(seq * cols), kBlockThreads, 0, l.stream>>>(g, d_pos, rows / seq, seq, cols);
 }
 
 }  // namespace
@@ -215,7 +214,7 @@ void pool_forward(const Launch& l, DType dt, const void* x, void* out, const int
   if (batch * cols == 0) return;
   HWT_DISPATCH_FLOAT(
       dt, T,
-      pool_fwd_kernel<T><<<blocks_for(batch * cols), kThreads, 0, l.stream>>>(
+      pool_fwd_kernel<T><<<blocks_for(batch * cols), kBlockThreads, 0, l.stream>>>(
           static_cast<const T*>(x), static_cast<T*>(out), lengths, batch, seq, cols, mean));
 }
 
@@ -224,7 +223,7 @@ void pool_backward(const Launch& l, DType dt, const void* d_out, void* d_x, cons
   if (batch * seq * cols == 0) return;
   HWT_DISPATCH_FLOAT(
       dt, T,
-      pool_bwd_kernel<T><<<blocks_for(batch * seq * cols), kThreads, 0, l.stream>>>(
+      pool_bwd_kernel<T><<<blocks_for(batch * seq * cols), kBlockThreads, 0, l.stream>>>(
           static_cast<const T*>(d_out), static_cast<T*>(d_x), lengths, batch, seq, cols, mean));
 }
 

@@ -23,6 +23,7 @@
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_mma.cuh"
 #include "backend/cuda/cuda_wgmma.cuh"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
@@ -267,7 +268,7 @@ __global__ void __launch_bounds__(32 * kFwdWarps, kFwdBlocks<kD>) flash_fwd_kern
   const int q0 = query_tile_start<kFwdOwn>();
   const T* qkv = static_cast<const T*>(a.qkv);
   const int kv_end = a.causal ? min(q0 + kFwdOwn, hd.L) : hd.L;
-  const int n_tiles = (kv_end + kTile - 1) / kTile;
+  const int n_tiles = ceil_div(kv_end, kTile);
   const int row0 = q0 + warp * 16 + g;  // rows row0 and row0 + 8
   float o[kD / 8][4] = {};
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
@@ -367,7 +368,7 @@ __global__ void __launch_bounds__(32 * kDqWarps, kDqBlocks<kD>) flash_dq_kernel(
   const T* qkv = static_cast<const T*>(a.qkv);
   const T* dout = static_cast<const T*>(a.d_out);
   const int kv_end = a.causal ? min(q0 + kDqOwn, hd.L) : hd.L;
-  const int n_tiles = (kv_end + kTile - 1) / kTile;
+  const int n_tiles = ceil_div(kv_end, kTile);
   load_tile<kDqOwn, kThreads, kD>(sQ, qkv + hd.qkv(q0, 0), hd.rs, hd.S - q0, head_cols<kD>(a));
   load_tile<kDqOwn, kThreads, kD>(sdO, dout + hd.out(q0), hd.os, hd.S - q0, head_cols<kD>(a));
   cp_async_commit();
@@ -509,7 +510,7 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
   const int key0 = j0 + warp * 16 + g;  // key rows key0 and key0 + 8
 
   const int q_first = a.causal ? j0 / kTile : 0;
-  const int q_tiles = j0 < hd.L ? (hd.S + kTile - 1) / kTile : q_first;
+  const int q_tiles = j0 < hd.L ? ceil_div(hd.S, kTile) : q_first;
   // Stages query tile qt: Q, dO and the rows' lse and dvec, all asynchronously. Rows past the
   // sequence get lse -inf and dvec 0; the mask zeroes their probabilities.
   auto stage = [&](int qt, int buf) {
@@ -719,7 +720,7 @@ void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t
   cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                        cudaSharedmemCarveoutMaxShared);
   const int64_t own = 16 * warps;
-  const dim3 grid(static_cast<unsigned>((a.seq + own - 1) / own), static_cast<unsigned>(a.heads),
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, own)), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));
   kernel<<<grid, 32 * warps, smem, l.stream>>>(a);
 }
@@ -727,11 +728,11 @@ void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t
 template <class T, int kD, bool kDrop>
 void backward_typed(const Launch& l, const AttnArgs& a) {
   const int64_t threads = a.batch * a.seq * a.heads * (kD / 8);
-  const unsigned blocks = static_cast<unsigned>((threads + 255) / 256);
-  flash_dvec_kernel<T, kD><<<blocks, 256, 0, l.stream>>>(a);
+  const unsigned blocks = static_cast<unsigned>(ceil_div(threads, kBlockThreads));
+  flash_dvec_kernel<T, kD><<<blocks, kBlockThreads, 0, l.stream>>>(a);
   if (a.dq_accum) {
     launch(l, flash_dkv_kernel<T, kD, kDrop, true>, a, kDkvWarps, dkv_smem(kD, true));
-    flash_dq_store_kernel<T, kD><<<blocks, 256, 0, l.stream>>>(a);
+    flash_dq_store_kernel<T, kD><<<blocks, kBlockThreads, 0, l.stream>>>(a);
   } else {
     launch(l, flash_dq_kernel<T, kD, kDrop>, a, kDqWarps, dq_smem(kD));
     launch(l, flash_dkv_kernel<T, kD, kDrop, false>, a, kDkvWarps, dkv_smem(kD, false));

@@ -20,6 +20,7 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
 #include "backend/cuda/cuda_mma.cuh"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
@@ -213,7 +214,7 @@ __device__ __forceinline__ void load_rows(T* dst, const T* src, int64_t stride, 
   constexpr int kPer = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte chunk
   constexpr int kChunks = kD / kPer, st = padded_row<T>(kD);
 #pragma unroll
-  for (int n = 0; n < (kRows * kChunks + kThreads - 1) / kThreads; ++n) {
+  for (int n = 0; n < ceil_div(kRows * kChunks, kThreads); ++n) {
     const int c = static_cast<int>(threadIdx.x) + n * kThreads;
     if (kRows * kChunks % kThreads != 0 && c >= kRows * kChunks) break;
     const int r = c / kChunks, k = (c % kChunks) * kPer;
@@ -291,7 +292,7 @@ struct QueryBlock {
     row0 = q0 + warp_row0 + ((threadIdx.x & 31) >> 2);  // rows row0 + 16 m (+ 8)
     warp_last = q0 + warp_row0 + 16 * kM - 1;
     const int kv_end = a.causal ? min(q0 + kRows, hd.L) : hd.L;
-    n_tiles = (kv_end + kTile - 1) / kTile;
+    n_tiles = ceil_div(kv_end, kTile);
   }
   // Starts loading the block's rows of a query-shaped tensor into `dst`.
   __device__ void load_own(T* dst, const T* src, int64_t stride) const {
@@ -540,7 +541,7 @@ __global__ void __launch_bounds__(kThreads* dkv_parts<kD>()) mma_dkv_kernel(Attn
   const T* qkv = static_cast<const T*>(a.qkv);
   const T* dout = static_cast<const T*>(a.d_out);
   const int q_first = a.causal ? j0 / kTile : 0;
-  const int q_tiles = j0 < hd.L ? (hd.S + kTile - 1) / kTile : q_first;  // none past the length
+  const int q_tiles = j0 < hd.L ? ceil_div(hd.S, kTile) : q_first;  // none past the length
   auto stage = [&](int qt) {
     const int i0 = qt * kTile, buf = qt & 1;
     load_rows<T, kD, kTile, kAll>(sQ + buf * kTile * st, qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0,
@@ -622,7 +623,7 @@ __global__ void __launch_bounds__(kThreads* dkv_parts<kD>()) mma_dkv_kernel(Attn
 template <class Kernel>
 void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int threads, int rows, size_t smem) {
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  const dim3 grid(static_cast<unsigned>((a.seq + rows - 1) / rows), static_cast<unsigned>(a.heads),
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, rows)), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));
   kernel<<<grid, threads, smem, l.stream>>>(a);
 }
@@ -635,7 +636,8 @@ void run_sized(const Launch& l, const AttnArgs& a, bool backward) {
     return;
   }
   const int64_t threads = a.batch * a.seq * a.heads * 8;
-  mma_dvec_kernel<T><<<static_cast<unsigned>((threads + 255) / 256), 256, 0, l.stream>>>(a);
+  mma_dvec_kernel<T>
+      <<<static_cast<unsigned>(ceil_div(threads, kBlockThreads)), kBlockThreads, 0, l.stream>>>(a);
   const int dq_rows = 16 * kWarps * dq_m<T, kD>();
   launch(l, mma_dq_kernel<T, kD, kDrop>, a, kThreads, dq_rows, bwd_smem<T, kD>(dq_rows));
   launch(l, mma_dkv_kernel<T, kD, kDrop>, a, kThreads * dkv_parts<kD>(), kKeyRows,

@@ -4,12 +4,12 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
 #include "core/activation_math.h"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / 32;
+constexpr int kWarps = kBlockThreads / 32;
 constexpr int kChunkRows = 64;  // rows per block of the bias-gradient reduction
 
 template <class T, int V>
@@ -74,11 +74,6 @@ __global__ void act_bias_grad_kernel(T* dy, const T* pre, Activation act, int64_
   }
 }
 
-int grid_for(const Launch& l, int64_t work) {
-  const int64_t blocks = (work + kThreads - 1) / kThreads;
-  return static_cast<int>(blocks < 8LL * l.sms ? (blocks > 0 ? blocks : 1) : 8LL * l.sms);
-}
-
 template <class T>
 void bias_act_typed(const Launch& l, void* z, const void* bias, void* y, int64_t rows, int64_t cols,
                     Activation act) {
@@ -87,19 +82,18 @@ void bias_act_typed(const Launch& l, void* z, const void* bias, void* y, int64_t
   const T* tb = static_cast<const T*>(bias);
   if (cols % V == 0 && aligned16(z) && aligned16(y) && (!bias || aligned16(bias)))
     bias_act_kernel<T, V>
-        <<<grid_for(l, rows * cols / V), kThreads, 0, l.stream>>>(tz, tb, ty, rows, cols, act);
+        <<<grid_for(l, rows * cols / V), kBlockThreads, 0, l.stream>>>(tz, tb, ty, rows, cols, act);
   else
     bias_act_kernel<T, 1>
-        <<<grid_for(l, rows * cols), kThreads, 0, l.stream>>>(tz, tb, ty, rows, cols, act);
+        <<<grid_for(l, rows * cols), kBlockThreads, 0, l.stream>>>(tz, tb, ty, rows, cols, act);
 }
 
 template <class T, int V>
 void act_bias_grad_launch(const Launch& l, void* dy, const void* pre, Activation act, float* db,
                           int64_t rows, int64_t cols, float* scratch) {
-  const int chunks = static_cast<int>((rows + kChunkRows - 1) / kChunkRows);
-  const dim3 grid(static_cast<unsigned>((cols + 32 * V - 1) / (32 * V)),
-                  static_cast<unsigned>(chunks));
-  act_bias_grad_kernel<T, V><<<grid, kThreads, 0, l.stream>>>(
+  const int chunks = static_cast<int>(ceil_div(rows, kChunkRows));
+  const dim3 grid(static_cast<unsigned>(ceil_div(cols, 32 * V)), static_cast<unsigned>(chunks));
+  act_bias_grad_kernel<T, V><<<grid, kBlockThreads, 0, l.stream>>>(
       static_cast<T*>(dy), static_cast<const T*>(pre), act, rows, cols, db ? scratch : nullptr);
   if (db) add_column_sums(l, scratch, chunks, cols, cols, db, nullptr);
 }
@@ -123,7 +117,7 @@ void bias_act(const Launch& l, DType dt, void* z, const void* bias, void* y, int
 }
 
 size_t bias_grad_scratch_bytes(int64_t rows, int64_t cols) {
-  return static_cast<size_t>((rows + kChunkRows - 1) / kChunkRows * cols) * sizeof(float);
+  return static_cast<size_t>(ceil_div(rows, kChunkRows) * cols) * sizeof(float);
 }
 
 void act_backward_bias_grad(const Launch& l, DType dt, void* dy, const void* pre, Activation act,

@@ -2,16 +2,10 @@
 // accesses where the pointers allow.
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-int grid_for(const Launch& l, int64_t work) {
-  const int64_t blocks = (work + kThreads - 1) / kThreads;
-  return static_cast<int>(blocks < 8LL * l.sms ? (blocks > 0 ? blocks : 1) : 8LL * l.sms);
-}
 
 template <class T>
 __global__ void fill_kernel(T* p, int64_t n, T value) {
@@ -39,10 +33,10 @@ template <class D, class S>
 void convert_typed(const Launch& l, void* dst, const void* src, int64_t n) {
   if (aligned16(dst) && aligned16(src)) {
     constexpr int V = 4;
-    convert_kernel<D, S, V><<<grid_for(l, (n + V - 1) / V), kThreads, 0, l.stream>>>(
+    convert_kernel<D, S, V><<<grid_for(l, ceil_div(n, V)), kBlockThreads, 0, l.stream>>>(
         static_cast<D*>(dst), static_cast<const S*>(src), n);
   } else {
-    convert_kernel<D, S, 1><<<grid_for(l, n), kThreads, 0, l.stream>>>(
+    convert_kernel<D, S, 1><<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(
         static_cast<D*>(dst), static_cast<const S*>(src), n);
   }
 }
@@ -77,11 +71,11 @@ template <class T>
 void dropout_typed(const Launch& l, const void* x, void* y, int64_t n, DropArgs d) {
   constexpr int V = kVec16<T>;
   if (aligned16(x) && aligned16(y))
-    dropout_kernel<T, V><<<grid_for(l, (n + V - 1) / V), kThreads, 0, l.stream>>>(
+    dropout_kernel<T, V><<<grid_for(l, ceil_div(n, V)), kBlockThreads, 0, l.stream>>>(
         static_cast<const T*>(x), static_cast<T*>(y), n, d);
   else
-    dropout_kernel<T, 1><<<grid_for(l, n), kThreads, 0, l.stream>>>(static_cast<const T*>(x),
-                                                                    static_cast<T*>(y), n, d);
+    dropout_kernel<T, 1><<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(static_cast<const T*>(x),
+                                                                         static_cast<T*>(y), n, d);
 }
 
 }  // namespace
@@ -90,19 +84,19 @@ void fill(const Launch& l, void* p, DType dt, int64_t n, float value) {
   if (n <= 0) return;
   switch (dt) {
     case DType::F32:
-      fill_kernel<<<grid_for(l, n), kThreads, 0, l.stream>>>(static_cast<float*>(p), n, value);
+      fill_kernel<<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(static_cast<float*>(p), n, value);
       break;
     case DType::BF16:
-      fill_kernel<<<grid_for(l, n), kThreads, 0, l.stream>>>(static_cast<bf16*>(p), n,
-                                                             __float2bfloat16_rn(value));
+      fill_kernel<<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(static_cast<bf16*>(p), n,
+                                                                  __float2bfloat16_rn(value));
       break;
     case DType::F16:
-      fill_kernel<<<grid_for(l, n), kThreads, 0, l.stream>>>(static_cast<f16*>(p), n,
-                                                             __float2half_rn(value));
+      fill_kernel<<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(static_cast<f16*>(p), n,
+                                                                  __float2half_rn(value));
       break;
     case DType::I32:
-      fill_kernel<<<grid_for(l, n), kThreads, 0, l.stream>>>(static_cast<int32_t*>(p), n,
-                                                             static_cast<int32_t>(value));
+      fill_kernel<<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(static_cast<int32_t*>(p), n,
+                                                                  static_cast<int32_t>(value));
       break;
   }
 }

@@ -6,6 +6,7 @@
 // add_column_sums (cuda_reduce.cu).
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/integer_math.h"
 
 #include <initializer_list>
 #include <type_traits>
@@ -282,7 +283,7 @@ __global__ void __launch_bounds__(kThreads, R > 0 ? kFwdBlocksPerSm : kFwdUncach
 
 // Columns padded to whole 32-lane chunks, the length of a warp's shared-memory partials.
 __host__ __device__ inline int64_t padded_cols(int64_t cols, int v) {
-  return (cols + 32 * v - 1) / (32 * v) * (32 * v);
+  return round_up(cols, 32 * v);
 }
 
 // Where column j's partial lives: lanes of a warp touch consecutive slots for each element k of
@@ -546,7 +547,7 @@ size_t norm_bwd_smem(int64_t cols) {  // the widest padding (V = 8) for any dtyp
 // One block per kWarps rows, at most `per_sm` (or as many as the partials' shared memory
 // allows) per multiprocessor. Every block adds one partial row to the finishing sum.
 int norm_bwd_blocks(const Launch& l, int64_t rows, int64_t cols, int per_sm) {
-  const int64_t by_rows = (rows + kWarps - 1) / kWarps;
+  const int64_t by_rows = ceil_div(rows, kWarps);
   const int64_t by_smem = static_cast<int64_t>(200 * 1024 / norm_bwd_smem(cols));
   const int64_t cap = (by_smem < 1 ? 1 : by_smem < per_sm ? by_smem : per_sm) * l.sms;
   return static_cast<int>(by_rows < cap ? (by_rows > 0 ? by_rows : 1) : cap);
@@ -562,7 +563,7 @@ bool vec_ok(int64_t cols, int v, std::initializer_list<const void*> ptrs) {
 template <class T>
 void norm_forward_typed(const Launch& l, const NormFwdArgs& a) {
   constexpr int V = kVec16<T>;
-  const int64_t by_rows = (a.rows + kWarps - 1) / kWarps;
+  const int64_t by_rows = ceil_div(a.rows, kWarps);
   const int64_t cap = static_cast<int64_t>(kFwdBlocksPerSm) * l.sms;
   const unsigned grid = static_cast<unsigned>(by_rows);
   if (!vec_ok(a.cols, V, {a.x, a.residual, a.sum, a.gamma, a.beta, a.y}))
@@ -578,7 +579,7 @@ template <class T, int V, int R>
 void norm_backward_launch(const Launch& l, const NormBwdArgs& a) {
   const int blocks =
       norm_bwd_blocks(l, a.rows, a.cols, R > 0 ? kBwdBlocksPerSm : kBwdUncachedBlocksPerSm);
-  const int64_t rows_per_block = (a.rows + blocks - 1) / blocks;
+  const int64_t rows_per_block = ceil_div(a.rows, blocks);
   const size_t smem = norm_bwd_smem(a.cols);
   if (smem > 48 * 1024)
     cudaFuncSetAttribute(norm_bwd_kernel<T, V, R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -611,7 +612,7 @@ void residual_plain_typed(const Launch& l, const void* d_sum, void* d_res, void*
         <<<static_cast<unsigned>(blocks < blocks_max ? blocks : blocks_max), kThreads, 0,
            l.stream>>>(s, r, x, n, d);
   } else {
-    int64_t blocks = (n + kThreads - 1) / kThreads;
+    int64_t blocks = ceil_div(n, kThreads);
     residual_bwd_plain_kernel<T, 1>
         <<<static_cast<unsigned>(blocks < blocks_max ? blocks : blocks_max), kThreads, 0,
            l.stream>>>(s, r, x, n, d);

@@ -8,6 +8,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/ttm_table.h"
+#include "core/integer_math.h"
 
 namespace hwt {
 
@@ -58,7 +59,7 @@ int64_t run_head_dim(const cuda::AttnArgs& a) {
 class ScratchCursor {
  public:
   explicit ScratchCursor(void* base) : at_(static_cast<char*>(base)) {}
-  static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+  static size_t aligned(size_t bytes) { return round_up(bytes, 256); }
   void* take(size_t bytes) { return std::exchange(at_, at_ + aligned(bytes)); }
 
  private:

@@ -6,13 +6,12 @@
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_grad_prep.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/integer_math.h"
 
 #include <type_traits>
 
 namespace hwt::cuda {
 namespace {
-
-constexpr int kThreads = 256;
 
 struct AdamWOp {
   static constexpr int kStates = 2;
@@ -75,7 +74,7 @@ __device__ __forceinline__ void store_compute(void* compute, int64_t i, const fl
 }
 
 template <class Op, class CT, int V>
-__global__ void __launch_bounds__(kThreads) optimizer_kernel(Op op, OptCommon c) {
+__global__ void __launch_bounds__(kBlockThreads) optimizer_kernel(Op op, OptCommon c) {
   const GradPrep prep = grad_prep(c.norm_sq, c.loss_scale, c.max_norm);
   if (prep.skip) return;
   const bool prune = c.prune_zeros != nullptr;
@@ -158,13 +157,15 @@ void launch_typed(const Launch& l, const Op& op, const OptCommon& c) {
              (!c.compute || (reinterpret_cast<uintptr_t>(c.compute) & 7u) == 0);
   for (int k = 0; k < Op::kStates; ++k) vec = vec && aligned16(op.state(k));
   const int64_t per = vec ? 4 : 1;
-  int64_t blocks = (c.n / per + kThreads - 1) / kThreads;
+  int64_t blocks = ceil_div(c.n / per, kBlockThreads);
   const int64_t cap = 16LL * l.sms;
   blocks = blocks < 1 ? 1 : (blocks > cap ? cap : blocks);
   if (vec)
-    optimizer_kernel<Op, CT, 4><<<static_cast<unsigned>(blocks), kThreads, 0, l.stream>>>(op, c);
+    optimizer_kernel<Op, CT, 4>
+        <<<static_cast<unsigned>(blocks), kBlockThreads, 0, l.stream>>>(op, c);
   else
-    optimizer_kernel<Op, CT, 1><<<static_cast<unsigned>(blocks), kThreads, 0, l.stream>>>(op, c);
+    optimizer_kernel<Op, CT, 1>
+        <<<static_cast<unsigned>(blocks), kBlockThreads, 0, l.stream>>>(op, c);
 }
 
 template <class Op>

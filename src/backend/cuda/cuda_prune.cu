@@ -3,11 +3,11 @@
 // block. The comparison follows the CPU reference (cpu_prune.cpp): |x| <= tau in float.
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 constexpr int kMaxBlocks = 4096;
 
 // Prunes V elements (as floats) in place; returns how many are zero afterwards.
@@ -26,7 +26,7 @@ __device__ __forceinline__ unsigned prune_values(float (&v)[V], float tau, bool&
 }
 
 template <class T, int V>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kBlockThreads)
     prune_kernel(T* x, int64_t n, float tau, unsigned long long* zeros_out) {
   __shared__ unsigned warp_zeros[32];
   unsigned zeros = 0;
@@ -56,14 +56,14 @@ template <class T>
 void prune_typed(const Launch& l, void* x, int64_t n, float tau, unsigned long long* zeros) {
   constexpr int V = kVec16<T>;
   const bool vec = aligned16(x);
-  const int64_t per_block = static_cast<int64_t>(kThreads) * (vec ? V : 1);
-  const int64_t wanted = (n + per_block - 1) / per_block;
+  const int64_t per_block = static_cast<int64_t>(kBlockThreads) * (vec ? V : 1);
+  const int64_t wanted = ceil_div(n, per_block);
   const int blocks = static_cast<int>(wanted < 1 ? 1 : (wanted > kMaxBlocks ? kMaxBlocks : wanted));
   T* px = static_cast<T*>(x);
   if (vec)
-    prune_kernel<T, V><<<blocks, kThreads, 0, l.stream>>>(px, n, tau, zeros);
+    prune_kernel<T, V><<<blocks, kBlockThreads, 0, l.stream>>>(px, n, tau, zeros);
   else
-    prune_kernel<T, 1><<<blocks, kThreads, 0, l.stream>>>(px, n, tau, zeros);
+    prune_kernel<T, 1><<<blocks, kBlockThreads, 0, l.stream>>>(px, n, tau, zeros);
 }
 
 }  // namespace

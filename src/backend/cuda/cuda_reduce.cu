@@ -3,11 +3,10 @@
 // partial-sum matrices that bias and layernorm gradients leave behind.
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
-
-constexpr int kThreads = 256;
 
 template <class T, int V, bool kSquares>
 __global__ void partial_sums(const T* x, int64_t n, double* partials) {
@@ -45,20 +44,20 @@ void reduce_typed(const Launch& l, const void* x, int64_t n, bool squares, float
                   double* partials) {
   constexpr int V = kVec16<T>;
   const bool vec = aligned16(x);
-  const int64_t per_block = static_cast<int64_t>(kThreads) * (vec ? V : 1) * 4;
-  int blocks = static_cast<int>((n + per_block - 1) / per_block);
+  const int64_t per_block = static_cast<int64_t>(kBlockThreads) * (vec ? V : 1) * 4;
+  int blocks = static_cast<int>(ceil_div(n, per_block));
   blocks = blocks < 1 ? 1 : (blocks > kReduceBlocks ? kReduceBlocks : blocks);
   const T* px = static_cast<const T*>(x);
   if (vec) {
     if (squares)
-      partial_sums<T, V, true><<<blocks, kThreads, 0, l.stream>>>(px, n, partials);
+      partial_sums<T, V, true><<<blocks, kBlockThreads, 0, l.stream>>>(px, n, partials);
     else
-      partial_sums<T, V, false><<<blocks, kThreads, 0, l.stream>>>(px, n, partials);
+      partial_sums<T, V, false><<<blocks, kBlockThreads, 0, l.stream>>>(px, n, partials);
   } else {
     if (squares)
-      partial_sums<T, 1, true><<<blocks, kThreads, 0, l.stream>>>(px, n, partials);
+      partial_sums<T, 1, true><<<blocks, kBlockThreads, 0, l.stream>>>(px, n, partials);
     else
-      partial_sums<T, 1, false><<<blocks, kThreads, 0, l.stream>>>(px, n, partials);
+      partial_sums<T, 1, false><<<blocks, kBlockThreads, 0, l.stream>>>(px, n, partials);
   }
   finish_sum<<<1, 1024, 0, l.stream>>>(partials, blocks, out);
 }
@@ -98,7 +97,7 @@ __global__ void __launch_bounds__(32 * kColumnGroupRows)
 void add_column_sums(const Launch& l, const float* partials, int64_t rows, int64_t cols,
                      int64_t split, float* out_lo, float* out_hi) {
   if (cols == 0) return;
-  column_sums_kernel<<<static_cast<unsigned>((cols + 31) / 32), dim3(32, kColumnGroupRows), 0,
+  column_sums_kernel<<<static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, kColumnGroupRows), 0,
                        l.stream>>>(partials, rows, cols, split, out_lo, out_hi);
 }
 

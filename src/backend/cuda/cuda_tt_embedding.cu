@@ -8,11 +8,10 @@
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/integer_math.h"
 
 namespace hwt::cuda {
 namespace {
-
-constexpr int kThreads = 256;
 
 template <class T>
 __device__ float core_at(const TtmArgs& t, int k, int64_t a, int64_t v, int64_t h, int64_t b) {
@@ -163,7 +162,7 @@ int64_t slices_per_row(const TtmArgs& t) {
 }
 
 unsigned blocks_for(int64_t n, const Launch& l) {
-  return static_cast<unsigned>(std::min<int64_t>(16LL * l.sms, (n + kThreads - 1) / kThreads));
+  return static_cast<unsigned>(std::min<int64_t>(16LL * l.sms, ceil_div(n, kBlockThreads)));
 }
 
 }  // namespace
@@ -173,7 +172,7 @@ void tt_embedding_forward(const Launch& l, DType dt, const TtmArgs& t, const int
   if (rows == 0) return;
   HWT_DISPATCH_FLOAT(
       dt, T,
-      ttm_fwd_kernel<T><<<blocks_for(rows * t.cols, l), kThreads, 0, l.stream>>>(
+      ttm_fwd_kernel<T><<<blocks_for(rows * t.cols, l), kBlockThreads, 0, l.stream>>>(
           t, ids, static_cast<const T*>(pos), static_cast<T*>(out), rows, seq, l.errors));
 }
 
@@ -193,11 +192,11 @@ void tt_embedding_backward(const Launch& l, DType dt, const TtmArgs& t, const in
   const size_t smem = static_cast<size_t>(chunk) * per_col;
   HWT_DISPATCH_FLOAT(dt, T,
                      ttm_slice_grad_kernel<T>
-                     <<<static_cast<unsigned>(rows), kThreads, smem, l.stream>>>(
+                     <<<static_cast<unsigned>(rows), kBlockThreads, smem, l.stream>>>(
                          t, ids, static_cast<const T*>(d_out), slices, per_row, chunk, stride));
   int64_t entries = 0;
   for (int k = 0; k < t.cores; ++k) entries += slice_size(t, k) * t.vocab[k];
-  ttm_core_grad_kernel<<<static_cast<unsigned>((entries + kThreads - 1) / kThreads), kThreads, 0,
+  ttm_core_grad_kernel<<<static_cast<unsigned>(ceil_div(entries, kBlockThreads)), kBlockThreads, 0,
                          l.stream>>>(t, ids, slices, rows, per_row, entries);
 }
 
