@@ -1,16 +1,19 @@
 // The answers of hwt's commands on the shipped configs, compared with the outputs recorded in
 // tests/fixtures/golden/ (cases.tsv lists the commands). Text is compared exactly; JSON and JSON
 // lines as a superset: every recorded key must be present with the same value, so new keys may
-// be added. Timings and host facts are not compared. Absolute paths are recorded as {src},
-// {golden} and {out}.
+// be added, and floats agree within the tolerance of golden_compare.h (they are recorded on one
+// CPU and checked on others). Timings and host facts are not compared. Absolute paths are recorded
+// as {src}, {golden} and {out}.
 //
 // HWT_GOLDEN_UPDATE=1 rewrites the recordings from the binary under test: do it only when an
 // answer is meant to change, and say which and why in the commit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "golden_compare.h"
 
 namespace hwt {
 namespace {
@@ -88,41 +92,42 @@ std::optional<nlohmann::json> parse_json(const std::string& text) {
   return j;
 }
 
-// Every value of `want` is in `got` at the same place (objects may gain keys).
-void expect_superset(const nlohmann::json& want, const nlohmann::json& got, const std::string& at) {
-  if (want.is_object()) {
-    ASSERT_TRUE(got.is_object()) << at << ": expected an object, got " << got.dump();
-    for (const auto& [key, value] : want.items()) {
-      if (kUncompared.count(key)) continue;
-      ASSERT_TRUE(got.contains(key)) << at << ": key '" << key << "' is missing";
-      expect_superset(value, got[key], at + "." + key);
-    }
-  } else if (want.is_array()) {
-    ASSERT_TRUE(got.is_array()) << at << ": expected an array, got " << got.dump();
-    ASSERT_EQ(want.size(), got.size()) << at << ": array length";
-    for (size_t i = 0; i < want.size(); ++i)
-      expect_superset(want[i], got[i], at + "[" + std::to_string(i) + "]");
-  } else {
-    EXPECT_EQ(want, got) << at;
-  }
+// Fails for each difference; returns the largest relative float drift.
+double expect_superset(const nlohmann::json& want, const nlohmann::json& got,
+                       const std::string& what, double tolerance) {
+  test::Comparison c;
+  test::compare_json(want, got, what, tolerance, kUncompared, c);
+  for (const std::string& d : c.differences) ADD_FAILURE() << d;
+  return c.largest_float_drift;
 }
 
-void expect_same_answer(const std::string& want, const std::string& got, const std::string& what) {
+// Prints the largest relative float drift of one answer, so that the tolerances of
+// golden_compare.h can be checked against what other CPUs and builds really produce.
+void report_drift(const std::string& what, double drift, double tolerance) {
+  if (drift > 0)
+    std::cout << "float drift: " << what << " " << drift << " relative (tolerance " << tolerance
+              << ")\n";
+}
+
+void expect_same_answer(const std::string& want, const std::string& got, const std::string& what,
+                        double tolerance) {
   if (auto wj = parse_json(want)) {
     const auto gj = parse_json(got);
     ASSERT_TRUE(gj) << what << ": no longer JSON:\n" << got.substr(0, 2000);
-    return expect_superset(*wj, *gj, what);
+    return report_drift(what, expect_superset(*wj, *gj, what, tolerance), tolerance);
   }
   const std::vector<std::string> wl = split(want, '\n'), gl = split(got, '\n');
   const bool json_lines = !wl.empty() && parse_json(wl.front());
   if (json_lines) {
     ASSERT_EQ(wl.size(), gl.size()) << what << ": line count";
+    double drift = 0;
     for (size_t i = 0; i < wl.size(); ++i) {
       const auto g = parse_json(gl[i]);
       ASSERT_TRUE(g) << what << " line " << i + 1 << " is not JSON: " << gl[i];
-      expect_superset(*parse_json(wl[i]), *g, what + ":" + std::to_string(i + 1));
+      drift = std::max(drift, expect_superset(*parse_json(wl[i]), *g,
+                                              what + ":" + std::to_string(i + 1), tolerance));
     }
-    return;
+    return report_drift(what, drift, tolerance);
   }
   if (want == got) return;
   size_t line = 0;
@@ -165,7 +170,8 @@ TEST_P(Golden, AnswersAsRecorded) {
         continue;
       }
       ASSERT_TRUE(fs::exists(recorded)) << recorded << " (record it with HWT_GOLDEN_UPDATE=1)";
-      expect_same_answer(test::slurp(recorded), got, c.name + " " + what);
+      expect_same_answer(test::slurp(recorded), got, c.name + " " + what,
+                         test::float_tolerance(split(s.args, ' ').front()));
     }
   }
 }
