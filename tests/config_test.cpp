@@ -31,6 +31,22 @@ TEST(Config, TomlAndJsonRoundTrip) {
   EXPECT_DOUBLE_EQ(back.optim.adan_beta2, 0.9);
 }
 
+// Every value exactly as it was: tensor-train lists, floats of 17 digits and infinity, strings
+// that need escapes, UTF-8.
+TEST(Config, TomlRoundTripKeepsEveryValue) {
+  test::TempDir dir("config_roundtrip_values");
+  const RunConfig c = load_run_config(
+      "tt_atis", {"optim.lr=0.00012345678901234567", "model.dropout=0.1", "train.time_limit=inf",
+                  "data.path=dir with \"quotes\"\\back\tslash/donn\u00e9es.tsv"});
+  const std::string toml = to_toml(c);
+  dir.write("c.toml", toml);
+  const RunConfig back = load_run_config(dir / "c.toml", {});
+  EXPECT_EQ(to_json(back), to_json(c)) << toml;
+  EXPECT_FALSE(back.model.tt.embedding.in.empty());
+  EXPECT_EQ(back.data.path, c.data.path);
+  EXPECT_EQ(back.optim.lr, c.optim.lr);
+}
+
 TEST(Config, EveryKeyIsDocumentedAndUnique) {
   std::set<std::string> names;
   for (const auto& k : run_config_keys()) {

@@ -11,6 +11,7 @@
 #include "accel/energy_model.h"
 #include "accel/fast_model.h"
 #include "core/integer_math.h"
+#include "report/csv_writer.h"
 #include "report/svg_plot.h"
 
 namespace hwt::accel {
@@ -100,23 +101,43 @@ void mark_pareto(std::vector<SweepPoint>& points) {
 }
 
 std::string design_sweep_csv(const DesignSpace& space, const std::vector<SweepPoint>& points) {
-  std::string s =
-      "index,batch,pes,mac_lanes,macs_per_lane,softmax_units,tile_b,tile_xy,activation_mb,"
-      "weight_mb,mask_mb,dataflow,memory,banks,ranks,channels,cycles,latency_s,energy_j,"
-      "dynamic_j,leakage_j,area_mm2,latency_per_seq_s,energy_per_seq_j,pareto\n";
+  CsvWriter csv({"index",
+                 "batch",
+                 "pes",
+                 "mac_lanes",
+                 "macs_per_lane",
+                 "softmax_units",
+                 "tile_b",
+                 "tile_xy",
+                 "activation_mb",
+                 "weight_mb",
+                 "mask_mb",
+                 "dataflow",
+                 "memory",
+                 "banks",
+                 "ranks",
+                 "channels",
+                 "cycles",
+                 "latency_s",
+                 "energy_j",
+                 "dynamic_j",
+                 "leakage_j",
+                 "area_mm2",
+                 "latency_per_seq_s",
+                 "energy_per_seq_j",
+                 "pareto"});
+  auto g6 = [](double v) { return fmt::format("{:.6g}", v); };
   for (const SweepPoint& p : points) {
     int64_t batch = 0;
     const AccelConfig c = space.design(p.index, &batch);
-    s += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},"
-        "{:.6g},{:.6g},{:.6g},{}\n",
-        p.index, batch, c.pes, c.lanes_per_pe, c.macs_per_lane, c.softmax_per_pe, c.tile_b,
-        c.tile_x, c.activation_buffer_mb, c.weight_buffer_mb, c.mask_buffer_mb,
-        loop_order_name(c.dataflow), c.memory.type, c.memory.banks, c.memory.ranks,
-        c.memory.channels, p.cycles, p.latency_s, p.energy_j(), p.dynamic_j, p.leakage_j,
-        p.area_mm2, p.latency_per_seq(), p.energy_per_seq(), p.pareto ? 1 : 0);
+    csv.values(p.index, batch, c.pes, c.lanes_per_pe, c.macs_per_lane, c.softmax_per_pe, c.tile_b,
+               c.tile_x, c.activation_buffer_mb, c.weight_buffer_mb, c.mask_buffer_mb,
+               loop_order_name(c.dataflow), c.memory.type, c.memory.banks, c.memory.ranks,
+               c.memory.channels, g6(p.cycles), g6(p.latency_s), g6(p.energy_j()), g6(p.dynamic_j),
+               g6(p.leakage_j), g6(p.area_mm2), g6(p.latency_per_seq()), g6(p.energy_per_seq()),
+               p.pareto ? 1 : 0);
   }
-  return s;
+  return csv.text();
 }
 
 std::string pareto_svg(const std::vector<SweepPoint>& points, Metric x, Metric y,

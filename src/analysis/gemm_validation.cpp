@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analysis/gemm_sweep.h"
+#include "report/csv_writer.h"
 
 namespace hwt {
 namespace {
@@ -86,17 +87,17 @@ ValidationResult run_validation(const GemmModel& model, const GemmMeasure& measu
 }
 
 std::string validation_csv(const ValidationResult& r, const GemmModel& model) {
-  std::string s =
-      "source,m,n,k,batch,trans_a,trans_b,align_bytes,measured_us,measured_tflops,"
-      "predicted_tflops\n";
+  CsvWriter csv({"source", "m", "n", "k", "batch", "trans_a", "trans_b", "align_bytes",
+                 "measured_us", "measured_tflops", "predicted_tflops"});
   for (size_t i = 0; i < r.shapes.size(); ++i) {
     const GemmShape& g = r.shapes[i].gemm.shape;
     const GemmPrediction p = model.predict(g);
-    s += fmt::format("{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.1f}\n", r.shapes[i].source, g.m, g.n,
-                     g.k, g.batch, int(g.trans_a), int(g.trans_b), p.align_bytes,
-                     r.seconds[i] * 1e6, g.flops() / r.seconds[i] / 1e12, p.tflops);
+    csv.values(r.shapes[i].source, g.m, g.n, g.k, g.batch, int(g.trans_a), int(g.trans_b),
+               p.align_bytes, fmt::format("{:.2f}", r.seconds[i] * 1e6),
+               fmt::format("{:.1f}", g.flops() / r.seconds[i] / 1e12),
+               fmt::format("{:.1f}", p.tflops));
   }
-  return s;
+  return csv.text();
 }
 
 }  // namespace hwt

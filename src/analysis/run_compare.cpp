@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "core/text_number.h"
+#include "report/csv_writer.h"
 #include "report/svg_plot.h"
 
 namespace hwt {
@@ -216,24 +217,28 @@ Comparison compare_runs(std::vector<RunRecord> runs, std::vector<WeightSet> sets
 }
 
 std::string comparison_csv(const Comparison& c) {
-  std::string out = "run,precision,optimizer,batch,steps";
-  for (Metric m : kAll) out += fmt::format(",{}_{}", metric_name(m), metric_unit(m));
-  for (const WeightSet& s : c.sets) out += fmt::format(",score_{0},rank_{0}", s.name);
-  out += "\n";
+  std::vector<std::string> header = {"run", "precision", "optimizer", "batch", "steps"};
+  for (Metric m : kAll) header.push_back(fmt::format("{}_{}", metric_name(m), metric_unit(m)));
+  for (const WeightSet& s : c.sets) {
+    header.push_back("score_" + s.name);
+    header.push_back("rank_" + s.name);
+  }
+  CsvWriter csv(header);
   for (size_t r = 0; r < c.runs.size(); ++r) {
     const RunRecord& run = c.runs[r];
-    out +=
-        fmt::format("{},{},{},{},{}", run.name, run.precision, run.optimizer, run.batch, run.steps);
+    std::vector<std::string> fields = {run.name, run.precision, run.optimizer,
+                                       std::to_string(run.batch), std::to_string(run.steps)};
     for (Metric m : kAll) {
       const auto& v = run.metrics[static_cast<int>(m)];
-      out += ',';
-      if (v) out += format_value(m, *v);
+      fields.push_back(v ? format_value(m, *v) : "");
     }
-    for (size_t s = 0; s < c.sets.size(); ++s)
-      out += fmt::format(",{:.4f},{}", c.scores[s][r], c.ranks[s][r]);
-    out += "\n";
+    for (size_t s = 0; s < c.sets.size(); ++s) {
+      fields.push_back(fmt::format("{:.4f}", c.scores[s][r]));
+      fields.push_back(fmt::format("{}", c.ranks[s][r]));
+    }
+    csv.row(fields);
   }
-  return out;
+  return csv.text();
 }
 
 nlohmann::json comparison_json(const Comparison& c) {

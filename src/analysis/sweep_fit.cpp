@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "report/csv_writer.h"
 #include "report/svg_plot.h"
 
 namespace hwt {
@@ -39,19 +40,19 @@ SweepResult run_gemm_sweep(const GpuSpec& gpu, Precision p, const GemmMeasure& m
 
 std::string gemm_sweep_csv(const SweepResult& r, const GpuSpec& gpu, Precision p) {
   const GemmModel fitted(gpu, p, r.fitted), before(gpu, p, r.start);
-  std::string s =
-      "family,m,n,k,batch,trans_a,trans_b,held_out,align_bytes,measured_us,measured_tflops,"
-      "predicted_tflops,default_tflops,tile,split_k\n";
+  CsvWriter csv({"family", "m", "n", "k", "batch", "trans_a", "trans_b", "held_out", "align_bytes",
+                 "measured_us", "measured_tflops", "predicted_tflops", "default_tflops", "tile",
+                 "split_k"});
   for (size_t i = 0; i < r.shapes.size(); ++i) {
     const GemmShape& g = r.shapes[i].shape;
     const GemmPrediction f = fitted.predict(g);
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.1f},{:.1f},{}x{},{}\n",
-                     r.shapes[i].family, g.m, g.n, g.k, g.batch, int(g.trans_a), int(g.trans_b),
-                     int(r.shapes[i].held_out), f.align_bytes, r.seconds[i] * 1e6,
-                     g.flops() / r.seconds[i] / 1e12, f.tflops, before.predict(g).tflops, f.tile_m,
-                     f.tile_n, f.split_k);
+    csv.values(r.shapes[i].family, g.m, g.n, g.k, g.batch, int(g.trans_a), int(g.trans_b),
+               int(r.shapes[i].held_out), f.align_bytes, fmt::format("{:.2f}", r.seconds[i] * 1e6),
+               fmt::format("{:.1f}", g.flops() / r.seconds[i] / 1e12),
+               fmt::format("{:.1f}", f.tflops), fmt::format("{:.1f}", before.predict(g).tflops),
+               fmt::format("{}x{}", f.tile_m, f.tile_n), f.split_k);
   }
-  return s;
+  return csv.text();
 }
 
 std::string pred_vs_meas_svg(const std::string& title, const std::vector<SampleGroup>& groups,

@@ -11,7 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "config/model_config.h"
+#include "core/activation_math.h"
+#include "core/pooling.h"
 #include "core/tensor.h"
 
 namespace hwt {

@@ -1,11 +1,11 @@
 #include "codesign/report.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <cmath>
 
 #include "core/files.h"
+#include "report/csv_writer.h"
 #include "report/svg_plot.h"
 
 namespace hwt::codesign {
@@ -87,7 +87,9 @@ std::string front_csv(const SearchResult& r) {
                                             "energy_per_seq_j",
                                             "area_mm2",
                                             "score"};
-  std::string s = fmt::format("{},chosen\n", fmt::join(columns, ","));
+  std::vector<std::string> header = columns;
+  header.push_back("chosen");
+  CsvWriter csv(header);
   for (const ReportedPair& p : r.front) {
     const nlohmann::json j = pair_json(p);
     std::vector<std::string> cells;
@@ -98,9 +100,10 @@ std::string front_csv(const SearchResult& r) {
                                               : fmt::format("{:.6g}", v.get<double>()));
     }
     const bool chosen = p.shape == r.chosen.shape && p.design_index == r.chosen.design_index;
-    s += fmt::format("{},{}\n", fmt::join(cells, ","), chosen ? 1 : 0);
+    cells.push_back(chosen ? "1" : "0");
+    csv.row(cells);
   }
-  return s;
+  return csv.text();
 }
 
 nlohmann::json result_json(const SearchResult& r, const nlohmann::json& meta) {

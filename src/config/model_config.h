@@ -8,6 +8,7 @@
 
 #include "core/activation_math.h"
 #include "core/integer_math.h"
+#include "core/pooling.h"
 
 namespace hwt {
 
@@ -36,9 +37,6 @@ constexpr bool has_token_labels(Task t) {
 constexpr bool has_token_outputs(Task t) {
   return t != Task::Classify;
 }
-
-// How a sequence classifier summarises the hidden states.
-enum class Pooling : uint8_t { First, Mean };
 
 // A tensor-train factorisation of one layer kind (model.tt.<kind>.*, after Tian et al. 2025);
 // empty lists keep the kind dense. Linear kinds are TT: the weight [out, in] as a tensor indexed

@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
 #include <sstream>
+#include <string_view>
 #include <variant>
 
 #include "core/paths.h"
@@ -485,14 +487,22 @@ nlohmann::json parse_override_value(const ConfigKey<R>& k, const std::string& te
   return s;
 }
 
-std::string toml_literal(const nlohmann::json& v) {
-  // JSON string escapes are valid TOML basic-string escapes.
-  if (v.is_number_float()) {
-    std::string s = fmt::format("{}", v.get<double>());
-    if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
-    return s;
+// A key's value (bool, integer, number, string or list of integers) into table t.
+void insert_toml(toml::table& t, std::string_view key, const nlohmann::json& v) {
+  if (v.is_boolean()) {
+    t.insert(key, v.get<bool>());
+  } else if (v.is_number_integer()) {
+    t.insert(key, v.get<int64_t>());
+  } else if (v.is_number()) {
+    t.insert(key, v.get<double>());
+  } else if (v.is_string()) {
+    t.insert(key, v.get<std::string>());
+  } else {
+    HWT_CHECK(v.is_array(), "config value {} has no TOML form", v.dump());
+    toml::array list;
+    for (const nlohmann::json& e : v) list.push_back(e.get<int64_t>());
+    t.insert(key, std::move(list));
   }
-  return v.dump();
 }
 
 }  // namespace
@@ -573,17 +583,21 @@ RunConfig run_config_from_json(const nlohmann::json& j) {
 }
 
 std::string to_toml(const RunConfig& c) {
-  std::string out, section;
+  toml::table root;
   for (const auto& k : run_config_keys()) {
-    const size_t dot = k.name.find('.');
-    const std::string sec = k.name.substr(0, dot);
-    if (sec != section) {
-      out += fmt::format("{}[{}]\n", out.empty() ? "" : "\n", sec);
-      section = sec;
+    // "model.tt.embedding.in": the value `in` of table [model.tt.embedding].
+    toml::table* t = &root;
+    std::string_view name = k.name;
+    for (size_t dot = name.find('.'); dot != std::string_view::npos; dot = name.find('.')) {
+      t = t->emplace<toml::table>(name.substr(0, dot)).first->second.as_table();
+      name.remove_prefix(dot + 1);
     }
-    out += fmt::format("{} = {}\n", k.name.substr(dot + 1), toml_literal(k.get(c)));
+    insert_toml(*t, name, k.get(c));
   }
-  return out;
+  // Double-quoted strings with their UTF-8 as it is; sub-tables unindented.
+  std::ostringstream out;
+  out << toml::toml_formatter(root, toml::format_flags::allow_unicode_strings);
+  return out.str() + "\n";
 }
 
 std::string config_reference_markdown() {
