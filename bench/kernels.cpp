@@ -281,43 +281,19 @@ void run_all(const std::string& only) {
   k.be().fill({v, 0.0f});
   k.be().fill({n, 0.0f});
   k.op("sum_squares 124M", [&](Backend& b) { b.sum_squares({gr, nsq}); });
+  const AdamWHyper adamw = at_step(AdamWHyper{1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f}, 2);
+  const AdanHyper adan = at_step(AdanHyper{1e-4f, 0.98f, 0.92f, 0.99f, 1e-8f, 0.02f, false}, 2);
   k.op("adamw_step 124M (+bf16 copy, clip)", [&](Backend& b) {
-    b.adamw_step({{p, gr, comp, P / 2}, m, v, {nsq, 1.0f}, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 2});
+    b.adamw_step({{p, gr, comp, P / 2}, m, v, {nsq, 1.0f}, adamw});
   });
   k.op("adamw_step 124M (no copy)", [&](Backend& b) {
-    b.adamw_step({{p, gr, {}, P / 2}, m, v, {}, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 2});
+    b.adamw_step({{p, gr, {}, P / 2}, m, v, {}, adamw});
   });
   k.op("adan_step 124M (+bf16 copy, clip)", [&](Backend& b) {
-    b.adan_step({{p, gr, comp, P / 2},
-                 m,
-                 v,
-                 n,
-                 prev,
-                 {nsq, 1.0f},
-                 1e-4f,
-                 0.98f,
-                 0.92f,
-                 0.99f,
-                 1e-8f,
-                 0.02f,
-                 false,
-                 2});
+    b.adan_step({{p, gr, comp, P / 2}, m, v, n, prev, {nsq, 1.0f}, adan});
   });
   k.op("adan_step 124M (no copy)", [&](Backend& b) {
-    b.adan_step({{p, gr, {}, P / 2},
-                 m,
-                 v,
-                 n,
-                 prev,
-                 {},
-                 1e-4f,
-                 0.98f,
-                 0.92f,
-                 0.99f,
-                 1e-8f,
-                 0.02f,
-                 false,
-                 2});
+    b.adan_step({{p, gr, {}, P / 2}, m, v, n, prev, {}, adan});
   });
   attention_head_sizes(k);
 }

@@ -831,7 +831,8 @@ TEST_P(CudaOptimizer, AdamW) {
   std::map<Backend*, std::pair<Tensor, Tensor>> st;
   compare([&](Backend& be, OptimizerTensors t, GradClip c, int64_t k) {
     if (k == 1) st[&be] = {state(be), state(be)};
-    be.adamw_step({t, st[&be].first, st[&be].second, c, 1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f, k});
+    be.adamw_step({t, st[&be].first, st[&be].second, c,
+                   at_step(AdamWHyper{1e-2f, 0.9f, 0.999f, 1e-8f, 0.1f}, k)});
   });
 }
 
@@ -841,8 +842,8 @@ TEST_P(CudaOptimizer, Adan) {
     compare([&](Backend& be, OptimizerTensors t, GradClip c, int64_t k) {
       if (k == 1) st[&be] = {state(be), state(be), state(be), state(be)};
       auto& s = st[&be];
-      be.adan_step(
-          {t, s[0], s[1], s[2], s[3], c, 1e-2f, 0.98f, 0.92f, 0.99f, 1e-8f, 0.02f, no_prox, k});
+      be.adan_step({t, s[0], s[1], s[2], s[3], c,
+                    at_step(AdanHyper{1e-2f, 0.98f, 0.92f, 0.99f, 1e-8f, 0.02f, no_prox}, k)});
     });
   }
 }
@@ -853,7 +854,7 @@ TEST_P(CudaOptimizer, Sgd) {
       std::map<Backend*, Tensor> st;
       compare([&](Backend& be, OptimizerTensors t, GradClip c, int64_t k) {
         if (k == 1) st[&be] = state(be);
-        be.sgd_step({t, st[&be], c, 1e-2f, momentum, 0.01f, nesterov, k});
+        be.sgd_step({t, st[&be], c, at_step(SgdHyper{1e-2f, momentum, 0.01f, nesterov}, k)});
       });
     }
 }

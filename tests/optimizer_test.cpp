@@ -1,6 +1,6 @@
 // Optimizer ops against direct double-precision implementations of torch.optim.AdamW,
-// torch.optim.SGD and Adan as Xie et al. (2022) and sail-sg/Adan state it, over several steps, with clipping and a
-// weight-decay boundary in the flat buffer.
+// torch.optim.SGD and Adan as Xie et al. (2022) and sail-sg/Adan state it, over several steps, with
+// clipping and a weight-decay boundary in the flat buffer.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -58,7 +58,8 @@ TEST_F(OptimizerOps, AdamWMatchesTorchFormula) {
   const double lr = 1e-2, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.1;
   const Tensor m = pool.zeros({kN}), v = pool.zeros({kN});
   const auto got = run([&](OptimizerTensors t, GradClip c, int64_t k) {
-    be.adamw_step({t, m, v, c, float(lr), float(b1), float(b2), float(eps), float(wd), k});
+    be.adamw_step({t, m, v, c,
+                   at_step(AdamWHyper{float(lr), float(b1), float(b2), float(eps), float(wd)}, k)});
   });
   Vec p(p0.begin(), p0.end()), mm(kN, 0), vv(kN, 0);
   for (int s = 0; s < kSteps; ++s) {
@@ -84,8 +85,10 @@ TEST_P(AdanOps, MatchesPapersFormula) {
   const Tensor m = pool.zeros({kN}), v = pool.zeros({kN}), n = pool.zeros({kN});
   const Tensor prev = pool.f32({kN}, randn(kN, 99));  // garbage: step 1 must ignore it (d_1 = 0)
   const auto got = run([&](OptimizerTensors t, GradClip c, int64_t k) {
-    be.adan_step({t, m, v, n, prev, c, float(lr), float(b1), float(b2), float(b3), float(eps),
-                  float(wd), no_prox, k});
+    be.adan_step({t, m, v, n, prev, c,
+                  at_step(AdanHyper{float(lr), float(b1), float(b2), float(b3), float(eps),
+                                    float(wd), no_prox},
+                          k)});
   });
   Vec p(p0.begin(), p0.end()), mm(kN, 0), vv(kN, 0), nn(kN, 0), gprev(kN, 0);
   for (int s = 0; s < kSteps; ++s) {
@@ -118,7 +121,7 @@ TEST_P(SgdOps, MatchesTorchFormula) {
   const double lr = 0.05, mu = 0.9, wd = 0.01;
   const Tensor buf = pool.f32({kN}, randn(kN, 5));  // ignored at step 1
   const auto got = run([&](OptimizerTensors t, GradClip c, int64_t k) {
-    be.sgd_step({t, buf, c, float(lr), float(mu), float(wd), nesterov, k});
+    be.sgd_step({t, buf, c, at_step(SgdHyper{float(lr), float(mu), float(wd), nesterov}, k)});
   });
   Vec p(p0.begin(), p0.end()), b(kN, 0);
   for (int s = 0; s < kSteps; ++s) {

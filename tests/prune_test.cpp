@@ -71,8 +71,8 @@ TEST(DynaPropStep, ComparesGradientsAfterUnscalingAndClippingAndCountsPerRange) 
   const Tensor p = pool.f32({n}, params), g = pool.f32({n}, grads), m = pool.zeros({n});
   const Tensor zeros = pool.i32({4}, {3, 0, 4, 0});  // the counters accumulate
   const Tensor linear = pool.i32({8}, {10, 0, 100, 0, 200, 0, 256, 0});
-  be.sgd_step({OptimizerTensors{p, g, {}, n, GradPrune{tau, zeros, linear}}, m, clip, lr, 0.0f,
-               0.0f, false, 1});
+  be.sgd_step({OptimizerTensors{p, g, {}, n, GradPrune{tau, zeros, linear}}, m, clip,
+               at_step(SgdHyper{lr, 0.0f, 0.0f, false}, 1)});
   const float unscale = 1.0f / scale;
   const float mult = unscale * std::min(1.0f, max_norm / (std::sqrt(norm_sq) * unscale + 1e-6f));
   const std::vector<float> after = pool.read(p);
@@ -96,8 +96,8 @@ TEST(DynaPropStep, ComparesGradientsAfterUnscalingAndClippingAndCountsPerRange) 
   EXPECT_EQ(pool.read(g), grads);  // the gradient buffer itself is left alone
 
   be.upload(clip_values, std::vector<float>{INFINITY, scale}.data());
-  be.sgd_step({OptimizerTensors{p, g, {}, n, GradPrune{1e9f, zeros, linear}}, m, clip, lr, 0.0f,
-               0.0f, false, 2});
+  be.sgd_step({OptimizerTensors{p, g, {}, n, GradPrune{1e9f, zeros, linear}}, m, clip,
+               at_step(SgdHyper{lr, 0.0f, 0.0f, false}, 2)});
   EXPECT_EQ(pool.read(p), after);
   be.download(counts, zeros);
   EXPECT_EQ(counts[0], 3 + outside);
@@ -270,7 +270,7 @@ TEST(DynaProp, CountsLinearWeightsApartOnAnyShard) {
                              {},
                              0,
                              pruning.param_grads(first, size)};
-    be.sgd_step({t, pool.zeros({size}), {}, 1.0f, 0.0f, 0.0f, false, 1});
+    be.sgd_step({t, pool.zeros({size}), {}, at_step(SgdHyper{1.0f, 0.0f, 0.0f, false}, 1)});
     std::vector<float> got(26);
     be.download(got.data(), ps.params_flat());
     uint64_t zeros = 0, linear_zeros = 0, linear = 0;

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backend/optimizer_hyper.h"
 #include "core/activation_math.h"
 #include "core/pooling.h"
 #include "core/tensor.h"
@@ -267,13 +268,15 @@ struct OptimizerTensors {
   GradPrune prune{};
 };
 
+// Each optimizer step takes its hyper-parameters as one struct (optimizer_hyper.h) with the
+// step's bias corrections filled in by at_step, so no backend computes them.
+
 // AdamW (Loshchilov & Hutter): decoupled decay theta *= 1 - lr*wd before the Adam update.
 struct AdamWStep {
   OptimizerTensors t;
   Tensor m, v;
   GradClip clip;
-  float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
-  int64_t step = 1;
+  AdamWHyper h;
 };
 
 // Adan (Xie et al. 2022), betas as its code (sail-sg/Adan) writes them, 1 - the paper's: d = g -
@@ -283,10 +286,7 @@ struct AdanStep {
   OptimizerTensors t;
   Tensor m, v, n, prev_grad;
   GradClip clip;
-  float lr = 1e-3f, beta1 = 0.98f, beta2 = 0.92f, beta3 = 0.99f, eps = 1e-8f;
-  float weight_decay = 0.0f;
-  bool no_prox = false;
-  int64_t step = 1;
+  AdanHyper h;
 };
 
 // SGD with (optionally Nesterov) momentum and coupled L2 weight decay, as torch.optim.SGD.
@@ -294,9 +294,7 @@ struct SgdStep {
   OptimizerTensors t;
   Tensor momentum_buf;
   GradClip clip;
-  float lr = 1e-2f, momentum = 0.9f, weight_decay = 0.0f;
-  bool nesterov = false;
-  int64_t step = 1;
+  SgdHyper h;
 };
 
 // Dynamic loss-scale bookkeeping after an optimizer step, on the device. state: f32 [2] =

@@ -128,46 +128,27 @@ void Optimizer::step(int64_t step, double lr) {
   OptimizerTensors t = tensors();
   if (pruning_) t.prune = pruning_->param_grads(offset_, count_);
   auto buf = [&](size_t i) { return state_[i].second.tensor(DType::F32, Shape{count_}); };
-  const float flr = static_cast<float>(lr), wd = static_cast<float>(cfg_.weight_decay);
+  // The config's hyper-parameters in float with this step's bias corrections, computed here
+  // once for whichever backend runs the step.
+  auto f = [](double v) { return static_cast<float>(v); };
+  const float flr = f(lr), wd = f(cfg_.weight_decay);
   switch (cfg_.name) {
-    case OptimizerKind::AdamW: {
-      AdamWStep a{t,
-                  buf(0),
-                  buf(1),
-                  clip,
-                  flr,
-                  static_cast<float>(cfg_.adamw_beta1),
-                  static_cast<float>(cfg_.adamw_beta2),
-                  static_cast<float>(cfg_.eps),
-                  wd,
-                  step};
-      be.adamw_step(a);
+    case OptimizerKind::AdamW:
+      be.adamw_step(
+          {t, buf(0), buf(1), clip,
+           at_step(AdamWHyper{flr, f(cfg_.adamw_beta1), f(cfg_.adamw_beta2), f(cfg_.eps), wd},
+                   step)});
       break;
-    }
-    case OptimizerKind::Adan: {
-      AdanStep a{t,
-                 buf(0),
-                 buf(1),
-                 buf(2),
-                 buf(3),
-                 clip,
-                 flr,
-                 static_cast<float>(cfg_.adan_beta1),
-                 static_cast<float>(cfg_.adan_beta2),
-                 static_cast<float>(cfg_.adan_beta3),
-                 static_cast<float>(cfg_.eps),
-                 wd,
-                 cfg_.adan_no_prox,
-                 step};
-      be.adan_step(a);
+    case OptimizerKind::Adan:
+      be.adan_step({t, buf(0), buf(1), buf(2), buf(3), clip,
+                    at_step(AdanHyper{flr, f(cfg_.adan_beta1), f(cfg_.adan_beta2),
+                                      f(cfg_.adan_beta3), f(cfg_.eps), wd, cfg_.adan_no_prox},
+                            step)});
       break;
-    }
-    case OptimizerKind::Sgd: {
-      SgdStep a{
-          t, buf(0), clip, flr, static_cast<float>(cfg_.sgd_momentum), wd, cfg_.sgd_nesterov, step};
-      be.sgd_step(a);
+    case OptimizerKind::Sgd:
+      be.sgd_step({t, buf(0), clip,
+                   at_step(SgdHyper{flr, f(cfg_.sgd_momentum), wd, cfg_.sgd_nesterov}, step)});
       break;
-    }
   }
   if (comm_) gather_parameters();
 }

@@ -90,38 +90,32 @@ void for_each_param(const OptimizerTensors& t, float weight_decay, float mult, U
 void CpuBackend::adamw_step(const AdamWStep& a) {
   const GradPrep prep = grad_prep(a.clip);
   if (prep.skip) return;
-  const float bc1 = 1.0f - std::pow(a.beta1, static_cast<float>(a.step));
-  const float bc2 = 1.0f - std::pow(a.beta2, static_cast<float>(a.step));
-  const float step_size = a.lr / bc1, bc2_sqrt = std::sqrt(bc2);
+  const AdamWHyper& h = a.h;
   float *p = a.t.params.as<float>(), *m = a.m.as<float>(), *v = a.v.as<float>();
-  for_each_param(a.t, a.weight_decay, prep.mult, [&](int64_t i, float g, float wd) {
-    p[i] *= 1.0f - a.lr * wd;
-    m[i] = a.beta1 * m[i] + (1.0f - a.beta1) * g;
-    v[i] = a.beta2 * v[i] + (1.0f - a.beta2) * g * g;
-    p[i] -= step_size * m[i] / (std::sqrt(v[i]) / bc2_sqrt + a.eps);
+  for_each_param(a.t, h.weight_decay, prep.mult, [&](int64_t i, float g, float wd) {
+    p[i] *= 1.0f - h.lr * wd;
+    m[i] = h.beta1 * m[i] + (1.0f - h.beta1) * g;
+    v[i] = h.beta2 * v[i] + (1.0f - h.beta2) * g * g;
+    p[i] -= h.step_size * m[i] / (std::sqrt(v[i]) / h.bc2_sqrt + h.eps);
   });
 }
 
 void CpuBackend::adan_step(const AdanStep& a) {
   const GradPrep prep = grad_prep(a.clip);
   if (prep.skip) return;
-  const float k = static_cast<float>(a.step);
-  const float bc1 = 1.0f - std::pow(a.beta1, k), bc2 = 1.0f - std::pow(a.beta2, k);
-  const float bc3_sqrt = std::sqrt(1.0f - std::pow(a.beta3, k));
-  const float step_size = a.lr / bc1, step_size_diff = a.lr * a.beta2 / bc2;
-  const bool first = a.step == 1;
+  const AdanHyper& h = a.h;
   float *p = a.t.params.as<float>(), *m = a.m.as<float>(), *v = a.v.as<float>();
   float *nn = a.n.as<float>(), *prev = a.prev_grad.as<float>();
-  for_each_param(a.t, a.weight_decay, prep.mult, [&](int64_t i, float g, float wd) {
-    const float diff = first ? 0.0f : g - prev[i];  // d_1 = 0
-    m[i] = a.beta1 * m[i] + (1.0f - a.beta1) * g;
-    v[i] = a.beta2 * v[i] + (1.0f - a.beta2) * diff;
-    const float u = g + a.beta2 * diff;
-    nn[i] = a.beta3 * nn[i] + (1.0f - a.beta3) * u * u;
-    const float denom = std::sqrt(nn[i]) / bc3_sqrt + a.eps;
-    if (a.no_prox) p[i] *= 1.0f - a.lr * wd;
-    p[i] -= step_size * m[i] / denom + step_size_diff * v[i] / denom;
-    if (!a.no_prox) p[i] /= 1.0f + a.lr * wd;
+  for_each_param(a.t, h.weight_decay, prep.mult, [&](int64_t i, float g, float wd) {
+    const float diff = h.first ? 0.0f : g - prev[i];  // d_1 = 0
+    m[i] = h.beta1 * m[i] + (1.0f - h.beta1) * g;
+    v[i] = h.beta2 * v[i] + (1.0f - h.beta2) * diff;
+    const float u = g + h.beta2 * diff;
+    nn[i] = h.beta3 * nn[i] + (1.0f - h.beta3) * u * u;
+    const float denom = std::sqrt(nn[i]) / h.bc3_sqrt + h.eps;
+    if (h.no_prox) p[i] *= 1.0f - h.lr * wd;
+    p[i] -= h.step_size * m[i] / denom + h.step_size_diff * v[i] / denom;
+    if (!h.no_prox) p[i] /= 1.0f + h.lr * wd;
     prev[i] = g;
   });
 }
@@ -129,14 +123,15 @@ void CpuBackend::adan_step(const AdanStep& a) {
 void CpuBackend::sgd_step(const SgdStep& a) {
   const GradPrep prep = grad_prep(a.clip);
   if (prep.skip) return;
+  const SgdHyper& h = a.h;
   float *p = a.t.params.as<float>(), *buf = a.momentum_buf.as<float>();
-  for_each_param(a.t, a.weight_decay, prep.mult, [&](int64_t i, float g, float wd) {
+  for_each_param(a.t, h.weight_decay, prep.mult, [&](int64_t i, float g, float wd) {
     float d = g + wd * p[i];
-    if (a.momentum != 0.0f) {
-      buf[i] = a.step == 1 ? d : a.momentum * buf[i] + d;
-      d = a.nesterov ? d + a.momentum * buf[i] : buf[i];
+    if (h.momentum != 0.0f) {
+      buf[i] = h.first ? d : h.momentum * buf[i] + d;
+      d = h.nesterov ? d + h.momentum * buf[i] : buf[i];
     }
-    p[i] -= a.lr * d;
+    p[i] -= h.lr * d;
   });
 }
 

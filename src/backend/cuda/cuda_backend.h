@@ -72,8 +72,7 @@ class CudaBackend final : public Backend {
   // Records a slow path once (take_notices returns it).
   void notice(std::string text);
   void reduce(Tensor x, Tensor out, bool squares, const char* op);
-  cuda::OptCommon optimizer_common(const OptimizerTensors& t, const GradClip& clip,
-                                   float weight_decay) const;
+  cuda::OptCommon optimizer_common(const OptimizerTensors& t, const GradClip& clip) const;
 
   int device_ = 0;
   std::string device_name_;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "backend/optimizer_hyper.h"
 #include "core/activation_math.h"
 #include "core/dtype.h"
 #include "core/hostdevice.h"
@@ -202,7 +203,6 @@ struct OptCommon {
   const float* norm_sq = nullptr;  // device grad_norm_sq, with max_norm > 0 or loss_scale
   float max_norm = 0.0f;
   const float* loss_scale = nullptr;  // device scale: unscale grads, skip on overflow
-  float weight_decay = 0.0f;
   // DynaProp (GradPrune in backend/ops.h): with prune_zeros set, gradients |g| <= prune_tau
   // (after unscale and clip) enter the update as 0 and are counted: [0] outside the sorted
   // [begin, end) pairs of `linear` (linear_pairs of them), [1] inside.
@@ -211,27 +211,13 @@ struct OptCommon {
   const int64_t* linear = nullptr;
   int64_t linear_pairs = 0;
 };
-struct AdamWArgs {
-  OptCommon c;
-  float *m = nullptr, *v = nullptr;
-  float lr = 0, beta1 = 0, beta2 = 0, eps = 0, step_size = 0, bc2_sqrt = 1;
-};
-struct AdanArgs {
-  OptCommon c;
-  float *m = nullptr, *v = nullptr, *n = nullptr, *prev = nullptr;
-  float lr = 0, beta1 = 0, beta2 = 0, beta3 = 0, eps = 0;
-  float step_size = 0, step_size_diff = 0, bc3_sqrt = 1;
-  bool first = false, no_prox = false;
-};
-struct SgdArgs {
-  OptCommon c;
-  float* buf = nullptr;
-  float lr = 0, momentum = 0;
-  bool nesterov = false, first = false;
-};
-void adamw_step(const Launch& l, const AdamWArgs& a);
-void adan_step(const Launch& l, const AdanArgs& a);
-void sgd_step(const Launch& l, const SgdArgs& a);
+// One fused launch per step. The states are fp32 like params (SGD's buf is nullptr without
+// momentum); the hyper-parameters are the op's own struct, bias corrections included, and reach
+// the kernel by value.
+void adamw_step(const Launch& l, const OptCommon& c, float* m, float* v, const AdamWHyper& h);
+void adan_step(const Launch& l, const OptCommon& c, float* m, float* v, float* n, float* prev,
+               const AdanHyper& h);
+void sgd_step(const Launch& l, const OptCommon& c, float* buf, const SgdHyper& h);
 // Dynamic loss scaling: state = {scale, clean steps}; see LossScaleUpdate in ops.h.
 void loss_scale_update(const Launch& l, float* state, const float* norm_sq, float growth,
                        float backoff, int64_t interval);

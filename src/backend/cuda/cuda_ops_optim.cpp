@@ -1,15 +1,14 @@
-// CudaBackend: fused optimizer steps and loss-scale bookkeeping. Bias corrections are
-// computed on the host in float exactly as the CPU reference does; clipping and loss-scale
-// factors are read by the kernel from device memory, so no step waits for the GPU.
-#include <cmath>
-
+// CudaBackend: fused optimizer steps and loss-scale bookkeeping. The kernels take the op's
+// hyper-parameters as they are (at_step filled in the bias corrections for either backend);
+// clipping and loss-scale factors are read by the kernel from device memory, so no step waits
+// for the GPU.
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 
 namespace hwt {
 
-cuda::OptCommon CudaBackend::optimizer_common(const OptimizerTensors& t, const GradClip& clip,
-                                              float weight_decay) const {
+cuda::OptCommon CudaBackend::optimizer_common(const OptimizerTensors& t,
+                                              const GradClip& clip) const {
   cuda::expect_dtype(t.params, DType::F32, "params");
   cuda::expect_same(t.grads, t.params, "grads");
   cuda::OptCommon c;
@@ -17,7 +16,6 @@ cuda::OptCommon CudaBackend::optimizer_common(const OptimizerTensors& t, const G
   c.grads = t.grads.as<float>();
   c.n = t.params.numel();
   c.n_decay = t.n_decay;
-  c.weight_decay = weight_decay;
   if (t.params_compute.defined() && t.params_compute.data != t.params.data) {
     cuda::expect_float(t.params_compute, "params_compute");
     HWT_CHECK(t.params_compute.numel() == c.n, "compute copy {} for {} params",
@@ -60,63 +58,32 @@ void expect_state(const Tensor& s, const Tensor& params, const char* what) {
 }  // namespace
 
 void CudaBackend::adamw_step(const AdamWStep& a) {
-  cuda::AdamWArgs k;
-  k.c = optimizer_common(a.t, a.clip, a.weight_decay);
+  const cuda::OptCommon c = optimizer_common(a.t, a.clip);
   expect_state(a.m, a.t.params, "m");
   expect_state(a.v, a.t.params, "v");
-  k.m = a.m.as<float>();
-  k.v = a.v.as<float>();
-  k.lr = a.lr;
-  k.beta1 = a.beta1;
-  k.beta2 = a.beta2;
-  k.eps = a.eps;
-  const float bc1 = 1.0f - std::pow(a.beta1, static_cast<float>(a.step));
-  const float bc2 = 1.0f - std::pow(a.beta2, static_cast<float>(a.step));
-  k.step_size = a.lr / bc1;
-  k.bc2_sqrt = std::sqrt(bc2);
-  cuda::adamw_step(launch_, k);
+  cuda::adamw_step(launch_, c, a.m.as<float>(), a.v.as<float>(), a.h);
   cuda::check_launch("adamw_step");
 }
 
 void CudaBackend::adan_step(const AdanStep& a) {
-  cuda::AdanArgs k;
-  k.c = optimizer_common(a.t, a.clip, a.weight_decay);
+  const cuda::OptCommon c = optimizer_common(a.t, a.clip);
   expect_state(a.m, a.t.params, "m");
   expect_state(a.v, a.t.params, "v");
   expect_state(a.n, a.t.params, "n");
   expect_state(a.prev_grad, a.t.params, "prev_grad");
-  k.m = a.m.as<float>();
-  k.v = a.v.as<float>();
-  k.n = a.n.as<float>();
-  k.prev = a.prev_grad.as<float>();
-  const float step = static_cast<float>(a.step);
-  const float bc1 = 1.0f - std::pow(a.beta1, step), bc2 = 1.0f - std::pow(a.beta2, step);
-  k.bc3_sqrt = std::sqrt(1.0f - std::pow(a.beta3, step));
-  k.step_size = a.lr / bc1;
-  k.step_size_diff = a.lr * a.beta2 / bc2;
-  k.lr = a.lr;
-  k.beta1 = a.beta1;
-  k.beta2 = a.beta2;
-  k.beta3 = a.beta3;
-  k.eps = a.eps;
-  k.first = a.step == 1;
-  k.no_prox = a.no_prox;
-  cuda::adan_step(launch_, k);
+  cuda::adan_step(launch_, c, a.m.as<float>(), a.v.as<float>(), a.n.as<float>(),
+                  a.prev_grad.as<float>(), a.h);
   cuda::check_launch("adan_step");
 }
 
 void CudaBackend::sgd_step(const SgdStep& a) {
-  cuda::SgdArgs k;
-  k.c = optimizer_common(a.t, a.clip, a.weight_decay);
-  if (a.momentum != 0.0f) {
+  const cuda::OptCommon c = optimizer_common(a.t, a.clip);
+  float* buf = nullptr;  // no momentum, no state
+  if (a.h.momentum != 0.0f) {
     expect_state(a.momentum_buf, a.t.params, "momentum_buf");
-    k.buf = a.momentum_buf.as<float>();
+    buf = a.momentum_buf.as<float>();
   }
-  k.lr = a.lr;
-  k.momentum = a.momentum;
-  k.nesterov = a.nesterov;
-  k.first = a.step == 1;
-  cuda::sgd_step(launch_, k);
+  cuda::sgd_step(launch_, c, buf, a.h);
   cuda::check_launch("sgd_step");
 }
 

@@ -13,51 +13,45 @@
 namespace hwt::cuda {
 namespace {
 
-struct AdamWOp {
-  static constexpr int kStates = 2;
-  AdamWArgs a;
-  __host__ __device__ float* state(int k) const { return k == 0 ? a.m : a.v; }
-  __device__ void update(float g, float wd, float& p, float (&s)[kStates]) const {
-    p *= 1.0f - a.lr * wd;
-    s[0] = a.beta1 * s[0] + (1.0f - a.beta1) * g;
-    s[1] = a.beta2 * s[1] + (1.0f - a.beta2) * g * g;
-    p -= a.step_size * s[0] / (sqrtf(s[1]) / a.bc2_sqrt + a.eps);
-  }
+// The state buffers of one optimizer, in the order its update reads them; nullptr: unused.
+template <int S>
+struct States {
+  float* p[S];
 };
 
-struct AdanOp {
-  static constexpr int kStates = 4;
-  AdanArgs a;
-  __host__ __device__ float* state(int k) const {
-    return k == 0 ? a.m : k == 1 ? a.v : k == 2 ? a.n : a.prev;
-  }
-  __device__ void update(float g, float wd, float& p, float (&s)[kStates]) const {
-    const float diff = a.first ? 0.0f : g - s[3];
-    s[0] = a.beta1 * s[0] + (1.0f - a.beta1) * g;
-    s[1] = a.beta2 * s[1] + (1.0f - a.beta2) * diff;
-    const float u = g + a.beta2 * diff;
-    s[2] = a.beta3 * s[2] + (1.0f - a.beta3) * u * u;
-    const float denom = sqrtf(s[2]) / a.bc3_sqrt + a.eps;
-    if (a.no_prox) p *= 1.0f - a.lr * wd;
-    p -= a.step_size * s[0] / denom + a.step_size_diff * s[1] / denom;
-    if (!a.no_prox) p /= 1.0f + a.lr * wd;
-    s[3] = g;
-  }
-};
+// The per-element updates, one overload per optimizer's hyper-parameters; s holds the element's
+// states in States order.
+__device__ __forceinline__ void update(const AdamWHyper& h, float g, float wd, float& p,
+                                       float (&s)[2]) {
+  p *= 1.0f - h.lr * wd;
+  s[0] = h.beta1 * s[0] + (1.0f - h.beta1) * g;
+  s[1] = h.beta2 * s[1] + (1.0f - h.beta2) * g * g;
+  p -= h.step_size * s[0] / (sqrtf(s[1]) / h.bc2_sqrt + h.eps);
+}
 
-struct SgdOp {
-  static constexpr int kStates = 1;
-  SgdArgs a;
-  __host__ __device__ float* state(int) const { return a.buf; }
-  __device__ void update(float g, float wd, float& p, float (&s)[kStates]) const {
-    float d = g + wd * p;
-    if (a.momentum != 0.0f) {
-      s[0] = a.first ? d : a.momentum * s[0] + d;
-      d = a.nesterov ? d + a.momentum * s[0] : s[0];
-    }
-    p -= a.lr * d;
+__device__ __forceinline__ void update(const AdanHyper& h, float g, float wd, float& p,
+                                       float (&s)[4]) {
+  const float diff = h.first ? 0.0f : g - s[3];
+  s[0] = h.beta1 * s[0] + (1.0f - h.beta1) * g;
+  s[1] = h.beta2 * s[1] + (1.0f - h.beta2) * diff;
+  const float u = g + h.beta2 * diff;
+  s[2] = h.beta3 * s[2] + (1.0f - h.beta3) * u * u;
+  const float denom = sqrtf(s[2]) / h.bc3_sqrt + h.eps;
+  if (h.no_prox) p *= 1.0f - h.lr * wd;
+  p -= h.step_size * s[0] / denom + h.step_size_diff * s[1] / denom;
+  if (!h.no_prox) p /= 1.0f + h.lr * wd;
+  s[3] = g;
+}
+
+__device__ __forceinline__ void update(const SgdHyper& h, float g, float wd, float& p,
+                                       float (&s)[1]) {
+  float d = g + wd * p;
+  if (h.momentum != 0.0f) {
+    s[0] = h.first ? d : h.momentum * s[0] + d;
+    d = h.nesterov ? d + h.momentum * s[0] : s[0];
   }
-};
+  p -= h.lr * d;
+}
 
 // CT: the compute-copy element type, or void for none.
 template <class CT>
@@ -73,17 +67,17 @@ __device__ __forceinline__ void store_compute(void* compute, int64_t i, const fl
   }
 }
 
-template <class Op, class CT, int V>
-__global__ void __launch_bounds__(kBlockThreads) optimizer_kernel(Op op, OptCommon c) {
+template <class Hyper, int S, class CT, int V>
+__global__ void __launch_bounds__(kBlockThreads)
+    optimizer_kernel(Hyper h, States<S> states, OptCommon c) {
   const GradPrep prep = grad_prep(c.norm_sq, c.loss_scale, c.max_norm);
   if (prep.skip) return;
   const bool prune = c.prune_zeros != nullptr;
   unsigned zeros = 0, linear_zeros = 0;
   int64_t range = 0;  // this thread's cursor into c.linear: its indices only grow
-  constexpr int S = Op::kStates;
   float* st[S];
 #pragma unroll
-  for (int k = 0; k < S; ++k) st[k] = op.state(k);
+  for (int k = 0; k < S; ++k) st[k] = states.p[k];
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x * V;
   for (int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) * V; i < c.n;
        i += stride) {
@@ -115,7 +109,7 @@ __global__ void __launch_bounds__(kBlockThreads) optimizer_kernel(Op op, OptComm
         while (range < c.linear_pairs && c.linear[2 * range + 1] <= at) ++range;
         (range < c.linear_pairs && c.linear[2 * range] <= at ? linear_zeros : zeros) += 1;
       }
-      op.update(ge, i + e < c.n_decay ? c.weight_decay : 0.0f, p[e], se);
+      update(h, ge, i + e < c.n_decay ? h.weight_decay : 0.0f, p[e], se);
 #pragma unroll
       for (int k = 0; k < S; ++k) s[k][e] = se[k];
     }
@@ -151,34 +145,34 @@ __global__ void __launch_bounds__(kBlockThreads) optimizer_kernel(Op op, OptComm
   }
 }
 
-template <class Op, class CT>
-void launch_typed(const Launch& l, const Op& op, const OptCommon& c) {
+template <class CT, class Hyper, int S>
+void launch_typed(const Launch& l, const Hyper& h, const States<S>& states, const OptCommon& c) {
   bool vec = aligned16(c.params) && aligned16(c.grads) &&
              (!c.compute || (reinterpret_cast<uintptr_t>(c.compute) & 7u) == 0);
-  for (int k = 0; k < Op::kStates; ++k) vec = vec && aligned16(op.state(k));
+  for (float* s : states.p) vec = vec && aligned16(s);
   const int64_t per = vec ? 4 : 1;
   int64_t blocks = ceil_div(c.n / per, kBlockThreads);
   const int64_t cap = 16LL * l.sms;
   blocks = blocks < 1 ? 1 : (blocks > cap ? cap : blocks);
   if (vec)
-    optimizer_kernel<Op, CT, 4>
-        <<<static_cast<unsigned>(blocks), kBlockThreads, 0, l.stream>>>(op, c);
+    optimizer_kernel<Hyper, S, CT, 4>
+        <<<static_cast<unsigned>(blocks), kBlockThreads, 0, l.stream>>>(h, states, c);
   else
-    optimizer_kernel<Op, CT, 1>
-        <<<static_cast<unsigned>(blocks), kBlockThreads, 0, l.stream>>>(op, c);
+    optimizer_kernel<Hyper, S, CT, 1>
+        <<<static_cast<unsigned>(blocks), kBlockThreads, 0, l.stream>>>(h, states, c);
 }
 
-template <class Op>
-void launch(const Launch& l, const Op& op, const OptCommon& c) {
+template <class Hyper, int S>
+void launch(const Launch& l, const Hyper& h, const States<S>& states, const OptCommon& c) {
   if (c.n == 0) return;
-  if (!c.compute) return launch_typed<Op, void>(l, op, c);
+  if (!c.compute) return launch_typed<void>(l, h, states, c);
   switch (c.compute_dt) {
     case DType::BF16:
-      return launch_typed<Op, bf16>(l, op, c);
+      return launch_typed<bf16>(l, h, states, c);
     case DType::F16:
-      return launch_typed<Op, f16>(l, op, c);
+      return launch_typed<f16>(l, h, states, c);
     default:
-      return launch_typed<Op, float>(l, op, c);
+      return launch_typed<float>(l, h, states, c);
   }
 }
 
@@ -201,14 +195,15 @@ __global__ void loss_scale_kernel(float* state, const float* norm_sq, float grow
 
 }  // namespace
 
-void adamw_step(const Launch& l, const AdamWArgs& a) {
-  launch(l, AdamWOp{a}, a.c);
+void adamw_step(const Launch& l, const OptCommon& c, float* m, float* v, const AdamWHyper& h) {
+  launch(l, h, States<2>{{m, v}}, c);
 }
-void adan_step(const Launch& l, const AdanArgs& a) {
-  launch(l, AdanOp{a}, a.c);
+void adan_step(const Launch& l, const OptCommon& c, float* m, float* v, float* n, float* prev,
+               const AdanHyper& h) {
+  launch(l, h, States<4>{{m, v, n, prev}}, c);
 }
-void sgd_step(const Launch& l, const SgdArgs& a) {
-  launch(l, SgdOp{a}, a.c);
+void sgd_step(const Launch& l, const OptCommon& c, float* buf, const SgdHyper& h) {
+  launch(l, h, States<1>{{buf}}, c);
 }
 
 void loss_scale_update(const Launch& l, float* state, const float* norm_sq, float growth,
