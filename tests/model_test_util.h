@@ -64,15 +64,16 @@ inline Batch random_batch(const ModelConfig& m, int64_t batch, int64_t seq, uint
   return b;
 }
 
-// The key third of a fused QKV bias gets no gradient (softmax ignores a constant added to a row
+// The key part of a fused QKV bias gets no gradient (softmax ignores a constant added to a row
 // of scores), so Adam turns rounding noise there into full steps: comparisons of weights after
-// optimizer steps zero it on both sides. `values` holds parameter `name` (3 × hidden biases).
+// optimizer steps zero it on both sides. `values` holds parameter `name` of a model with
+// unpadded widths (q | k | v biases: heads, then twice kv() heads of head_dim()).
 template <class T>
-void drop_key_bias(const std::string& name, int64_t hidden, std::vector<T>& values) {
+void drop_key_bias(const std::string& name, const ModelConfig& m, std::vector<T>& values) {
   if (!name.ends_with("attn.qkv.bias")) return;
-  const auto h = static_cast<size_t>(hidden);
-  std::fill(values.begin() + static_cast<std::ptrdiff_t>(h),
-            values.begin() + static_cast<std::ptrdiff_t>(2 * h), T{0});
+  const auto q = static_cast<std::ptrdiff_t>(m.hidden);
+  const auto k = static_cast<std::ptrdiff_t>(m.kv() * m.head_dim());
+  std::fill(values.begin() + q, values.begin() + q + k, T{0});
 }
 
 }  // namespace hwt::test

@@ -80,7 +80,7 @@ Trained train(Backend& be, ModelConfig m, DType dtype,
   }
   t.params = data_of(model.params(), model.params().params_flat());
   for (size_t i = 0; i < t.params.size(); ++i)
-    test::drop_key_bias(model.params().infos()[i].name, m.hidden, t.params[i]);
+    test::drop_key_bias(model.params().infos()[i].name, m, t.params[i]);
   t.padded = zero_padding(model.params());
   model.forward(false, 0);
   t.predictions = model.predictions().tokens;

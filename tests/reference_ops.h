@@ -24,9 +24,59 @@ inline double activation(Activation a, double x) {
     case Activation::Gelu:
       return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
     case Activation::GeluTanh:
+    case Activation::GeGlu:  // the gate's function
       return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    case Activation::SwiGlu:
+      return x / (1 + std::exp(-x));
   }
   return x;
+}
+
+// Gated MLP activation: pre [rows, 2n] = (gate | up) -> act(gate) · up [rows, n].
+inline Vec glu(const Vec& pre, Activation kind, int64_t rows, int64_t n) {
+  Vec y(static_cast<size_t>(rows * n));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j)
+      y[static_cast<size_t>(r * n + j)] =
+          activation(kind, pre[static_cast<size_t>(r * 2 * n + j)]) *
+          pre[static_cast<size_t>(r * 2 * n + n + j)];
+  return y;
+}
+
+// RMSNorm (Zhang & Sennrich 2019) over each row's first w of n columns; zero after them.
+inline Vec rmsnorm(const Vec& x, const Vec& g, int64_t rows, int64_t n, int64_t w, double eps) {
+  Vec y(x.size(), 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    double ms = 0;
+    for (int64_t j = 0; j < w; ++j)
+      ms += x[static_cast<size_t>(r * n + j)] * x[static_cast<size_t>(r * n + j)];
+    const double rstd = 1 / std::sqrt(ms / static_cast<double>(w) + eps);
+    for (int64_t j = 0; j < w; ++j)
+      y[static_cast<size_t>(r * n + j)] =
+          x[static_cast<size_t>(r * n + j)] * rstd * g[static_cast<size_t>(j)];
+  }
+  return y;
+}
+
+// Rotary embedding from its definition (RoFormer, in GPT-NeoX's rotate-half pairing): the q and
+// k heads (the first heads + kv of each row's head-major groups of d) have element i < rot/2
+// and element i + rot/2 turned by angle t · theta^(-2i/rot), t = row % seq.
+inline Vec rope(const Vec& qkv, int64_t rows, int64_t seq, int64_t heads, int64_t kv, int64_t d,
+                int64_t rot, double theta) {
+  Vec y = qkv;
+  const int64_t width = (heads + 2 * kv) * d, half = rot / 2;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t h = 0; h < heads + kv; ++h)
+      for (int64_t i = 0; i < half; ++i) {
+        const double angle =
+            static_cast<double>(r % seq) *
+            std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(rot));
+        const size_t a = static_cast<size_t>(r * width + h * d + i),
+                     b = a + static_cast<size_t>(half);
+        y[a] = qkv[a] * std::cos(angle) - qkv[b] * std::sin(angle);
+        y[b] = qkv[b] * std::cos(angle) + qkv[a] * std::sin(angle);
+      }
+  return y;
 }
 
 // Inverted-dropout factor of element i: 0 or 1/(1-p).
@@ -87,23 +137,27 @@ struct AttnSpec {
   double scale;
   Dropout drop;
   double prune_tau = -1;  // >= 0: DynaTran (AttentionPrune) on the scores and probabilities
+  int64_t kv_heads = 0;   // grouped-query attention; 0: heads
 };
 
 struct AttnPruneCounts {
   uint64_t zero_scores = 0, zero_probs = 0, pairs = 0;
 };
 
-// qkv [B*S, 3*H*D] -> out [B*S, H*D], straight from the definition softmax(QKᵀ·scale + mask)V;
+// qkv [B*S, (H + 2*KV)*D] -> out [B*S, H*D], straight from the definition
+// softmax(QKᵀ·scale + mask)V, query head h reading K/V head h / (H / KV);
 // with a prune_tau, scores |s| <= tau are 0 before the softmax and probabilities p <= tau after
 // it (counted over the unmasked pairs into `counts`).
 inline Vec attention(const Vec& qkv, const AttnSpec& a, AttnPruneCounts* counts = nullptr) {
   const bool prune = a.prune_tau >= 0;
-  const int64_t S = a.seq, H = a.heads, D = a.dim, W = 3 * H * D;
+  const int64_t S = a.seq, H = a.heads, D = a.dim, KV = a.kv_heads > 0 ? a.kv_heads : H;
+  const int64_t W = (H + 2 * KV) * D;
   Vec out(static_cast<size_t>(a.batch * S * H * D), 0.0);
   for (int64_t b = 0; b < a.batch; ++b) {
     const int64_t len = a.lengths.empty() ? S : a.lengths[static_cast<size_t>(b)];
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < S; ++i) {
+        const int64_t k_at = (H + h / (H / KV)) * D, v_at = k_at + KV * D;
         Vec s(static_cast<size_t>(S), -std::numeric_limits<double>::infinity());
         double mx = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j < S; ++j) {
@@ -111,7 +165,7 @@ inline Vec attention(const Vec& qkv, const AttnSpec& a, AttnPruneCounts* counts 
           double dotp = 0;
           for (int64_t c = 0; c < D; ++c)
             dotp += qkv[static_cast<size_t>((b * S + i) * W + h * D + c)] *
-                    qkv[static_cast<size_t>((b * S + j) * W + H * D + h * D + c)];
+                    qkv[static_cast<size_t>((b * S + j) * W + k_at + c)];
           double sj = dotp * a.scale;
           if (prune && std::fabs(sj) <= a.prune_tau) sj = 0;
           if (counts) counts->zero_scores += sj == 0, ++counts->pairs;
@@ -129,7 +183,7 @@ inline Vec attention(const Vec& qkv, const AttnSpec& a, AttnPruneCounts* counts 
           if (counts && !masked) counts->zero_probs += p == 0;
           for (int64_t c = 0; c < D; ++c)
             out[static_cast<size_t>((b * S + i) * H * D + h * D + c)] +=
-                p * qkv[static_cast<size_t>((b * S + j) * W + 2 * H * D + h * D + c)];
+                p * qkv[static_cast<size_t>((b * S + j) * W + v_at + c)];
         }
       }
   }

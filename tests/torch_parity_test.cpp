@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "backend/cpu/cpu_backend.h"
@@ -138,6 +139,80 @@ Case encoder_mean_pool() {
   return c;
 }
 
+// Llama's block: RMSNorm, rotary positions with Llama 3's frequency scaling (its original
+// length shrunk so that all three frequency bands occur at these lengths), grouped-query
+// attention, SwiGLU, no biases, an untied LM head.
+Case llama_lm() {
+  Case c{"llama_lm", {}, {}};
+  ModelConfig& m = c.model;
+  m.vocab_size = 31;
+  m.vocab_multiple = m.ffn_multiple = m.hidden_multiple = 1;
+  m.max_seq = 10;
+  m.hidden = 32;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.ffn = 40;
+  m.layers = 2;
+  m.dropout = m.attn_dropout = 0;
+  m.causal = true;
+  m.norm_kind = NormKind::RmsNorm;
+  m.position = Position::Rope;
+  m.rope.scaling_factor = 8;
+  m.rope.original_max_seq = 64;
+  m.activation = Activation::SwiGlu;
+  m.bias = false;
+  m.tie_embeddings = false;
+  m.head = Task::Lm;
+  c.batches = {make_batch(m, 2, 9, {9, 9}, 6), make_batch(m, 3, 6, {6, 6, 6}, 7)};
+  return c;
+}
+
+// Qwen2's block: as Llama's but with biases on Q, K and V only, theta 10^6, multi-query
+// attention (one K/V head) and GeGLU, on a padded encoder with a sequence head.
+Case qwen2_classify() {
+  Case c{"qwen2_classify", {}, {}};
+  ModelConfig& m = c.model;
+  m.vocab_size = 19;
+  m.vocab_multiple = m.ffn_multiple = m.hidden_multiple = 1;
+  m.max_seq = 8;
+  m.hidden = 24;
+  m.heads = 3;
+  m.kv_heads = 1;
+  m.ffn = 20;
+  m.layers = 2;
+  m.dropout = m.attn_dropout = 0;
+  m.norm_kind = NormKind::RmsNorm;
+  m.position = Position::Rope;
+  m.rope.theta = 1e6;
+  m.activation = Activation::GeGlu;
+  m.bias = false;
+  m.qkv_bias = true;
+  m.pooling = Pooling::Mean;
+  m.num_labels = 4;
+  c.batches = {make_batch(m, 3, 8, {8, 5, 2}, 8), make_batch(m, 4, 7, {7, 1, 6, 3}, 10)};
+  return c;
+}
+
+// GPT-NeoX's (Pythia's) positions: LayerNorm with biases, a quarter of each head rotated.
+Case neox_lm() {
+  Case c{"neox_lm", {}, {}};
+  ModelConfig& m = c.model;
+  m.vocab_size = 27;
+  m.vocab_multiple = m.ffn_multiple = m.hidden_multiple = 1;
+  m.max_seq = 9;
+  m.hidden = 32;
+  m.heads = 2;
+  m.ffn = 48;
+  m.layers = 2;
+  m.dropout = m.attn_dropout = 0;
+  m.causal = true;
+  m.position = Position::Rope;
+  m.rope.fraction = 0.25;
+  m.head = Task::Lm;
+  c.batches = {make_batch(m, 2, 9, {9, 9}, 9)};
+  return c;
+}
+
 // Random values for every parameter (not the model's init), so biases and norms are exercised.
 // For a bf16 model they are bf16 values, so that hwt's bf16 weight copy equals the oracle's
 // weights and the comparison measures bf16 arithmetic, not the rounding of the weights.
@@ -210,7 +285,9 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
   if (!torch_available())
     GTEST_SKIP() << "skipped: " << torch_python()
                  << " has no torch (apt install python3-torch, or set HWT_TORCH_PYTHON)";
-  const Case c = which == 0 ? encoder_joint() : which == 1 ? decoder_lm() : encoder_mean_pool();
+  static const std::function<Case()> kCases[] = {encoder_joint, decoder_lm,     encoder_mean_pool,
+                                                 llama_lm,      qwen2_classify, neox_lm};
+  const Case c = kCases[which]();
   const Tolerance tol = tolerance(target);
   CpuBackend cpu(2);
   Backend& be = target == Target::Cpu ? static_cast<Backend&>(cpu) : test::gpu_ref();
@@ -313,8 +390,8 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
     const std::vector<float> before = slice(flat, p);
     for (size_t i = 0; i < update.size(); ++i) update[i] -= before[i];
     auto want_update = out["updates"][p.name].get<std::vector<double>>();
-    test::drop_key_bias(p.name, c.model.hidden, update);
-    test::drop_key_bias(p.name, c.model.hidden, want_update);
+    test::drop_key_bias(p.name, c.model, update);
+    test::drop_key_bias(p.name, c.model, want_update);
     const double e = err(update, want_update);
     EXPECT_LT(e, tol.update) << p.name;
     worst_update = std::max(worst_update, e);
@@ -324,7 +401,8 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
 }
 
 std::string parity_name(const ::testing::TestParamInfo<TorchParity::ParamType>& info) {
-  static const char* const kCase[] = {"encoder_joint", "decoder_lm", "encoder_mean"};
+  static const char* const kCase[] = {"encoder_joint", "decoder_lm", "encoder_mean",
+                                      "llama_lm",      "qwen2",      "neox_lm"};
   static const char* const kTarget[] = {"cpu", "cuda_f32", "cuda_bf16"};
   const auto [which, opt, target] = info.param;
   return std::string(kCase[which]) + (opt == OptimizerKind::AdamW ? "_adamw_" : "_adan_") +
@@ -333,7 +411,7 @@ std::string parity_name(const ::testing::TestParamInfo<TorchParity::ParamType>& 
 
 INSTANTIATE_TEST_SUITE_P(
     Models, TorchParity,
-    ::testing::Combine(::testing::Values(0, 1, 2),
+    ::testing::Combine(::testing::Values(0, 1, 2, 3, 4, 5),
                        ::testing::Values(OptimizerKind::AdamW, OptimizerKind::Adan),
                        ::testing::Values(Target::Cpu, Target::CudaF32, Target::CudaBf16)),
     parity_name);

@@ -43,7 +43,9 @@ struct TtLinearRig {
     lin.plan(arena, DType::F32, rows);
     arena.allocate(be);
   }
-  StepContext context() { return StepContext{be, ps, arena, DType::F32, rows, 1, true, 0, {}}; }
+  StepContext context() {
+    return StepContext{be, ps, arena, DType::F32, rows, 1, true, 0, {}, nullptr, {}, {}};
+  }
   ParamStore::Handle bias() const { return ps.infos().size() - 1; }
   std::vector<std::vector<double>> cores() {
     std::vector<std::vector<double>> out;

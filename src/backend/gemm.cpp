@@ -138,6 +138,7 @@ GemmShape matmul_shape(const Matmul& a) {
             a.bias.str(), s.n);
   HWT_CHECK(a.act == Activation::None || (a.beta == 0.0f && a.pre_act.defined()),
             "matmul with an activation needs beta = 0 and pre_act");
+  HWT_CHECK(!is_gated(a.act), "a gated activation runs as glu_forward after the GEMM, not fused");
   return s;
 }
 

@@ -13,6 +13,7 @@
 
 #include "backend/optimizer_hyper.h"
 #include "core/activation_math.h"
+#include "core/norm_kind.h"
 #include "core/pooling.h"
 #include "core/tensor.h"
 
@@ -43,6 +44,7 @@ struct Dropout {
 };
 
 // y[M,N] = act(x[M,K] · wᵀ + b); w is [N,K]. With an activation, pre_act keeps x·wᵀ + b.
+// Gated activations are not fused here (GluFwd follows the linear instead).
 struct LinearFwd {
   Tensor x, w, b, y;
   Activation act = Activation::None;
@@ -74,6 +76,8 @@ struct Matmul {
 // Every norm op takes `width`, the true width of rows stored padded (model.hidden_multiple):
 // the statistics are over the first `width` columns and the outputs and dx are zero after them.
 // The padding columns of x, dy, gamma and beta must be zero. 0: the whole row.
+// `kind` picks LayerNorm or RMSNorm (core/norm_kind.h); RMSNorm has no beta, no dbeta and no
+// mean (leave them undefined): the layernorm ops serve both kinds.
 inline int64_t norm_width(int64_t width, int64_t cols) {
   return width > 0 ? width : cols;
 }
@@ -82,6 +86,7 @@ struct LayerNormFwd {
   Tensor x, gamma, beta, y, mean, rstd;  // mean, rstd: f32 [rows]
   float eps = 1e-5f;
   int64_t width = 0;
+  NormKind kind = NormKind::LayerNorm;
 };
 
 // dx is written, or added to with accumulate_dx; dgamma and dbeta are accumulated.
@@ -89,6 +94,7 @@ struct LayerNormBwd {
   Tensor x, gamma, mean, rstd, dy, dx, dgamma, dbeta;
   bool accumulate_dx = false;
   int64_t width = 0;
+  NormKind kind = NormKind::LayerNorm;
 };
 
 // sum = residual + dropout(x); when gamma is defined also y = layernorm(sum).
@@ -100,6 +106,7 @@ struct ResidualFwd {
   Tensor gamma, beta, y, mean, rstd;
   float eps = 1e-5f;
   int64_t width = 0;  // of the layernorm
+  NormKind kind = NormKind::LayerNorm;
 };
 
 // g = d_sum (if defined) + layernorm_backward(d_y) (if gamma defined); d_residual = g;
@@ -109,6 +116,7 @@ struct ResidualBwd {
   Dropout drop;
   Tensor d_x, d_residual, d_gamma, d_beta;
   int64_t width = 0;  // of the layernorm
+  NormKind kind = NormKind::LayerNorm;
 };
 
 struct DropoutFwd {
@@ -121,8 +129,22 @@ struct DropoutBwd {
   Dropout drop;
 };
 
-// Multi-head scaled dot-product attention over packed projections.
-// qkv: [batch*seq, 3*heads*head_dim] laid out (q | k | v), each head-major;
+// A gated MLP's activation: pre [rows, 2n] holds (gate | up) per row, y [rows, n] =
+// activate(kind, gate) · up, kind SwiGlu or GeGlu (core/activation_math.h).
+struct GluFwd {
+  Tensor pre, y;
+  Activation kind = Activation::SwiGlu;
+};
+
+// d_pre [rows, 2n] is written: d_gate = dy · up · act'(gate), d_up = dy · act(gate).
+struct GluBwd {
+  Tensor pre, dy, d_pre;
+  Activation kind = Activation::SwiGlu;
+};
+
+// Multi-head scaled dot-product attention over packed projections, with grouped-query
+// attention (Ainslie et al. 2023): query head h reads K/V head h / (heads / kv_heads).
+// qkv: [batch*seq, (heads + 2*kv_heads)*head_dim] laid out (q | k | v), each head-major;
 // out: [batch*seq, heads*head_dim]; lse: f32 [batch, heads, seq], the log-sum-exp of each
 // softmax row, all that backward needs (probabilities are recomputed, never stored).
 // key_lengths (i32 [batch], optional) masks keys at positions >= length; causal masks j > i.
@@ -133,6 +155,9 @@ struct AttentionDims {
   Tensor key_lengths;
   float scale = 1.0f;
   Dropout drop;
+  int64_t kv_heads = 0;  // dividing heads; 0: heads (multi-head attention)
+  int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  int64_t qkv_width() const { return (heads + 2 * kv()) * head_dim; }
 };
 
 // DynaTran inside attention (inference forwards only; no backward follows): a scaled score s
@@ -155,6 +180,17 @@ struct AttentionFwd {
 struct AttentionBwd {
   AttentionDims dims;
   Tensor qkv, out, d_out, lse, d_qkv;
+};
+
+// Rotary position embedding (Su et al. 2021, RoFormer) of q and k in packed qkv (AttentionDims'
+// layout), in place, as GPT-NeoX and Llama lay it out ("rotate half"): in each head, element
+// i < rotary_dim/2 and element i + rotary_dim/2 turn by the angle of (position, i), position =
+// row % seq; elements from rotary_dim on stay. cos, sin: f32 [seq or more, rotary_dim/2], the
+// angles' cosines and sines, computed once per model. rope_backward turns by minus the angle,
+// the backward of the rotation (it is orthogonal), on a gradient of qkv.
+struct Rope {
+  Tensor qkv, cos, sin;
+  int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0, rotary_dim = 0;
 };
 
 // out[r] = table[ids[r]] + pos[r % seq] (pos optional).
@@ -324,6 +360,10 @@ struct LossScaleUpdate {
   X(residual_backward, ResidualBwd)        \
   X(dropout_forward, DropoutFwd)           \
   X(dropout_backward, DropoutBwd)          \
+  X(glu_forward, GluFwd)                   \
+  X(glu_backward, GluBwd)                  \
+  X(rope_forward, Rope)                    \
+  X(rope_backward, Rope)                   \
   X(attention_forward, AttentionFwd)       \
   X(attention_backward, AttentionBwd)      \
   X(embedding_forward, EmbeddingFwd)       \

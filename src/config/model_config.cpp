@@ -102,6 +102,31 @@ void validate(const ModelConfig& c) {
   if (c.attn_dropout < 0 || c.attn_dropout >= 1)
     fail_input("config model.attn_dropout={} must be in [0, 1)", c.attn_dropout);
   if (!(c.ln_eps > 0)) fail_input("config model.ln_eps must be positive");
+  if (c.kv_heads < 0 || (c.kv_heads > 0 && c.heads % c.kv_heads != 0))
+    fail_input("config model.kv_heads={} must divide model.heads={} (0: as many as heads)",
+               c.kv_heads, c.heads);
+  if (c.position == Position::Rope) {
+    if (!(c.rope.theta > 1)) fail_input("config model.rope_theta={} must exceed 1", c.rope.theta);
+    if (!(c.rope.fraction > 0 && c.rope.fraction <= 1))
+      fail_input("config model.rotary_fraction={} must be in (0, 1]", c.rope.fraction);
+    if (c.rotary_dim() < 2)
+      fail_input("config model.rotary_fraction={} turns no pair of a {}-wide head", c.rope.fraction,
+                 c.head_dim());
+    const RopeConfig& r = c.rope;
+    if (r.scaling_factor != 0 &&
+        !(r.scaling_factor >= 1 && r.low_freq_factor > 0 &&
+          r.high_freq_factor > r.low_freq_factor && r.original_max_seq > 0))
+      fail_input(
+          "config model.rope_scaling_factor={} needs factor >= 1, 0 < low_freq_factor < "
+          "high_freq_factor and a positive rope_original_max_seq",
+          r.scaling_factor);
+  }
+  if (c.gated() && c.tt.ffn.enabled())
+    fail_input("config model.tt.ffn does not factor a gated MLP (model.activation=\"{}\")",
+               c.activation == Activation::SwiGlu ? "swiglu" : "geglu");
+  if (c.kv() != c.heads && c.tt.attention.enabled())
+    fail_input(
+        "config model.tt.attention does not factor grouped-query attention (model.kv_heads)");
   if (!(c.init_std > 0)) fail_input("config model.init_std must be positive");
   if (c.head == Task::Lm && !c.causal)
     fail_input("config model.head=\"lm\" needs model.causal=true");

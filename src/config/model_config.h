@@ -8,11 +8,29 @@
 
 #include "core/activation_math.h"
 #include "core/integer_math.h"
+#include "core/norm_kind.h"
 #include "core/pooling.h"
 
 namespace hwt {
 
 enum class NormPlacement : uint8_t { Pre, Post };
+
+// How tokens know their position (model.position): a learned table added to the token
+// embedding (GPT-2, BERT), rotary embeddings of q and k in every attention (Llama, Pythia), or
+// nothing (a causal model can still infer order).
+enum class Position : uint8_t { Learned, Rope, None };
+
+// Rotary position embeddings (Su et al. 2021) as Hugging Face's models configure them.
+struct RopeConfig {
+  double theta = 10000;  // base of the angle frequencies (rope_theta)
+  // The share of each head that turns (GPT-NeoX's rotary_pct: Pythia 0.25); the rest passes.
+  double fraction = 1.0;
+  // Llama 3's frequency scaling (Meta, Llama 3.1 and 3.2; 0: off): frequencies with wavelengths
+  // above original_max_seq / low_freq_factor are divided by factor, those below
+  // original_max_seq / high_freq_factor are kept, and those between are blended.
+  double scaling_factor = 0, low_freq_factor = 1, high_freq_factor = 4;
+  int64_t original_max_seq = 8192;
+};
 
 // What a model learns (model.head): the head on top of the transformer, and so the labels its
 // data must carry.
@@ -76,6 +94,7 @@ struct ModelConfig {
   // GEMM runs aligned; exact: layer norms normalise over the true width.
   int64_t hidden_multiple = 8;
   int64_t heads = 4;
+  int64_t kv_heads = 0;  // K/V heads for grouped-query attention, dividing heads; 0: heads
   int64_t ffn = 512;
   // The feed-forward width is stored padded to a multiple of this (zero rows of the first FFN
   // weight and bias, zero columns of the second), so the FFN GEMMs run aligned; exact.
@@ -84,7 +103,12 @@ struct ModelConfig {
   double dropout = 0.1;       // embeddings, attention output, FFN output
   double attn_dropout = 0.1;  // attention probabilities
   NormPlacement norm = NormPlacement::Pre;
-  bool causal = false;  // decoder (causal mask) or encoder (padding mask)
+  NormKind norm_kind = NormKind::LayerNorm;
+  Position position = Position::Learned;
+  RopeConfig rope;
+  bool bias = true;       // biases of the blocks' linear maps
+  bool qkv_bias = false;  // Q, K and V keep their biases when bias is false (Qwen2)
+  bool causal = false;    // decoder (causal mask) or encoder (padding mask)
   Activation activation = Activation::Gelu;
   bool tie_embeddings = true;  // LM head shares the token embedding
   Task head = Task::Classify;
@@ -97,6 +121,14 @@ struct ModelConfig {
   PruneConfig prune;
 
   int64_t head_dim() const { return hidden / heads; }
+  int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  bool gated() const { return is_gated(activation); }
+  bool has_qkv_bias() const { return bias || qkv_bias; }
+  // The elements of each head that rotary embeddings turn: fraction of the head, even.
+  int64_t rotary_dim() const {
+    const auto d = static_cast<int64_t>(rope.fraction * static_cast<double>(head_dim()));
+    return d - d % 2;
+  }
   // Rows of the stored token embedding (and LM head): for an LM, vocab_size rounded up to
   // vocab_multiple; other tasks have no logits over the vocabulary and store it as it is.
   int64_t padded_vocab() const {
@@ -116,6 +148,8 @@ struct ModelConfig {
   }
   // The attention context's width as stored (q, k and v have this width each).
   int64_t padded_context() const { return heads * padded_head_dim(); }
+  // The fused q|k|v projection's width as stored: heads queries and kv() keys and values.
+  int64_t padded_qkv() const { return (heads + 2 * kv()) * padded_head_dim(); }
   // The feed-forward width as stored and multiplied: ffn rounded up to ffn_multiple (a
   // tensor-trained FFN stores no matrix to pad: its width is the true one).
   int64_t padded_ffn() const { return tt.ffn.enabled() ? ffn : round_up(ffn, ffn_multiple); }

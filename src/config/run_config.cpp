@@ -113,7 +113,13 @@ void add_model_keys(Keys& k) {
       "model.heads", "Attention heads (must divide model.hidden)",
       [](R & c) -> auto& { return c.model.heads; });
   k.add(
-      "model.ffn", "Feed-forward width", [](R & c) -> auto& { return c.model.ffn; });
+      "model.kv_heads",
+      "K/V heads: fewer than model.heads (dividing it) is grouped-query attention, 1 multi-query; "
+      "0: as many as heads",
+      [](R & c) -> auto& { return c.model.kv_heads; });
+  k.add(
+      "model.ffn", "Feed-forward width (of the gate and of the up projection in a gated MLP)",
+      [](R & c) -> auto& { return c.model.ffn; });
   k.add(
       "model.ffn_multiple",
       "Store the feed-forward width padded to a multiple of this (1: none), so the FFN GEMMs run "
@@ -133,15 +139,59 @@ void add_model_keys(Keys& k) {
       [](R & c) -> auto& { return c.model.norm; },
       std::vector<std::pair<std::string, NormPlacement>>{{"pre", NormPlacement::Pre},
                                                          {"post", NormPlacement::Post}});
+  k.add_choice(
+      "model.norm_kind",
+      "Normalisation: layernorm (GPT-2, BERT) or rmsnorm (Llama), epsilon "
+      "model.ln_eps",
+      [](R & c) -> auto& { return c.model.norm_kind; },
+      std::vector<std::pair<std::string, NormKind>>{{"layernorm", NormKind::LayerNorm},
+                                                    {"rmsnorm", NormKind::RmsNorm}});
+  k.add_choice(
+      "model.position",
+      "Positions: learned (a table, model.max_seq rows), rope (rotary embeddings of q and k) or "
+      "none",
+      [](R & c) -> auto& { return c.model.position; },
+      std::vector<std::pair<std::string, Position>>{
+          {"learned", Position::Learned}, {"rope", Position::Rope}, {"none", Position::None}});
+  k.add(
+      "model.rope_theta", "Rotary embeddings: base of the angle frequencies",
+      [](R & c) -> auto& { return c.model.rope.theta; });
+  k.add(
+      "model.rotary_fraction",
+      "Rotary embeddings: share of each head that turns (GPT-NeoX, Pythia: 0.25)",
+      [](R & c) -> auto& { return c.model.rope.fraction; });
+  k.add(
+      "model.rope_scaling_factor",
+      "Rotary embeddings: Llama 3's frequency scaling factor (Llama 3.1: 8, 3.2: 32; 0: off)",
+      [](R & c) -> auto& { return c.model.rope.scaling_factor; });
+  k.add(
+      "model.rope_low_freq_factor", "Llama 3 frequency scaling: low_freq_factor",
+      [](R & c) -> auto& { return c.model.rope.low_freq_factor; });
+  k.add(
+      "model.rope_high_freq_factor", "Llama 3 frequency scaling: high_freq_factor",
+      [](R & c) -> auto& { return c.model.rope.high_freq_factor; });
+  k.add(
+      "model.rope_original_max_seq", "Llama 3 frequency scaling: original_max_position_embeddings",
+      [](R & c) -> auto& { return c.model.rope.original_max_seq; });
+  k.add(
+      "model.bias", "Biases on the blocks' linear maps (Llama, Mistral: false)",
+      [](R & c) -> auto& { return c.model.bias; });
+  k.add(
+      "model.qkv_bias", "Q, K and V keep biases when model.bias is false (Qwen2)",
+      [](R & c) -> auto& { return c.model.qkv_bias; });
   k.add(
       "model.causal", "Causal (decoder) attention instead of bidirectional with padding mask",
       [](R & c) -> auto& { return c.model.causal; });
   k.add_choice(
-      "model.activation", "Feed-forward activation",
+      "model.activation",
+      "Feed-forward activation; swiglu (SiLU gate, Llama) and geglu (tanh-GELU gate, Gemma) are "
+      "gated: act(x·Wgateᵀ) · (x·Wupᵀ), one GEMM for both",
       [](R & c) -> auto& { return c.model.activation; },
       std::vector<std::pair<std::string, Activation>>{{"gelu", Activation::Gelu},
                                                       {"gelu_tanh", Activation::GeluTanh},
-                                                      {"relu", Activation::Relu}});
+                                                      {"relu", Activation::Relu},
+                                                      {"swiglu", Activation::SwiGlu},
+                                                      {"geglu", Activation::GeGlu}});
   k.add(
       "model.tie_embeddings", "LM head reuses the token embedding matrix",
       [](R & c) -> auto& { return c.model.tie_embeddings; });

@@ -10,7 +10,24 @@
 
 namespace hwt {
 
-enum class Activation : uint8_t { None, Gelu, GeluTanh, Relu };
+// SwiGlu and GeGlu are gated (Shazeer 2020, "GLU Variants Improve Transformer"): the MLP's
+// first projection yields a gate and an up half, and its output is act(gate) · up. For them
+// activate() is the gate's function: SiLU (Llama, Mistral, Qwen) and tanh GELU (Gemma).
+enum class Activation : uint8_t { None, Gelu, GeluTanh, Relu, SwiGlu, GeGlu };
+
+constexpr bool is_gated(Activation a) {
+  return a == Activation::SwiGlu || a == Activation::GeGlu;
+}
+
+// SiLU (swish): x·σ(x).
+HWT_HD float silu(float x) {
+  return x / (1.0f + expf(-x));
+}
+
+HWT_HD float silu_grad(float x) {
+  const float s = 1.0f / (1.0f + expf(-x));
+  return s * (1.0f + x * (1.0f - s));
+}
 
 // GELU, exact (erf) form: x·Φ(x).
 HWT_HD float gelu_erf(float x) {
@@ -41,7 +58,10 @@ HWT_HD float activate(Activation act, float x) {
     case Activation::Gelu:
       return gelu_erf(x);
     case Activation::GeluTanh:
+    case Activation::GeGlu:
       return gelu_tanh(x);
+    case Activation::SwiGlu:
+      return silu(x);
     case Activation::Relu:
       return x > 0.0f ? x : 0.0f;
     case Activation::None:
@@ -55,7 +75,10 @@ HWT_HD float activate_grad(Activation act, float x) {
     case Activation::Gelu:
       return gelu_erf_grad(x);
     case Activation::GeluTanh:
+    case Activation::GeGlu:
       return gelu_tanh_grad(x);
+    case Activation::SwiGlu:
+      return silu_grad(x);
     case Activation::Relu:
       return x > 0.0f ? 1.0f : 0.0f;
     case Activation::None:

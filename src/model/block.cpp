@@ -41,18 +41,19 @@ Block::Block(const ModelConfig& cfg, ParamStore& ps, int index) : cfg_(cfg), ind
   const int64_t head = cfg.padded_head_dim(), ctx = cfg.padded_context();
   const DimPad pad_h{hidden_pad},
       per_head = head > cfg.head_dim() ? DimPad{head - cfg.head_dim(), head} : DimPad{};
-  ln1_ = LayerNormParams(ps, p + "ln1", h, hidden_pad);
-  qkv_ =
-      Projection(ps, p + "attn.qkv", h, 3 * ctx, std, tt_chain(attn, TtRole::Qkv), per_head, pad_h);
-  out_ =
-      Projection(ps, p + "attn.out", ctx, h, std, tt_chain(attn, TtRole::Plain), pad_h, per_head);
-  ln2_ = LayerNormParams(ps, p + "ln2", h, hidden_pad);
-  const int64_t ffn = cfg.padded_ffn();
-  const DimPad pad_ffn{ffn - cfg.ffn};
-  fc1_ =
-      Projection(ps, p + "mlp.fc1", h, ffn, std, tt_chain(ffn_tt, TtRole::Plain), pad_ffn, pad_h);
-  fc2_ =
-      Projection(ps, p + "mlp.fc2", ffn, h, std, tt_chain(ffn_tt, TtRole::Swapped), pad_h, pad_ffn);
+  ln1_ = NormParams(ps, p + "ln1", h, hidden_pad, cfg.norm_kind);
+  qkv_ = Projection(ps, p + "attn.qkv", h, cfg.padded_qkv(), cfg.has_qkv_bias(), std,
+                    tt_chain(attn, TtRole::Qkv), per_head, pad_h);
+  out_ = Projection(ps, p + "attn.out", ctx, h, cfg.bias, std, tt_chain(attn, TtRole::Plain), pad_h,
+                    per_head);
+  ln2_ = NormParams(ps, p + "ln2", h, hidden_pad, cfg.norm_kind);
+  // A gated MLP's first projection is the gate's rows, then the up projection's, each padded.
+  const int64_t ffn = cfg.padded_ffn(), fc1_out = cfg.gated() ? 2 * ffn : ffn;
+  const DimPad pad_ffn{ffn - cfg.ffn, ffn};
+  fc1_ = Projection(ps, p + "mlp.fc1", h, fc1_out, cfg.bias, std, tt_chain(ffn_tt, TtRole::Plain),
+                    pad_ffn, pad_h);
+  fc2_ = Projection(ps, p + "mlp.fc2", ffn, h, cfg.bias, std, tt_chain(ffn_tt, TtRole::Swapped),
+                    pad_h, pad_ffn);
 }
 
 std::vector<std::pair<std::string, const TtLinear*>> Block::tt_layers() const {
@@ -64,14 +65,14 @@ std::vector<std::pair<std::string, const TtLinear*>> Block::tt_layers() const {
 }
 
 void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
-  const int64_t h = cfg_.padded_hidden(), ctx = cfg_.padded_context();
+  const int64_t h = cfg_.padded_hidden(), ctx = cfg_.padded_context(), ffn = cfg_.padded_ffn();
   const bool pre = cfg_.norm == NormPlacement::Pre;
   const std::string name = fmt::format("layers.{}.", index_);
   arena.set_owner(name + "attn");
   if (pre) ln1_out_ = arena.reserve(dt, max_rows * h);
   ln1_mean_ = arena.reserve(DType::F32, max_rows);
   ln1_rstd_ = arena.reserve(DType::F32, max_rows);
-  qkv_act_ = arena.reserve(dt, max_rows * 3 * ctx);
+  qkv_act_ = arena.reserve(dt, max_rows * cfg_.padded_qkv());
   ctx_ = arena.reserve(dt, max_rows * ctx);
   lse_ = arena.reserve(DType::F32, cfg_.heads * max_rows);
   sum1_ = arena.reserve(dt, max_rows * h);
@@ -80,7 +81,7 @@ void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
   ln2_mean_ = arena.reserve(DType::F32, max_rows);
   ln2_rstd_ = arena.reserve(DType::F32, max_rows);
   f_pre_ = arena.reserve(dt, max_rows * fc1_.out());
-  f_ = arena.reserve(dt, max_rows * fc1_.out());
+  f_ = arena.reserve(dt, max_rows * ffn);
   if (!pre) sum2_ = arena.reserve(dt, max_rows * h);
   out_act_ = arena.reserve(dt, max_rows * h);
   scratch_ = arena.reserve(dt, max_rows * h, ArenaUse::Intermediate);
@@ -101,11 +102,23 @@ AttentionDims Block::attention_dims(const StepContext& c) const {
   d.seq = c.seq;
   d.heads = cfg_.heads;
   d.head_dim = cfg_.padded_head_dim();  // as stored; its padding columns are zero
+  d.kv_heads = cfg_.kv();
   d.causal = cfg_.causal;
   d.key_lengths = c.key_lengths;
   d.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(cfg_.head_dim())));
   d.drop = c.dropout(cfg_.attn_dropout, site(0));
   return d;
+}
+
+Rope Block::rope(const StepContext& c, Tensor qkv) const {
+  return Rope{qkv,
+              c.rope_cos,
+              c.rope_sin,
+              c.seq,
+              cfg_.heads,
+              cfg_.kv(),
+              cfg_.padded_head_dim(),
+              cfg_.rotary_dim()};
 }
 
 Tensor Block::forward(const StepContext& c, Tensor x) const {
@@ -120,15 +133,15 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   Tensor attn_in = x;
   if (pre) {
     attn_in = c.act(ln1_out_, h);
-    be.layernorm_forward({x, c.params.compute(ln1_.gamma), c.params.compute(ln1_.beta), attn_in,
-                          c.arena.view(ln1_mean_, Shape{rows}),
-                          c.arena.view(ln1_rstd_, Shape{rows}), eps, cfg_.hidden});
+    be.layernorm_forward({x, ln1_.gamma(c), ln1_.beta(c), attn_in, ln1_.mean(c, ln1_mean_),
+                          c.arena.view(ln1_rstd_, Shape{rows}), eps, cfg_.hidden, cfg_.norm_kind});
   }
   const int64_t ctx_width = cfg_.padded_context();
-  const Tensor qkv = c.act(qkv_act_, 3 * ctx_width), ctx = c.act(ctx_, ctx_width);
+  const Tensor qkv = c.act(qkv_act_, cfg_.padded_qkv()), ctx = c.act(ctx_, ctx_width);
   const Tensor tmp = c.act(scratch_, h);
   qkv_.forward(c, attn_in, qkv);
   c.prune_activation(PrunePoint::Qkv, qkv);
+  if (cfg_.position == Position::Rope) be.rope_forward(rope(c, qkv));
   be.attention_forward({attention_dims(c), qkv, ctx,
                         c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq}),
                         c.attention_prune()});
@@ -144,10 +157,11 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   r1.drop = c.dropout(cfg_.dropout, site(1));
   r1.eps = eps;
   r1.width = cfg_.hidden;
-  const LayerNormParams& ln_after_attn = pre ? ln2_ : ln1_;
-  r1.gamma = c.params.compute(ln_after_attn.gamma);
-  r1.beta = c.params.compute(ln_after_attn.beta);
-  r1.mean = c.arena.view(pre ? ln2_mean_ : ln1_mean_, Shape{rows});
+  r1.kind = cfg_.norm_kind;
+  const NormParams& ln_after_attn = pre ? ln2_ : ln1_;
+  r1.gamma = ln_after_attn.gamma(c);
+  r1.beta = ln_after_attn.beta(c);
+  r1.mean = ln_after_attn.mean(c, pre ? ln2_mean_ : ln1_mean_);
   r1.rstd = c.arena.view(pre ? ln2_rstd_ : ln1_rstd_, Shape{rows});
   r1.sum = pre ? x1 : s1;
   r1.y = pre ? s1 : x1;
@@ -155,8 +169,13 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   const Tensor ffn_in = pre ? s1 : x1;
 
   be.set_scope(scope + ".mlp", Phase::Forward);
-  const Tensor f_pre = c.act(f_pre_, fc1_.out()), f = c.act(f_, fc1_.out());
-  fc1_.forward(c, ffn_in, f, cfg_.activation, f_pre);
+  const Tensor f_pre = c.act(f_pre_, fc1_.out()), f = c.act(f_, cfg_.padded_ffn());
+  if (cfg_.gated()) {
+    fc1_.forward(c, ffn_in, f_pre);
+    be.glu_forward({f_pre, f, cfg_.activation});
+  } else {
+    fc1_.forward(c, ffn_in, f, cfg_.activation, f_pre);
+  }
   c.prune_activation(PrunePoint::Fc1, f);
   fc2_.forward(c, f, tmp);
   c.prune_activation(PrunePoint::Fc2, tmp);
@@ -169,14 +188,15 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   r2.drop = c.dropout(cfg_.dropout, site(2));
   r2.eps = eps;
   r2.width = cfg_.hidden;
+  r2.kind = cfg_.norm_kind;
   if (pre) {
     r2.sum = out;
   } else {
     r2.sum = c.act(sum2_, h);
-    r2.gamma = c.params.compute(ln2_.gamma);
-    r2.beta = c.params.compute(ln2_.beta);
+    r2.gamma = ln2_.gamma(c);
+    r2.beta = ln2_.beta(c);
     r2.y = out;
-    r2.mean = c.arena.view(ln2_mean_, Shape{rows});
+    r2.mean = ln2_.mean(c, ln2_mean_);
     r2.rstd = c.arena.view(ln2_rstd_, Shape{rows});
   }
   be.residual_forward(r2);
@@ -188,16 +208,17 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
   const bool pre = cfg_.norm == NormPlacement::Pre;
   Backend& be = c.backend;
   const std::string scope = fmt::format("layers.{}", index_);
-  const Tensor da = c.act(s.a, h), db = c.act(s.b, h), df = c.act(s.ffn, fc1_.out());
-  const Tensor dqkv = c.act(s.qkv, 3 * ctx_width), dctx = c.act(s.b, ctx_width);
+  const Tensor da = c.act(s.a, h), db = c.act(s.b, h), df = c.act(s.ffn, cfg_.padded_ffn());
+  const Tensor dqkv = c.act(s.qkv, cfg_.padded_qkv()), dctx = c.act(s.b, ctx_width);
   const Tensor x1 = c.act(x1_, h), s1 = c.act(sum1_, h);
   const Tensor ffn_in = pre ? s1 : x1;
-  auto mean = [&](ActivationArena::Slot slot) { return c.arena.view(slot, Shape{rows}); };
+  auto rstd = [&](ActivationArena::Slot slot) { return c.arena.view(slot, Shape{rows}); };
 
   be.set_scope(scope + ".mlp", Phase::Backward);
   // Residual 2: dres <- gradient into x1 through the skip path (post-LN: through LN2 too).
   ResidualBwd r2;
   r2.width = cfg_.hidden;
+  r2.kind = cfg_.norm_kind;
   r2.drop = c.dropout(cfg_.dropout, site(2));
   r2.d_x = da;
   r2.d_residual = dres;
@@ -206,42 +227,52 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
   } else {
     r2.d_y = dres;
     r2.sum = c.act(sum2_, h);
-    r2.gamma = c.params.compute(ln2_.gamma);
-    r2.mean = mean(ln2_mean_);
-    r2.rstd = mean(ln2_rstd_);
-    r2.d_gamma = c.params.grad(ln2_.gamma);
-    r2.d_beta = c.params.grad(ln2_.beta);
+    r2.gamma = ln2_.gamma(c);
+    r2.mean = ln2_.mean(c, ln2_mean_);
+    r2.rstd = rstd(ln2_rstd_);
+    r2.d_gamma = ln2_.dgamma(c);
+    r2.d_beta = ln2_.dbeta(c);
   }
   be.residual_backward(r2);
-  fc2_.backward(c, c.act(f_, fc1_.out()), da, df);
+  fc2_.backward(c, c.act(f_, cfg_.padded_ffn()), da, df);
   c.prune_activation_grad(PrunePoint::Fc2Grad, df);
   // Pre-LN: the FFN input is LN2(x1), so its gradient goes through LN2 below; post-LN: the
   // FFN input is x1 itself, so add it to the skip gradient now (and prune that sum).
-  fc1_.backward(c, ffn_in, df, pre ? db : dres, !pre, cfg_.activation, c.act(f_pre_, fc1_.out()));
+  const Tensor f_pre = c.act(f_pre_, fc1_.out()), d_ffn_in = pre ? db : dres;
+  if (cfg_.gated()) {
+    const Tensor d_pre = c.act(s.gate, fc1_.out());
+    be.glu_backward({f_pre, df, d_pre, cfg_.activation});
+    fc1_.backward(c, ffn_in, d_pre, d_ffn_in, !pre);
+  } else {
+    fc1_.backward(c, ffn_in, df, d_ffn_in, !pre, cfg_.activation, f_pre);
+  }
   c.prune_activation_grad(PrunePoint::Fc1Grad, pre ? db : dres);
 
   be.set_scope(scope + ".attn", Phase::Backward);
   ResidualBwd r1;
   r1.width = cfg_.hidden;
+  r1.kind = cfg_.norm_kind;
   r1.drop = c.dropout(cfg_.dropout, site(1));
   r1.d_x = da;
   r1.d_residual = dres;
-  const LayerNormParams& ln_after_attn = pre ? ln2_ : ln1_;
-  r1.gamma = c.params.compute(ln_after_attn.gamma);
-  r1.mean = mean(pre ? ln2_mean_ : ln1_mean_);
-  r1.rstd = mean(pre ? ln2_rstd_ : ln1_rstd_);
-  r1.d_gamma = c.params.grad(ln_after_attn.gamma);
-  r1.d_beta = c.params.grad(ln_after_attn.beta);
+  const NormParams& ln_after_attn = pre ? ln2_ : ln1_;
+  r1.gamma = ln_after_attn.gamma(c);
+  r1.mean = ln_after_attn.mean(c, pre ? ln2_mean_ : ln1_mean_);
+  r1.rstd = rstd(pre ? ln2_rstd_ : ln1_rstd_);
+  r1.d_gamma = ln_after_attn.dgamma(c);
+  r1.d_beta = ln_after_attn.dbeta(c);
   r1.d_y = pre ? db : dres;
   r1.sum = pre ? x1 : s1;
   if (pre) r1.d_sum = dres;
   be.residual_backward(r1);
 
-  const Tensor ctx = c.act(ctx_, ctx_width), qkv = c.act(qkv_act_, 3 * ctx_width);
+  const Tensor ctx = c.act(ctx_, ctx_width), qkv = c.act(qkv_act_, cfg_.padded_qkv());
   out_.backward(c, ctx, da, dctx);
   c.prune_activation_grad(PrunePoint::AttnOutGrad, dctx);
   be.attention_backward({attention_dims(c), qkv, ctx, dctx,
                          c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq}), dqkv});
+  // The gradient of the rotated q and k, turned back: that of the projection's output.
+  if (cfg_.position == Position::Rope) be.rope_backward(rope(c, dqkv));
   if (!pre) {
     qkv_.backward(c, x, dqkv, dres, true);
     c.prune_activation_grad(PrunePoint::QkvGrad, dres);
@@ -252,15 +283,16 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
   c.prune_activation_grad(PrunePoint::QkvGrad, da);
   LayerNormBwd l1;
   l1.x = x;
-  l1.gamma = c.params.compute(ln1_.gamma);
-  l1.mean = mean(ln1_mean_);
-  l1.rstd = mean(ln1_rstd_);
+  l1.gamma = ln1_.gamma(c);
+  l1.mean = ln1_.mean(c, ln1_mean_);
+  l1.rstd = rstd(ln1_rstd_);
   l1.dy = da;
   l1.dx = dres;
-  l1.dgamma = c.params.grad(ln1_.gamma);
-  l1.dbeta = c.params.grad(ln1_.beta);
+  l1.dgamma = ln1_.dgamma(c);
+  l1.dbeta = ln1_.dbeta(c);
   l1.accumulate_dx = true;
   l1.width = cfg_.hidden;
+  l1.kind = cfg_.norm_kind;
   be.layernorm_backward(l1);
 }
 

@@ -1,6 +1,7 @@
-// One transformer block: multi-head self-attention and a GELU feed-forward network, each
-// wrapped in a residual connection with layernorm before (pre-LN, GPT-2) or after (post-LN,
-// BERT) the sublayer.
+// One transformer block: self-attention (multi-head or grouped-query, rotary positions
+// optional) and a feed-forward network (GELU or ReLU, or gated: SwiGLU, GeGLU), each wrapped in a
+// residual connection with a norm (LayerNorm or RMSNorm) before (pre-LN: GPT-2, Llama) or after
+// (post-LN: BERT) the sublayer.
 #pragma once
 
 #include <string>
@@ -13,10 +14,10 @@
 namespace hwt {
 
 // Backward scratch shared by all blocks (activation gradients are consumed layer by layer), in
-// stored widths: a [rows, hidden], b [rows, context] (context >= hidden: b holds both),
-// ffn [rows, ffn], qkv [rows, 3 * context].
+// stored widths: a [rows, hidden], b [rows, max(hidden, context)], ffn [rows, ffn],
+// qkv [rows, qkv width], gate [rows, 2 * ffn] (gated MLPs only).
 struct BlockScratch {
-  ActivationArena::Slot a, b, ffn, qkv;
+  ActivationArena::Slot a, b, ffn, qkv, gate;
 };
 
 class Block {
@@ -33,16 +34,18 @@ class Block {
 
  private:
   AttentionDims attention_dims(const StepContext& c) const;
+  Rope rope(const StepContext& c, Tensor qkv) const;
   uint64_t site(int k) const {
     return 1 + 3 * static_cast<uint64_t>(index_) + static_cast<uint64_t>(k);
   }
 
   const ModelConfig& cfg_;
   int index_;
-  LayerNormParams ln1_, ln2_;
+  NormParams ln1_, ln2_;
   Projection qkv_, out_, fc1_, fc2_;
   // Saved activations (slots in the arena). sum1_ is the pre-LN1 sum in post-LN blocks and
-  // LN2's output (the FFN input) in pre-LN blocks.
+  // LN2's output (the FFN input) in pre-LN blocks. f_pre_ is the first FFN projection's output
+  // (before the activation; gate | up when gated), f_ the activation's.
   ActivationArena::Slot ln1_out_ = 0, ln1_mean_ = 0, ln1_rstd_ = 0, qkv_act_ = 0, ctx_ = 0,
                         lse_ = 0, sum1_ = 0, x1_ = 0, ln2_mean_ = 0, ln2_rstd_ = 0, f_pre_ = 0,
                         f_ = 0, sum2_ = 0, out_act_ = 0, scratch_ = 0;

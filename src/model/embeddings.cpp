@@ -11,8 +11,11 @@ Embeddings::Embeddings(const ModelConfig& cfg, ParamStore& ps) : cfg_(cfg) {
   else
     tok_ = ps.add("embed.tokens", Shape{cfg.padded_vocab(), h}, true, Init::Normal, std,
                   DimPad{cfg.padded_vocab() - cfg.vocab_size}, pad_h);
-  pos_ = ps.add("embed.positions", Shape{cfg.max_seq, h}, true, Init::Normal, std, DimPad{}, pad_h);
-  if (cfg.norm == NormPlacement::Post) ln_ = LayerNormParams(ps, "embed.ln", h, pad_h.pad);
+  if (cfg.position == Position::Learned)
+    pos_ =
+        ps.add("embed.positions", Shape{cfg.max_seq, h}, true, Init::Normal, std, DimPad{}, pad_h);
+  if (cfg.norm == NormPlacement::Post)
+    ln_ = NormParams(ps, "embed.ln", h, pad_h.pad, cfg.norm_kind);
 }
 
 ParamStore::Handle Embeddings::token_table() const {
@@ -36,17 +39,17 @@ Tensor Embeddings::forward(const StepContext& c, Tensor ids) const {
   Backend& be = c.backend;
   be.set_scope("embed", Phase::Forward);
   const Tensor sum = c.act(sum_, cfg_.padded_hidden());
+  const Tensor pos = learned() ? c.params.compute(pos_) : Tensor{};
   if (tt_)
-    tt_->forward(c, ids, c.params.compute(pos_), sum);
+    tt_->forward(c, ids, pos, sum);
   else
-    be.embedding_forward({ids, c.params.compute(tok_), c.params.compute(pos_), sum, c.seq});
+    be.embedding_forward({ids, c.params.compute(tok_), pos, sum, c.seq});
   Tensor out = sum;
   if (cfg_.norm == NormPlacement::Post) {
     out = c.act(out_, cfg_.padded_hidden());
-    be.layernorm_forward({sum, c.params.compute(ln_.gamma), c.params.compute(ln_.beta), out,
-                          c.arena.view(mean_, Shape{c.rows()}),
+    be.layernorm_forward({sum, ln_.gamma(c), ln_.beta(c), out, ln_.mean(c, mean_),
                           c.arena.view(rstd_, Shape{c.rows()}), static_cast<float>(cfg_.ln_eps),
-                          cfg_.hidden});
+                          cfg_.hidden, cfg_.norm_kind});
   }
   const Dropout drop = c.dropout(cfg_.dropout, kDropSite);
   if (drop.active()) be.dropout_forward({out, out, drop});
@@ -62,21 +65,23 @@ void Embeddings::backward(const StepContext& c, Tensor ids, Tensor dx, Tensor sc
   if (cfg_.norm == NormPlacement::Post) {
     LayerNormBwd l;
     l.x = c.act(sum_, cfg_.padded_hidden());
-    l.gamma = c.params.compute(ln_.gamma);
-    l.mean = c.arena.view(mean_, Shape{c.rows()});
+    l.gamma = ln_.gamma(c);
+    l.mean = ln_.mean(c, mean_);
     l.rstd = c.arena.view(rstd_, Shape{c.rows()});
     l.dy = dx;
     l.dx = scratch;
-    l.dgamma = c.params.grad(ln_.gamma);
-    l.dbeta = c.params.grad(ln_.beta);
+    l.dgamma = ln_.dgamma(c);
+    l.dbeta = ln_.dbeta(c);
     l.width = cfg_.hidden;
+    l.kind = cfg_.norm_kind;
     be.layernorm_backward(l);
     d_sum = scratch;
   }
+  const Tensor d_pos = learned() ? c.params.grad(pos_) : Tensor{};
   if (tt_)
-    tt_->backward(c, ids, d_sum, c.params.grad(pos_));
+    tt_->backward(c, ids, d_sum, d_pos);
   else
-    be.embedding_backward({ids, d_sum, c.params.grad(tok_), c.params.grad(pos_), c.seq});
+    be.embedding_backward({ids, d_sum, c.params.grad(tok_), d_pos, c.seq});
 }
 
 }  // namespace hwt

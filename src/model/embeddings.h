@@ -1,5 +1,6 @@
-// Token + learned position embeddings, followed by layernorm (post-LN models, as BERT) and
-// dropout. The token table is dense or a tensor-train matrix (model.tt.embedding).
+// Token embeddings plus learned positions (model.position = "learned"), followed by a norm (post-LN
+// models, as BERT) and dropout. The token table is dense or a tensor-train matrix
+// (model.tt.embedding).
 #pragma once
 
 #include <optional>
@@ -23,10 +24,11 @@ class Embeddings {
 
  private:
   static constexpr uint64_t kDropSite = 0;
+  bool learned() const { return cfg_.position == Position::Learned; }
   const ModelConfig& cfg_;
   std::optional<TtEmbedding> tt_;
   ParamStore::Handle tok_ = 0, pos_ = 0;
-  LayerNormParams ln_;
+  NormParams ln_;
   ActivationArena::Slot sum_ = 0, out_ = 0, mean_ = 0, rstd_ = 0;
 };
 

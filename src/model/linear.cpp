@@ -47,8 +47,24 @@ void Linear::backward(const StepContext& c, Tensor x, Tensor dy, Tensor dx, bool
   c.backend.linear_backward(a);
 }
 
-LayerNormParams::LayerNormParams(ParamStore& ps, const std::string& name, int64_t dim, int64_t pad)
-    : gamma(ps.add(name + ".weight", Shape{dim}, false, Init::Ones, 0.0f, DimPad{pad})),
-      beta(ps.add(name + ".bias", Shape{dim}, false, Init::Zeros, 0.0f, DimPad{pad})) {}
+NormParams::NormParams(ParamStore& ps, const std::string& name, int64_t dim, int64_t pad,
+                       NormKind norm_kind)
+    : kind(norm_kind),
+      gamma_(ps.add(name + ".weight", Shape{dim}, false, Init::Ones, 0.0f, DimPad{pad})) {
+  if (kind == NormKind::LayerNorm)
+    beta_ = ps.add(name + ".bias", Shape{dim}, false, Init::Zeros, 0.0f, DimPad{pad});
+}
+
+Tensor NormParams::beta(const StepContext& c) const {
+  return kind == NormKind::LayerNorm ? c.params.compute(beta_) : Tensor{};
+}
+
+Tensor NormParams::dbeta(const StepContext& c) const {
+  return kind == NormKind::LayerNorm ? c.params.grad(beta_) : Tensor{};
+}
+
+Tensor NormParams::mean(const StepContext& c, ActivationArena::Slot slot) const {
+  return kind == NormKind::LayerNorm ? c.arena.view(slot, Shape{c.rows()}) : Tensor{};
+}
 
 }  // namespace hwt

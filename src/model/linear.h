@@ -1,4 +1,4 @@
-// Linear and LayerNorm parameter groups: register their parameters and wrap the backend ops.
+// Linear and norm parameter groups: register their parameters and wrap the backend ops.
 #pragma once
 
 #include <string>
@@ -33,11 +33,22 @@ class Linear {
   int64_t in_ = 0, out_ = 0;
 };
 
-struct LayerNormParams {
-  LayerNormParams() = default;
+// A norm's parameters: gamma, and beta for LayerNorm (RMSNorm has none). The accessors give
+// what the norm ops take: undefined beta, dbeta and mean for RMSNorm.
+struct NormParams {
+  NormParams() = default;
   // `dim` as stored, of which `pad` trailing entries are padding (zero gamma and beta).
-  LayerNormParams(ParamStore& ps, const std::string& name, int64_t dim, int64_t pad = 0);
-  ParamStore::Handle gamma = 0, beta = 0;
+  NormParams(ParamStore& ps, const std::string& name, int64_t dim, int64_t pad, NormKind kind);
+  Tensor gamma(const StepContext& c) const { return c.params.compute(gamma_); }
+  Tensor beta(const StepContext& c) const;
+  Tensor dgamma(const StepContext& c) const { return c.params.grad(gamma_); }
+  Tensor dbeta(const StepContext& c) const;
+  // The saved per-row mean in `slot`, which RMSNorm neither writes nor reads.
+  Tensor mean(const StepContext& c, ActivationArena::Slot slot) const;
+  NormKind kind = NormKind::LayerNorm;
+
+ private:
+  ParamStore::Handle gamma_ = 0, beta_ = 0;
 };
 
 }  // namespace hwt

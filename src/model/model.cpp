@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include "model/rope.h"
+
 namespace hwt {
 
 double LossSums::mean() const {
@@ -25,8 +27,8 @@ Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype, int64_t 
     added(cfg_.layers - i);
   }
   if (cfg_.norm == NormPlacement::Pre)
-    final_ln_ = LayerNormParams(params_, "final_ln", cfg_.padded_hidden(),
-                                cfg_.padded_hidden() - cfg_.hidden);
+    final_ln_ = NormParams(params_, "final_ln", cfg_.padded_hidden(),
+                           cfg_.padded_hidden() - cfg_.hidden, cfg_.norm_kind);
   heads_ = std::make_unique<Heads>(cfg_, params_, *embed_);
   added(0);
   params_.allocate(backend_, act_dtype_, storage_multiple);
@@ -62,13 +64,29 @@ void Model::plan(int64_t max_batch, int64_t max_seq) {
   arena_.set_owner("step");
   const auto scratch = [&](int64_t n) { return arena_.reserve(dt, n, ArenaUse::Intermediate); };
   dres_ = scratch(rows * h);
-  const int64_t ctx = cfg_.padded_context();
-  scratch_ = {scratch(rows * h), scratch(rows * ctx), scratch(rows * cfg_.padded_ffn()),
-              scratch(rows * 3 * ctx)};
+  const int64_t ctx = cfg_.padded_context(), ffn = cfg_.padded_ffn();
+  scratch_ = {scratch(rows * h), scratch(rows * ctx), scratch(rows * ffn),
+              scratch(rows * cfg_.padded_qkv()), cfg_.gated() ? scratch(rows * 2 * ffn) : 0};
   loss_sums_ = arena_.reserve(DType::F32, 2);
   seq_pred_ = arena_.reserve(DType::I32, max_batch);
   token_pred_ = arena_.reserve(DType::I32, rows);
+  const bool rope = cfg_.position == Position::Rope;
+  const int64_t rope_entries = max_seq * (cfg_.rotary_dim() / 2);
+  if (rope) {
+    rope_cos_ = arena_.reserve(DType::F32, rope_entries);
+    rope_sin_ = arena_.reserve(DType::F32, rope_entries);
+  }
   arena_.allocate(backend_);
+  if (rope) {
+    const RopeTables t = rope_tables(cfg_, max_seq);
+    backend_.upload(rope_table(rope_cos_), t.cos.data());
+    backend_.upload(rope_table(rope_sin_), t.sin.data());
+  }
+}
+
+Tensor Model::rope_table(ActivationArena::Slot slot) const {
+  if (cfg_.position != Position::Rope) return {};
+  return arena_.view(slot, Shape{max_seq_, cfg_.rotary_dim() / 2});
 }
 
 std::vector<std::string> Model::tt_contractions() const {
@@ -79,10 +97,18 @@ std::vector<std::string> Model::tt_contractions() const {
 }
 
 StepContext Model::context() {
-  return StepContext{backend_,      params_,    arena_,
-                     act_dtype_,    batch_,     seq_,
-                     training_,     step_seed_, arena_.view(lengths_, Shape{batch_}),
-                     pruning_.get()};
+  return StepContext{backend_,
+                     params_,
+                     arena_,
+                     act_dtype_,
+                     batch_,
+                     seq_,
+                     training_,
+                     step_seed_,
+                     arena_.view(lengths_, Shape{batch_}),
+                     pruning_.get(),
+                     rope_table(rope_cos_),
+                     rope_table(rope_sin_)};
 }
 
 void Model::set_batch(const Batch& b, float grad_multiplier) {
@@ -123,10 +149,10 @@ void Model::forward(bool training, uint64_t step_seed) {
   if (cfg_.norm == NormPlacement::Pre) {
     backend_.set_scope("final_ln", Phase::Forward);
     const Tensor y = c.act(final_out_, cfg_.padded_hidden());
-    backend_.layernorm_forward(
-        {x, params_.compute(final_ln_.gamma), params_.compute(final_ln_.beta), y,
-         arena_.view(final_mean_, Shape{c.rows()}), arena_.view(final_rstd_, Shape{c.rows()}),
-         static_cast<float>(cfg_.ln_eps), cfg_.hidden});
+    backend_.layernorm_forward({x, final_ln_.gamma(c), final_ln_.beta(c), y,
+                                final_ln_.mean(c, final_mean_),
+                                arena_.view(final_rstd_, Shape{c.rows()}),
+                                static_cast<float>(cfg_.ln_eps), cfg_.hidden, cfg_.norm_kind});
     x = y;
   }
   heads_->forward(c, x, targets_);
@@ -151,14 +177,15 @@ void Model::backward() {
     backend_.set_scope("final_ln", Phase::Backward);
     LayerNormBwd l;
     l.x = x;
-    l.gamma = params_.compute(final_ln_.gamma);
-    l.mean = arena_.view(final_mean_, Shape{c.rows()});
+    l.gamma = final_ln_.gamma(c);
+    l.mean = final_ln_.mean(c, final_mean_);
     l.rstd = arena_.view(final_rstd_, Shape{c.rows()});
     l.dy = dfinal;
     l.dx = dres;
-    l.dgamma = params_.grad(final_ln_.gamma);
-    l.dbeta = params_.grad(final_ln_.beta);
+    l.dgamma = final_ln_.dgamma(c);
+    l.dbeta = final_ln_.dbeta(c);
     l.width = cfg_.hidden;
+    l.kind = cfg_.norm_kind;
     backend_.layernorm_backward(l);
   } else {
     heads_->backward(c, x, dres);

@@ -76,6 +76,8 @@ class Model {
 
  private:
   StepContext context();
+  // A rotary table [max_seq, rotary_dim / 2] (undefined without rotary positions).
+  Tensor rope_table(ActivationArena::Slot slot) const;
 
   ModelConfig cfg_;
   Backend& backend_;
@@ -84,7 +86,7 @@ class Model {
   ActivationArena arena_;
   std::unique_ptr<Embeddings> embed_;
   std::vector<std::unique_ptr<Block>> blocks_;
-  LayerNormParams final_ln_;
+  NormParams final_ln_;
   std::unique_ptr<Heads> heads_;
   std::unique_ptr<Pruning> pruning_;
 
@@ -99,6 +101,7 @@ class Model {
   ActivationArena::Slot ids_ = 0, lengths_ = 0, seq_labels_ = 0, token_labels_ = 0;
   ActivationArena::Slot final_out_ = 0, final_mean_ = 0, final_rstd_ = 0, dres_ = 0, dfinal_ = 0;
   ActivationArena::Slot loss_sums_ = 0, seq_pred_ = 0, token_pred_ = 0;
+  ActivationArena::Slot rope_cos_ = 0, rope_sin_ = 0;
   BlockScratch scratch_{};
   std::vector<int64_t> grad_stage_;  // per parameter
   std::function<void(int64_t)> backward_hook_;

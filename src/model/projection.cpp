@@ -2,12 +2,12 @@
 
 namespace hwt {
 
-Projection::Projection(ParamStore& ps, const std::string& name, int64_t in, int64_t out, float std,
-                       const std::optional<TtChain>& tt, DimPad pad_out, DimPad pad_in) {
+Projection::Projection(ParamStore& ps, const std::string& name, int64_t in, int64_t out, bool bias,
+                       float std, const std::optional<TtChain>& tt, DimPad pad_out, DimPad pad_in) {
   if (tt)
-    map_ = TtLinear(ps, name, *tt, true, std);
+    map_ = TtLinear(ps, name, *tt, bias, std);
   else
-    map_ = Linear(ps, name, in, out, true, std, pad_out, pad_in);
+    map_ = Linear(ps, name, in, out, bias, std, pad_out, pad_in);
 }
 
 void Projection::plan(ActivationArena& arena, DType dt, int64_t max_rows) {

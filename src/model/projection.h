@@ -15,7 +15,7 @@ class Projection {
   Projection() = default;
   // A TtLinear of `tt`'s chain when given, else a dense [out, in] Linear whose storage pads
   // pad_out rows and pad_in columns (Linear's).
-  Projection(ParamStore& ps, const std::string& name, int64_t in, int64_t out, float std,
+  Projection(ParamStore& ps, const std::string& name, int64_t in, int64_t out, bool bias, float std,
              const std::optional<TtChain>& tt, DimPad pad_out = {}, DimPad pad_in = {});
 
   // Reserves a tensor train's intermediates for up to max_rows rows (dense: nothing).

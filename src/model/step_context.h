@@ -21,6 +21,7 @@ struct StepContext {
   uint64_t step_seed = 0;      // differs per micro-step; dropout seeds derive from it
   Tensor key_lengths;          // i32 [batch]
   Pruning* pruning = nullptr;  // model.prune: set when any threshold is on
+  Tensor rope_cos, rope_sin;   // f32 [max_seq, rotary_dim / 2] (model.position = "rope")
 
   int64_t rows() const { return batch * seq; }
   Tensor act(ActivationArena::Slot s, int64_t cols) const {

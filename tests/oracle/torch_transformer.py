@@ -2,7 +2,9 @@
 
 Reads a JSON case written by tests/torch_parity_test.cpp: the model config, every parameter
 under hwt's names, batches and optimizer settings. Rebuilds the same transformer with plain
-torch ops in float64, then writes the logits, every parameter gradient of the first batch and
+torch ops in float64 from the parts' definitions (LayerNorm or RMSNorm, learned or rotary
+positions, multi-head or grouped-query attention, GELU/ReLU or gated SwiGLU/GeGLU MLPs, with
+or without biases), then writes the logits, every parameter gradient of the first batch and
 the loss of each of N optimizer steps (AdamW via torch.optim, Adan written from Xie et al. 2022 and sail-sg/Adan).
 
 usage: torch_transformer.py CASE.json OUT.json
@@ -27,6 +29,47 @@ def activation(name, x):
     raise ValueError(name)
 
 
+def mlp_activation(name, h):
+    """The MLP's activation of the first projection's output; gated kinds split it (gate | up)."""
+    if name in ("swiglu", "geglu"):
+        gate, up = h.chunk(2, dim=-1)
+        g = F.silu(gate) if name == "swiglu" else F.gelu(gate, approximate="tanh")
+        return g * up
+    return activation(name, h)
+
+
+def rope_inverse_frequencies(c, dim):
+    """theta^(-2i/dim), with Llama 3's scaling (Meta's apply_scaling) when its factor is set."""
+    inv = [c["rope_theta"] ** (-2 * i / dim) for i in range(dim // 2)]
+    factor = c["rope_scaling_factor"]
+    if factor == 0:
+        return torch.tensor(inv)
+    old = c["rope_original_max_seq"]
+    low, high = c["rope_low_freq_factor"], c["rope_high_freq_factor"]
+    out = []
+    for f in inv:
+        wavelength = 2 * math.pi / f
+        if wavelength < old / high:
+            out.append(f)
+        elif wavelength > old / low:
+            out.append(f / factor)
+        else:
+            smooth = (old / wavelength - low) / (high - low)
+            out.append((1 - smooth) * f / factor + smooth * f)
+    return torch.tensor(out)
+
+
+def rotate(x, c):
+    """Rotary embedding of x [B, heads, S, d] in the rotate-half layout (GPT-NeoX, Llama)."""
+    S, d = x.shape[2], x.shape[3]
+    dim = int(c["rotary_fraction"] * d)
+    dim -= dim % 2
+    angles = torch.arange(S, dtype=torch.float64)[:, None] * rope_inverse_frequencies(c, dim)[None]
+    cos, sin = angles.cos(), angles.sin()
+    x1, x2, rest = x[..., :dim // 2], x[..., dim // 2:dim], x[..., dim:]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest], dim=-1)
+
+
 class Transformer:
     def __init__(self, cfg, params):
         self.c = cfg
@@ -34,18 +77,26 @@ class Transformer:
                   for k, v in params.items()}
 
     def ln(self, x, name):
-        return F.layer_norm(x, (self.c["hidden"],), self.p[name + ".weight"],
-                            self.p[name + ".bias"], self.c["ln_eps"])
+        w = self.p[name + ".weight"]
+        if self.c["norm_kind"] == "rmsnorm":
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.c["ln_eps"]) * w
+        return F.layer_norm(x, (self.c["hidden"],), w, self.p[name + ".bias"], self.c["ln_eps"])
 
-    def linear(self, x, name, bias=True):
-        return F.linear(x, self.p[name + ".weight"], self.p[name + ".bias"] if bias else None)
+    def linear(self, x, name):
+        return F.linear(x, self.p[name + ".weight"], self.p.get(name + ".bias"))
 
     def attention(self, x, name, lengths):
         B, S, H = x.shape
         nh = self.c["heads"]
+        kv = self.c["kv_heads"] or nh
         d = H // nh
-        q, k, v = self.linear(x, name + ".qkv").split(H, dim=2)
-        q, k, v = (t.view(B, S, nh, d).transpose(1, 2) for t in (q, k, v))
+        q, k, v = self.linear(x, name + ".qkv").split([nh * d, kv * d, kv * d], dim=2)
+        q = q.view(B, S, nh, d).transpose(1, 2)
+        k, v = (t.view(B, S, kv, d).transpose(1, 2) for t in (k, v))
+        if self.c["position"] == "rope":
+            q, k = rotate(q, self.c), rotate(k, self.c)
+        # Grouped-query attention: each K/V head serves nh / kv consecutive query heads.
+        k, v = (t.repeat_interleave(nh // kv, dim=1) for t in (k, v))
         scores = q @ k.transpose(-1, -2) / math.sqrt(d)
         keys = torch.arange(S)
         mask = keys[None, :] >= lengths[:, None]                     # [B, S] padded keys
@@ -61,18 +112,21 @@ class Transformer:
         ids = torch.tensor(batch["ids"]).view(B, S)
         lengths = torch.tensor(batch["lengths"])
         pre = self.c["norm"] == "pre"
-        x = self.p["embed.tokens"][ids] + self.p["embed.positions"][:S][None]
+        x = self.p["embed.tokens"][ids]
+        if self.c["position"] == "learned":
+            x = x + self.p["embed.positions"][:S][None]
         if not pre:
             x = self.ln(x, "embed.ln")
         for i in range(self.c["layers"]):
             n = f"layers.{i}."
             if pre:
                 x = x + self.attention(self.ln(x, n + "ln1"), n + "attn", lengths)
-                f = activation(self.c["activation"], self.linear(self.ln(x, n + "ln2"), n + "mlp.fc1"))
+                f = mlp_activation(self.c["activation"],
+                                   self.linear(self.ln(x, n + "ln2"), n + "mlp.fc1"))
                 x = x + self.linear(f, n + "mlp.fc2")
             else:
                 x = self.ln(x + self.attention(x, n + "attn", lengths), n + "ln1")
-                f = activation(self.c["activation"], self.linear(x, n + "mlp.fc1"))
+                f = mlp_activation(self.c["activation"], self.linear(x, n + "mlp.fc1"))
                 x = self.ln(x + self.linear(f, n + "mlp.fc2"), n + "ln2")
         if pre:
             x = self.ln(x, "final_ln")

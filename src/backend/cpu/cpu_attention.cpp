@@ -1,6 +1,7 @@
-// CpuBackend: multi-head attention, forward and backward, one (batch, head) pair at a time.
-// Like flash attention it keeps only the log-sum-exp per row; backward recomputes the
-// probabilities. Masked positions get probability exactly zero.
+// CpuBackend: multi-head and grouped-query attention, forward and backward, one (batch, head)
+// pair at a time (backward: one K/V head with its group of query heads, which sum into its
+// dK and dV). Like flash attention it keeps only the log-sum-exp per row; backward recomputes
+// the probabilities. Masked positions get probability exactly zero.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -27,9 +28,12 @@ struct HeadView {
     if (!d.key_lengths.defined()) return d.seq;
     return std::clamp<int64_t>(d.key_lengths.as<int32_t>()[b], 0, d.seq);
   }
-  // Offsets into the packed qkv row of token t: part 0 = q, 1 = k, 2 = v.
+  // Offsets into the packed qkv row of token t: part 0 = q (head h), 1 = k, 2 = v (h's K/V
+  // head).
   int64_t qkv_offset(int64_t t, int part) const {
-    return (b * d.seq + t) * row_stride + part * d.heads * d.head_dim + h * d.head_dim;
+    const int64_t kv_head = h / (d.heads / d.kv());
+    const int64_t at = part == 0 ? h : part == 1 ? d.heads + kv_head : d.heads + d.kv() + kv_head;
+    return (b * d.seq + t) * row_stride + at * d.head_dim;
   }
   int64_t out_offset(int64_t t) const {
     return (b * d.seq + t) * d.heads * d.head_dim + h * d.head_dim;
@@ -59,9 +63,10 @@ float dot(const float* a, const float* b, int64_t n) {
 
 void check_attention(const AttentionDims& d, const Tensor& qkv) {
   expect_f32(qkv, "qkv");
-  HWT_CHECK(qkv.rows() == d.batch * d.seq && qkv.cols() == 3 * d.heads * d.head_dim,
-            "attention qkv {} for b={} s={} heads={} d={}", qkv.str(), d.batch, d.seq, d.heads,
-            d.head_dim);
+  HWT_CHECK(d.heads % d.kv() == 0, "attention kv_heads={} must divide heads={}", d.kv(), d.heads);
+  HWT_CHECK(qkv.rows() == d.batch * d.seq && qkv.cols() == d.qkv_width(),
+            "attention qkv {} for b={} s={} heads={} kv_heads={} d={}", qkv.str(), d.batch, d.seq,
+            d.heads, d.kv(), d.head_dim);
   if (d.key_lengths.defined()) expect_i32(d.key_lengths, "key_lengths");
 }
 
@@ -147,56 +152,59 @@ void CpuBackend::attention_backward(const AttentionBwd& a) {
   const float *qkv = a.qkv.as<float>(), *out = a.out.as<float>(), *dout = a.d_out.as<float>();
   const float* lse = a.lse.as<float>();
   float* dqkv = a.d_qkv.as<float>();
-  const int64_t S = d.seq, D = d.head_dim;
+  const int64_t S = d.seq, D = d.head_dim, group = d.heads / d.kv();
 #pragma omp parallel
   {
     std::vector<float> ds(static_cast<size_t>(S * S)), factor(static_cast<size_t>(S));
 #pragma omp for collapse(2) schedule(static)
     for (int64_t b = 0; b < d.batch; ++b)
-      for (int64_t h = 0; h < d.heads; ++h) {
-        const HeadView hv{d, a.qkv.cols(), b, h};
-        const int64_t len = hv.length();
-        for (int64_t t = 0; t < S; ++t)
-          for (int part = 0; part < 3; ++part) {
-            float* g = dqkv + hv.qkv_offset(t, part);
-            std::fill(g, g + D, 0.0f);
+      for (int64_t kv_head = 0; kv_head < d.kv(); ++kv_head)
+        for (int64_t h = kv_head * group; h < (kv_head + 1) * group; ++h) {
+          const HeadView hv{d, a.qkv.cols(), b, h};
+          const int64_t len = hv.length();
+          for (int64_t t = 0; t < S; ++t)
+            for (int part = 0; part < 3; ++part) {
+              if (part > 0 && h > kv_head * group)
+                continue;  // the group's first head zeroes dK, dV
+              float* g = dqkv + hv.qkv_offset(t, part);
+              std::fill(g, g + D, 0.0f);
+            }
+          // dS_ij = P_ij (dP_ij - D_i), with dP_ij = m_ij (dO_i · V_j) and D_i = dO_i · O_i.
+          for (int64_t i = 0; i < S; ++i) {
+            const int64_t nk = hv.keys_for(i, len);
+            const float* q = qkv + hv.qkv_offset(i, 0);
+            const float* dO = dout + hv.out_offset(i);
+            const float Di = dot(dO, out + hv.out_offset(i), D);
+            const float l = lse[(b * d.heads + h) * S + i];
+            hv.drop_factors(i, nk, factor.data());
+            for (int64_t j = 0; j < nk; ++j) {
+              const float pij = std::exp(d.scale * dot(q, qkv + hv.qkv_offset(j, 1), D) - l);
+              const float m = factor[static_cast<size_t>(j)];
+              // dV_j += P_ij m_ij dO_i
+              float* dv_row = dqkv + hv.qkv_offset(j, 2);
+              const float w = pij * m;
+              if (w != 0.0f)
+                for (int64_t c = 0; c < D; ++c) dv_row[c] += w * dO[c];
+              const float dp = m * dot(dO, qkv + hv.qkv_offset(j, 2), D);
+              ds[static_cast<size_t>(i * S + j)] = pij * (dp - Di);
+            }
           }
-        // dS_ij = P_ij (dP_ij - D_i), with dP_ij = m_ij (dO_i · V_j) and D_i = dO_i · O_i.
-        for (int64_t i = 0; i < S; ++i) {
-          const int64_t nk = hv.keys_for(i, len);
-          const float* q = qkv + hv.qkv_offset(i, 0);
-          const float* dO = dout + hv.out_offset(i);
-          const float Di = dot(dO, out + hv.out_offset(i), D);
-          const float l = lse[(b * d.heads + h) * S + i];
-          hv.drop_factors(i, nk, factor.data());
-          for (int64_t j = 0; j < nk; ++j) {
-            const float pij = std::exp(d.scale * dot(q, qkv + hv.qkv_offset(j, 1), D) - l);
-            const float m = factor[static_cast<size_t>(j)];
-            // dV_j += P_ij m_ij dO_i
-            float* dv_row = dqkv + hv.qkv_offset(j, 2);
-            const float w = pij * m;
-            if (w != 0.0f)
-              for (int64_t c = 0; c < D; ++c) dv_row[c] += w * dO[c];
-            const float dp = m * dot(dO, qkv + hv.qkv_offset(j, 2), D);
-            ds[static_cast<size_t>(i * S + j)] = pij * (dp - Di);
-          }
-        }
-        for (int64_t i = 0; i < S; ++i) {
-          const int64_t nk = hv.keys_for(i, len);
-          float* dq = dqkv + hv.qkv_offset(i, 0);
-          const float* q = qkv + hv.qkv_offset(i, 0);
-          for (int64_t j = 0; j < nk; ++j) {
-            const float g = d.scale * ds[static_cast<size_t>(i * S + j)];
-            if (g == 0.0f) continue;
-            const float* k = qkv + hv.qkv_offset(j, 1);
-            float* dk = dqkv + hv.qkv_offset(j, 1);
-            for (int64_t c = 0; c < D; ++c) {
-              dq[c] += g * k[c];
-              dk[c] += g * q[c];
+          for (int64_t i = 0; i < S; ++i) {
+            const int64_t nk = hv.keys_for(i, len);
+            float* dq = dqkv + hv.qkv_offset(i, 0);
+            const float* q = qkv + hv.qkv_offset(i, 0);
+            for (int64_t j = 0; j < nk; ++j) {
+              const float g = d.scale * ds[static_cast<size_t>(i * S + j)];
+              if (g == 0.0f) continue;
+              const float* k = qkv + hv.qkv_offset(j, 1);
+              float* dk = dqkv + hv.qkv_offset(j, 1);
+              for (int64_t c = 0; c < D; ++c) {
+                dq[c] += g * k[c];
+                dk[c] += g * q[c];
+              }
             }
           }
         }
-      }
   }
 }
 

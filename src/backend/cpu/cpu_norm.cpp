@@ -1,4 +1,4 @@
-// CpuBackend: layernorm, residual add (+dropout, +layernorm) and dropout.
+// CpuBackend: layernorm and RMSNorm, residual add (+dropout, +norm) and dropout.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -10,28 +10,33 @@
 namespace hwt {
 namespace {
 
-// Normalises the first w of a row's n values: y = (x - mean) * rstd * gamma + beta; the rest of
-// y is zero (padding). Returns mean and rstd.
-void layernorm_row(const float* x, const float* gamma, const float* beta, float* y, int64_t n,
-                   int64_t w, float eps, float* mean_out, float* rstd_out) {
-  double s = 0;
-  for (int64_t j = 0; j < w; ++j) s += x[j];
-  const double mean = s / static_cast<double>(w);
+// Normalises the first w of a row's n values: y = (x - mean) * rstd * gamma + beta (RMSNorm:
+// mean 0 and no beta); the rest of y is zero (padding). Writes rstd and, for LayerNorm, mean.
+void layernorm_row(NormKind kind, const float* x, const float* gamma, const float* beta, float* y,
+                   int64_t n, int64_t w, float eps, float* mean_out, float* rstd_out) {
+  const bool rms = kind == NormKind::RmsNorm;
+  double mean = 0;
+  if (!rms) {
+    for (int64_t j = 0; j < w; ++j) mean += x[j];
+    mean /= static_cast<double>(w);
+  }
   double v = 0;
   for (int64_t j = 0; j < w; ++j) v += (x[j] - mean) * (x[j] - mean);
   const float rstd = static_cast<float>(1.0 / std::sqrt(v / static_cast<double>(w) + eps));
   const float mu = static_cast<float>(mean);
-  for (int64_t j = 0; j < w; ++j) y[j] = (x[j] - mu) * rstd * gamma[j] + beta[j];
+  for (int64_t j = 0; j < w; ++j) y[j] = (x[j] - mu) * rstd * gamma[j] + (rms ? 0.0f : beta[j]);
   std::fill(y + w, y + n, 0.0f);
-  *mean_out = mu;
+  if (!rms) *mean_out = mu;
   *rstd_out = rstd;
 }
 
 // Gradient of one row normalised over its first w of n values. Writes (or adds, when
 // accumulate) dx, zero in the padding; adds the row's contribution to dgamma / dbeta partials.
-void layernorm_row_backward(const float* x, const float* gamma, float mean, float rstd,
-                            const float* dy, float* dx, bool accumulate, int64_t n, int64_t w,
-                            float* dgamma, float* dbeta) {
+// RMSNorm (mean 0) has no mean term in dx and no dbeta.
+void layernorm_row_backward(NormKind kind, const float* x, const float* gamma, float mean,
+                            float rstd, const float* dy, float* dx, bool accumulate, int64_t n,
+                            int64_t w, float* dgamma, float* dbeta) {
+  const bool rms = kind == NormKind::RmsNorm;
   double sum_dxhat = 0, sum_dxhat_xhat = 0;
   for (int64_t j = 0; j < w; ++j) {
     const float xhat = (x[j] - mean) * rstd;
@@ -39,9 +44,9 @@ void layernorm_row_backward(const float* x, const float* gamma, float mean, floa
     sum_dxhat += dxhat;
     sum_dxhat_xhat += static_cast<double>(dxhat) * xhat;
     dgamma[j] += dy[j] * xhat;
-    dbeta[j] += dy[j];
+    if (!rms) dbeta[j] += dy[j];
   }
-  const float a = static_cast<float>(sum_dxhat / static_cast<double>(w));
+  const float a = rms ? 0.0f : static_cast<float>(sum_dxhat / static_cast<double>(w));
   const float c = static_cast<float>(sum_dxhat_xhat / static_cast<double>(w));
   for (int64_t j = 0; j < w; ++j) {
     const float xhat = (x[j] - mean) * rstd;
@@ -52,7 +57,7 @@ void layernorm_row_backward(const float* x, const float* gamma, float mean, floa
 }
 
 // Runs body(row, dgamma_partial, dbeta_partial) over all rows with per-chunk partial sums,
-// then adds the partials into dgamma and dbeta in chunk order.
+// then adds the partials into dgamma and dbeta (null: none) in chunk order.
 template <class Body>
 void rows_with_param_grads(int64_t rows, int64_t n, float* dgamma, float* dbeta, Body body) {
   const int64_t chunks = ceil_div(rows, kReduceChunk);
@@ -67,7 +72,7 @@ void rows_with_param_grads(int64_t rows, int64_t n, float* dgamma, float* dbeta,
     const float* pg = part.data() + c * 2 * n;
     for (int64_t j = 0; j < n; ++j) {
       dgamma[j] += pg[j];
-      dbeta[j] += pg[n + j];
+      if (dbeta) dbeta[j] += pg[n + j];
     }
   }
 }
@@ -91,27 +96,51 @@ void dropout_row(const Dropout& d, uint64_t begin, const float* x, float* y, int
 
 }  // namespace
 
+namespace {
+
+// RMSNorm takes no beta and no mean; LayerNorm needs both.
+void check_norm_kind(NormKind kind, const Tensor& beta, const Tensor& mean, const char* beta_name) {
+  if (kind == NormKind::RmsNorm)
+    HWT_CHECK(!beta.defined(), "rmsnorm takes no {}", beta_name);
+  else
+    HWT_CHECK(beta.defined() && mean.defined(), "layernorm needs {} and mean", beta_name);
+}
+
+// The row's mean for LayerNorm, 0 for RMSNorm (mean may be null).
+float row_mean(const float* mean, int64_t i) {
+  return mean ? mean[i] : 0.0f;
+}
+
+float* data_or_null(const Tensor& t) {
+  return t.defined() ? t.as<float>() : nullptr;
+}
+
+}  // namespace
+
 void CpuBackend::layernorm_forward(const LayerNormFwd& a) {
   expect_f32(a.x, "x");
+  check_norm_kind(a.kind, a.beta, a.mean, "beta");
   const int64_t rows = a.x.rows(), n = a.x.cols(), w = norm_width(a.width, n);
-  const float *x = a.x.as<float>(), *g = a.gamma.as<float>(), *b = a.beta.as<float>();
-  float *y = a.y.as<float>(), *mean = a.mean.as<float>(), *rstd = a.rstd.as<float>();
+  const float *x = a.x.as<float>(), *g = a.gamma.as<float>(), *b = data_or_null(a.beta);
+  float *y = a.y.as<float>(), *mean = data_or_null(a.mean), *rstd = a.rstd.as<float>();
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < rows; ++i)
-    layernorm_row(x + i * n, g, b, y + i * n, n, w, a.eps, mean + i, rstd + i);
+    layernorm_row(a.kind, x + i * n, g, b, y + i * n, n, w, a.eps, mean ? mean + i : nullptr,
+                  rstd + i);
 }
 
 void CpuBackend::layernorm_backward(const LayerNormBwd& a) {
   expect_f32(a.dy, "dy");
+  check_norm_kind(a.kind, a.dbeta, a.mean, "dbeta");
   const int64_t rows = a.x.rows(), n = a.x.cols(), w = norm_width(a.width, n);
   const float *x = a.x.as<float>(), *g = a.gamma.as<float>(), *dy = a.dy.as<float>();
-  const float *mean = a.mean.as<float>(), *rstd = a.rstd.as<float>();
+  const float *mean = data_or_null(a.mean), *rstd = a.rstd.as<float>();
   float* dx = a.dx.as<float>();
-  rows_with_param_grads(rows, n, a.dgamma.as<float>(), a.dbeta.as<float>(),
-                        [&](int64_t i, float* pg, float* pb) {
-                          layernorm_row_backward(x + i * n, g, mean[i], rstd[i], dy + i * n,
-                                                 dx + i * n, a.accumulate_dx, n, w, pg, pb);
-                        });
+  rows_with_param_grads(
+      rows, n, a.dgamma.as<float>(), data_or_null(a.dbeta), [&](int64_t i, float* pg, float* pb) {
+        layernorm_row_backward(a.kind, x + i * n, g, row_mean(mean, i), rstd[i], dy + i * n,
+                               dx + i * n, a.accumulate_dx, n, w, pg, pb);
+      });
 }
 
 void CpuBackend::residual_forward(const ResidualFwd& a) {
@@ -122,13 +151,16 @@ void CpuBackend::residual_forward(const ResidualFwd& a) {
   const float *x = a.x.as<float>(), *r = a.residual.as<float>();
   float* s = a.sum.as<float>();
   const bool ln = a.gamma.defined();
+  if (ln) check_norm_kind(a.kind, a.beta, a.mean, "beta");
+  float* mean = data_or_null(a.mean);
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < rows; ++i) {
     dropout_row(a.drop, static_cast<uint64_t>(i * n), x + i * n, s + i * n, n);
     for (int64_t j = 0; j < n; ++j) s[i * n + j] += r[i * n + j];
     if (ln)
-      layernorm_row(s + i * n, a.gamma.as<float>(), a.beta.as<float>(), a.y.as<float>() + i * n, n,
-                    w, a.eps, a.mean.as<float>() + i, a.rstd.as<float>() + i);
+      layernorm_row(a.kind, s + i * n, a.gamma.as<float>(), data_or_null(a.beta),
+                    a.y.as<float>() + i * n, n, w, a.eps, mean ? mean + i : nullptr,
+                    a.rstd.as<float>() + i);
   }
 }
 
@@ -152,16 +184,17 @@ void CpuBackend::residual_backward(const ResidualBwd& a) {
     return;
   }
   expect_f32(a.d_y, "d_y");
+  check_norm_kind(a.kind, a.d_beta, a.mean, "d_beta");
   const float *s = a.sum.as<float>(), *g = a.gamma.as<float>(), *dy = a.d_y.as<float>();
-  const float *mean = a.mean.as<float>(), *rstd = a.rstd.as<float>();
-  rows_with_param_grads(rows, n, a.d_gamma.as<float>(), a.d_beta.as<float>(),
+  const float *mean = data_or_null(a.mean), *rstd = a.rstd.as<float>();
+  rows_with_param_grads(rows, n, a.d_gamma.as<float>(), data_or_null(a.d_beta),
                         [&](int64_t i, float* pg, float* pb) {
                           float* row = dr + i * n;
                           if (ds) {
                             if (row != ds + i * n) std::copy(ds + i * n, ds + (i + 1) * n, row);
                           }
-                          layernorm_row_backward(s + i * n, g, mean[i], rstd[i], dy + i * n, row,
-                                                 ds != nullptr, n, w, pg, pb);
+                          layernorm_row_backward(a.kind, s + i * n, g, row_mean(mean, i), rstd[i],
+                                                 dy + i * n, row, ds != nullptr, n, w, pg, pb);
                           finish_row(i);
                         });
 }

@@ -16,6 +16,7 @@ namespace {
 
 cuda::AttnArgs attn_args(const AttentionDims& d, const Tensor& qkv, bool tf32) {
   cuda::expect_float(qkv, "qkv");
+  HWT_CHECK(d.kv() == d.heads, "grouped-query attention is not on the CUDA backend yet");
   HWT_CHECK(qkv.rows() == d.batch * d.seq && qkv.cols() == 3 * d.heads * d.head_dim,
             "attention qkv {} for b={} s={} heads={} d={}", qkv.str(), d.batch, d.seq, d.heads,
             d.head_dim);
@@ -150,6 +151,22 @@ void CudaBackend::attention_backward(const AttentionBwd& a) {
     cuda::repack_heads(launch_, args.dt, p.d_qkv, args.d_qkv, 3 * heads, dp, d);
   }
   cuda::check_launch("attention_backward");
+}
+
+void CudaBackend::glu_forward(const GluFwd&) {
+  HWT_CHECK(false, "gated MLPs (swiglu, geglu) are not on the CUDA backend yet");
+}
+
+void CudaBackend::glu_backward(const GluBwd&) {
+  HWT_CHECK(false, "gated MLPs (swiglu, geglu) are not on the CUDA backend yet");
+}
+
+void CudaBackend::rope_forward(const Rope&) {
+  HWT_CHECK(false, "rotary positions are not on the CUDA backend yet");
+}
+
+void CudaBackend::rope_backward(const Rope&) {
+  HWT_CHECK(false, "rotary positions are not on the CUDA backend yet");
 }
 
 void CudaBackend::embedding_forward(const EmbeddingFwd& a) {

@@ -14,6 +14,10 @@ namespace {
 constexpr double kActivationFlops = 8;  // GELU: cube, tanh or erf, scale, multiply
 constexpr double kNormFlops = 8;        // mean, variance, normalise, scale and shift
 constexpr double kNormBwdFlops = 12;
+constexpr double kRmsNormFlops = 5;  // square, sum, normalise, scale (no mean, no shift)
+constexpr double kRmsNormBwdFlops = 8;
+constexpr double kSiluFlops = 4;     // exp, add, divide, multiply
+constexpr double kRopeFlops = 3;     // per rotated element: two products and a sum
 constexpr double kSoftmaxFlops = 5;  // scale, max, exp, sum, divide
 constexpr double kDropoutFlops = 2;  // draw compare and scale
 
@@ -48,9 +52,24 @@ double activation_flops(Activation act) {
       return 1;
     case Activation::Gelu:
     case Activation::GeluTanh:
+    case Activation::GeGlu:
       return kActivationFlops;
+    case Activation::SwiGlu:
+      return kSiluFlops;
   }
   return 0;
+}
+
+double norm_flops(NormKind kind) {
+  return kind == NormKind::RmsNorm ? kRmsNormFlops : kNormFlops;
+}
+
+double norm_backward_flops(NormKind kind) {
+  return kind == NormKind::RmsNorm ? kRmsNormBwdFlops : kNormBwdFlops;
+}
+
+std::string_view norm_kind_label(NormKind kind) {
+  return kind == NormKind::RmsNorm ? " rmsnorm" : "";
 }
 
 // Adam-family state per parameter: fp32 params, grads and moments read and written.
@@ -86,6 +105,11 @@ GemmCall attention_gemm(const Tensor& qkv, int64_t m, int64_t nn, int64_t k, int
   g.role = role;
   g.dtype = g.out_dtype = qkv.dtype;
   return g;
+}
+
+// Grouped-query attention's K/V heads in an attention record's detail (none for MHA).
+std::string kv_label(const AttentionDims& d) {
+  return d.kv() == d.heads ? std::string() : fmt::format(" kv_heads={}", d.kv());
 }
 
 // A norm's rows as stored, and the true width it normalises over when that is less (padding).
@@ -193,9 +217,9 @@ void TraceBackend::layernorm_forward(const LayerNormFwd& a) {
   r.rows = a.x.rows();
   r.cols = a.x.cols();
   r.elements = a.x.numel();
-  r.flops = kNormFlops * n(a.x);
+  r.flops = norm_flops(a.kind) * n(a.x);
   set_io(r, io(a.x) + io(a.gamma) + io(a.beta), io(a.y) + io(a.mean) + io(a.rstd));
-  r.detail = norm_detail(a.x.shape, a.width);
+  r.detail = fmt::format("{}{}", norm_detail(a.x.shape, a.width), norm_kind_label(a.kind));
 }
 
 void TraceBackend::layernorm_backward(const LayerNormBwd& a) {
@@ -203,12 +227,12 @@ void TraceBackend::layernorm_backward(const LayerNormBwd& a) {
   r.rows = a.x.rows();
   r.cols = a.x.cols();
   r.elements = a.x.numel();
-  r.flops = kNormBwdFlops * n(a.x);
+  r.flops = norm_backward_flops(a.kind) * n(a.x);
   set_io(r,
          io(a.x) + io(a.dy) + io(a.gamma) + io(a.mean) + io(a.rstd) +
              (a.accumulate_dx ? io(a.dx) : Io{}),
          io(a.dx) + io(a.dgamma) + io(a.dbeta));
-  r.detail = norm_detail(a.x.shape, a.width);
+  r.detail = fmt::format("{}{}", norm_detail(a.x.shape, a.width), norm_kind_label(a.kind));
 }
 
 void TraceBackend::residual_forward(const ResidualFwd& a) {
@@ -217,11 +241,11 @@ void TraceBackend::residual_forward(const ResidualFwd& a) {
   r.rows = a.x.rows();
   r.cols = a.x.cols();
   r.elements = a.x.numel();
-  r.flops = (1 + (a.drop.active() ? kDropoutFlops : 0) + (ln ? kNormFlops : 0)) * n(a.x);
+  r.flops = (1 + (a.drop.active() ? kDropoutFlops : 0) + (ln ? norm_flops(a.kind) : 0)) * n(a.x);
   set_io(r, io(a.x) + io(a.residual) + io(a.gamma) + io(a.beta),
          io(a.sum) + io(a.y) + io(a.mean) + io(a.rstd));
-  r.detail =
-      fmt::format("{} dropout={} layernorm={}", norm_detail(a.x.shape, a.width), a.drop.p, ln);
+  r.detail = fmt::format("{} dropout={} layernorm={}{}", norm_detail(a.x.shape, a.width), a.drop.p,
+                         ln, ln ? norm_kind_label(a.kind) : "");
 }
 
 void TraceBackend::residual_backward(const ResidualBwd& a) {
@@ -230,11 +254,13 @@ void TraceBackend::residual_backward(const ResidualBwd& a) {
   r.rows = a.d_x.rows();
   r.cols = a.d_x.cols();
   r.elements = a.d_x.numel();
-  r.flops = (1 + (a.drop.active() ? kDropoutFlops : 0) + (ln ? kNormBwdFlops : 0)) * n(a.d_x);
+  r.flops = (1 + (a.drop.active() ? kDropoutFlops : 0) + (ln ? norm_backward_flops(a.kind) : 0)) *
+            n(a.d_x);
   set_io(r,
          io(a.d_sum) + io(a.d_y) + (ln ? io(a.sum) + io(a.gamma) + io(a.mean) + io(a.rstd) : Io{}),
          io(a.d_x) + io(a.d_residual) + io(a.d_gamma) + io(a.d_beta));
-  r.detail = norm_detail(a.d_x.shape, a.width);
+  r.detail =
+      fmt::format("{}{}", norm_detail(a.d_x.shape, a.width), ln ? norm_kind_label(a.kind) : "");
 }
 
 void TraceBackend::dropout_forward(const DropoutFwd& a) {
@@ -251,6 +277,43 @@ void TraceBackend::dropout_backward(const DropoutBwd& a) {
   set_io(r, io(a.dy), io(a.dx));
 }
 
+void TraceBackend::glu_forward(const GluFwd& a) {
+  OpRecord& r = record(Op::glu_forward, OpKind::Elementwise, a.y.dtype);
+  r.elements = a.y.numel();
+  r.flops = (activation_flops(a.kind) + 1) * n(a.y);
+  set_io(r, io(a.pre), io(a.y));
+}
+
+void TraceBackend::glu_backward(const GluBwd& a) {
+  OpRecord& r = record(Op::glu_backward, OpKind::Elementwise, a.dy.dtype);
+  r.elements = a.d_pre.numel();
+  r.flops = (2 * activation_flops(a.kind) + 3) * n(a.dy);  // act and act', three products
+  set_io(r, io(a.pre) + io(a.dy), io(a.d_pre));
+}
+
+namespace {
+
+void rope_record(OpRecord& r, const Rope& a) {
+  const int64_t kv = a.kv_heads > 0 ? a.kv_heads : a.heads;
+  const double rotated = static_cast<double>(a.qkv.rows() * (a.heads + kv) * a.rotary_dim);
+  const double share = rotated / n(a.qkv);  // of qkv read and written: the rotated q and k
+  r.elements = static_cast<int64_t>(rotated);
+  r.flops = kRopeFlops * rotated;
+  set_io(r, io(a.qkv) * share + io(a.cos) + io(a.sin), io(a.qkv) * share);
+  r.detail = fmt::format("qkv{} heads={} kv_heads={} rotary_dim={}", a.qkv.shape.str(), a.heads, kv,
+                         a.rotary_dim);
+}
+
+}  // namespace
+
+void TraceBackend::rope_forward(const Rope& a) {
+  rope_record(record(Op::rope_forward, OpKind::Elementwise, a.qkv.dtype), a);
+}
+
+void TraceBackend::rope_backward(const Rope& a) {
+  rope_record(record(Op::rope_backward, OpKind::Elementwise, a.qkv.dtype), a);
+}
+
 void TraceBackend::attention_forward(const AttentionFwd& a) {
   const AttentionDims& d = a.dims;
   OpRecord& r = record(Op::attention_forward, OpKind::Attention, a.qkv.dtype);
@@ -265,8 +328,8 @@ void TraceBackend::attention_forward(const AttentionFwd& a) {
                                  static_cast<double>(r.rows * r.cols);
   set_io(r, io(a.qkv) + io(d.key_lengths), io(a.out) + io(a.lse));
   r.computed_share = d.causal ? 0.5 : 1.0;
-  r.detail = fmt::format("b={} s={} heads={} d={} causal={}", d.batch, d.seq, d.heads, d.head_dim,
-                         d.causal);
+  r.detail = fmt::format("b={} s={} heads={}{} d={} causal={}", d.batch, d.seq, d.heads,
+                         kv_label(d), d.head_dim, d.causal);
 }
 
 void TraceBackend::attention_backward(const AttentionBwd& a) {
@@ -285,7 +348,8 @@ void TraceBackend::attention_backward(const AttentionBwd& a) {
                                  static_cast<double>(r.rows * r.cols);
   set_io(r, io(a.qkv) + io(a.out) + io(a.d_out) + io(a.lse) + io(d.key_lengths), io(a.d_qkv));
   r.computed_share = d.causal ? 0.5 : 1.0;
-  r.detail = fmt::format("b={} s={} heads={} d={} causal={}", d.batch, s, d.heads, hd, d.causal);
+  r.detail = fmt::format("b={} s={} heads={}{} d={} causal={}", d.batch, s, d.heads, kv_label(d),
+                         hd, d.causal);
 }
 
 void TraceBackend::embedding_forward(const EmbeddingFwd& a) {

@@ -1,0 +1,211 @@
+// The modern block's CPU ops (RMSNorm, the gated MLP activations, rotary embeddings,
+// grouped-query attention): forward against a direct double-precision reference written from
+// each part's definition, backward against central finite differences of that reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backend/cpu/cpu_backend.h"
+#include "reference_ops.h"
+#include "test_util.h"
+
+namespace hwt {
+namespace {
+
+using test::numeric_grad;
+using test::randn;
+using test::rel_err;
+using test::to_double;
+using Vec = std::vector<double>;
+
+constexpr double kFwdTol = 1e-5;  // fp32 op vs double reference
+constexpr double kBwdTol = 1e-4;  // fp32 gradient vs double finite differences
+
+class CpuModernOps : public ::testing::Test {
+ protected:
+  CpuBackend be{2};
+  test::TensorPool pool{be};
+};
+
+// RMSNorm through the layernorm ops, over a padded width (the last columns are storage only)
+// and more rows than one reduction chunk; no beta, no mean.
+TEST_F(CpuModernOps, RmsNormForwardBackwardOverTheTrueWidth) {
+  const int64_t R = 70, N = 12, W = 9;
+  const float eps = 1e-6f;
+  auto x = randn(R * N, 51, 2.0f), g = randn(N, 52), dy = randn(R * N, 53);
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t j = W; j < N; ++j)
+      x[static_cast<size_t>(r * N + j)] = dy[static_cast<size_t>(r * N + j)] = 0;
+  for (int64_t j = W; j < N; ++j) g[static_cast<size_t>(j)] = 0;
+  const Tensor tx = pool.f32({R, N}, x), tg = pool.f32({N}, g);
+  const Tensor y = pool.poisoned({R, N}), rstd = pool.poisoned({R});
+  be.layernorm_forward({tx, tg, {}, y, {}, rstd, eps, W, NormKind::RmsNorm});
+  EXPECT_LT(rel_err(pool.read(y), ref::rmsnorm(to_double(x), to_double(g), R, N, W, eps)), kFwdTol);
+
+  const auto dx0 = randn(R * N, 54);
+  for (bool accumulate : {false, true}) {
+    const Tensor dx = pool.f32({R, N}, dx0), dg = pool.zeros({N});
+    LayerNormBwd b{tx, tg, {},         rstd, pool.f32({R, N}, dy), dx,
+                   dg, {}, accumulate, W,    NormKind::RmsNorm};
+    be.layernorm_backward(b);
+    auto loss_x = [&](const Vec& v) {
+      return test::dot(ref::rmsnorm(v, to_double(g), R, N, W, eps), dy);
+    };
+    auto loss_g = [&](const Vec& v) {
+      return test::dot(ref::rmsnorm(to_double(x), v, R, N, W, eps), dy);
+    };
+    // Padding columns: no gradient (written 0, or dx0 kept when accumulating).
+    Vec gx = numeric_grad(loss_x, to_double(x));
+    if (accumulate)
+      for (size_t i = 0; i < gx.size(); ++i) gx[i] += dx0[i];
+    EXPECT_LT(rel_err(pool.read(dx), gx), kBwdTol) << "accumulate=" << accumulate;
+    EXPECT_LT(rel_err(pool.read(dg), numeric_grad(loss_g, to_double(g))), kBwdTol);
+  }
+}
+
+// The residual add fused with RMSNorm (pre-norm blocks): sum = r + x, y = rmsnorm(sum).
+TEST_F(CpuModernOps, ResidualWithRmsNorm) {
+  const int64_t R = 6, N = 8;
+  const float eps = 1e-6f;
+  const auto x = randn(R * N, 61), r = randn(R * N, 62), g = randn(N, 63), dyv = randn(R * N, 64),
+             ds = randn(R * N, 65);
+  ResidualFwd f;
+  f.x = pool.f32({R, N}, x);
+  f.residual = pool.f32({R, N}, r);
+  f.sum = pool.poisoned({R, N});
+  f.gamma = pool.f32({N}, g);
+  f.y = pool.poisoned({R, N});
+  f.rstd = pool.poisoned({R});
+  f.eps = eps;
+  f.kind = NormKind::RmsNorm;
+  be.residual_forward(f);
+  const Vec sref = ref::residual_sum(to_double(x), to_double(r), {});
+  EXPECT_LT(rel_err(pool.read(f.y), ref::rmsnorm(sref, to_double(g), R, N, N, eps)), kFwdTol);
+
+  ResidualBwd b;
+  b.d_sum = pool.f32({R, N}, ds);
+  b.d_y = pool.f32({R, N}, dyv);
+  b.sum = f.sum;
+  b.gamma = f.gamma;
+  b.rstd = f.rstd;
+  b.d_x = pool.poisoned({R, N});
+  b.d_residual = pool.poisoned({R, N});
+  b.d_gamma = pool.zeros({N});
+  b.kind = NormKind::RmsNorm;
+  be.residual_backward(b);
+  auto loss = [&](const Vec& xv) {
+    const Vec s = ref::residual_sum(xv, to_double(r), {});
+    return test::dot(s, ds) + test::dot(ref::rmsnorm(s, to_double(g), R, N, N, eps), dyv);
+  };
+  EXPECT_LT(rel_err(pool.read(b.d_x), numeric_grad(loss, to_double(x))), kBwdTol);
+}
+
+// A layernorm call must carry beta and mean, an RMSNorm call neither.
+TEST_F(CpuModernOps, NormKindsRefuseTheOtherKindsArguments) {
+  const Tensor x = pool.f32({2, 4}, randn(8, 66)), g = pool.f32({4}, randn(4, 67));
+  const Tensor y = pool.poisoned({2, 4}), m = pool.poisoned({2}), s = pool.poisoned({2});
+  EXPECT_ANY_THROW(be.layernorm_forward({x, g, g, y, m, s, 1e-5f, 0, NormKind::RmsNorm}));
+  EXPECT_ANY_THROW(be.layernorm_forward({x, g, {}, y, {}, s, 1e-5f, 0, NormKind::LayerNorm}));
+}
+
+class CpuGlu : public CpuModernOps, public ::testing::WithParamInterface<Activation> {};
+
+TEST_P(CpuGlu, ForwardBackward) {
+  const Activation kind = GetParam();
+  const int64_t R = 5, N = 7;
+  const auto pre = randn(R * 2 * N, 71, 1.5f), dy = randn(R * N, 72);
+  const Tensor tpre = pool.f32({R, 2 * N}, pre), y = pool.poisoned({R, N});
+  be.glu_forward({tpre, y, kind});
+  EXPECT_LT(rel_err(pool.read(y), ref::glu(to_double(pre), kind, R, N)), kFwdTol);
+  const Tensor d_pre = pool.poisoned({R, 2 * N});
+  be.glu_backward({tpre, pool.f32({R, N}, dy), d_pre, kind});
+  auto loss = [&](const Vec& v) { return test::dot(ref::glu(v, kind, R, N), dy); };
+  EXPECT_LT(rel_err(pool.read(d_pre), numeric_grad(loss, to_double(pre))), kBwdTol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, CpuGlu, ::testing::Values(Activation::SwiGlu, Activation::GeGlu),
+                         [](const auto& kind) {
+                           return kind.param == Activation::SwiGlu ? "swiglu" : "geglu";
+                         });
+
+TEST_F(CpuModernOps, GluRefusesAnUngatedActivation) {
+  const Tensor pre = pool.f32({2, 4}, randn(8, 73)), y = pool.poisoned({2, 2});
+  EXPECT_ANY_THROW(be.glu_forward({pre, y, Activation::Gelu}));
+}
+
+struct RopeCase {
+  int64_t heads, kv, head_dim, rotary_dim;
+};
+
+class CpuRope : public CpuModernOps, public ::testing::WithParamInterface<RopeCase> {};
+
+// Forward against the definition; backward is the gradient of <rope(x), dy> with respect to x
+// (v is left as it is: its gradient passes through).
+TEST_P(CpuRope, ForwardBackward) {
+  const RopeCase k = GetParam();
+  const int64_t B = 2, S = 5, rows = B * S, width = (k.heads + 2 * k.kv) * k.head_dim;
+  const double theta = 500;  // small, so angles differ clearly between the pairs
+  const int64_t half = k.rotary_dim / 2;
+  std::vector<float> cos(static_cast<size_t>(S * half)), sin(cos.size());
+  for (int64_t t = 0; t < S; ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      const double a =
+          static_cast<double>(t) *
+          std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(k.rotary_dim));
+      cos[static_cast<size_t>(t * half + i)] = static_cast<float>(std::cos(a));
+      sin[static_cast<size_t>(t * half + i)] = static_cast<float>(std::sin(a));
+    }
+  const Tensor tc = pool.f32({S, half}, cos), ts = pool.f32({S, half}, sin);
+  const auto x = randn(rows * width, 81), dy = randn(rows * width, 82);
+  const Tensor tx = pool.f32({rows, width}, x);
+  be.rope_forward({tx, tc, ts, S, k.heads, k.kv, k.head_dim, k.rotary_dim});
+  auto ref = [&](const Vec& v) {
+    return ref::rope(v, rows, S, k.heads, k.kv, k.head_dim, k.rotary_dim, theta);
+  };
+  EXPECT_LT(rel_err(pool.read(tx), ref(to_double(x))), kFwdTol);
+  const Tensor g = pool.f32({rows, width}, dy);
+  be.rope_backward({g, tc, ts, S, k.heads, k.kv, k.head_dim, k.rotary_dim});
+  auto loss = [&](const Vec& v) { return test::dot(ref(v), dy); };
+  EXPECT_LT(rel_err(pool.read(g), numeric_grad(loss, to_double(x))), kBwdTol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, CpuRope,
+                         ::testing::Values(RopeCase{2, 2, 6, 6},   // whole head, MHA
+                                           RopeCase{4, 2, 8, 8},   // GQA
+                                           RopeCase{4, 1, 8, 2},   // MQA, a quarter (NeoX)
+                                           RopeCase{3, 3, 10, 4})  // partial, odd head count
+);
+
+struct GqaCase {
+  int64_t heads, kv;
+  bool causal, lengths;
+};
+
+class CpuGroupedAttention : public CpuModernOps, public ::testing::WithParamInterface<GqaCase> {};
+
+// Each K/V head serves heads / kv query heads; its gradient sums over the group.
+TEST_P(CpuGroupedAttention, ForwardBackward) {
+  const GqaCase k = GetParam();
+  const int64_t B = 2, S = 5, D = 3, width = (k.heads + 2 * k.kv) * D;
+  ref::AttnSpec spec{B, S, k.heads, D, k.causal, {}, 1 / std::sqrt(3.0), {}, -1, k.kv};
+  if (k.lengths) spec.lengths = {5, 3};
+  const auto qkv = randn(B * S * width, 91), dout = randn(B * S * k.heads * D, 92);
+  AttentionDims dims{B, S, k.heads, D, k.causal, {}, static_cast<float>(spec.scale), {}, k.kv};
+  if (k.lengths) dims.key_lengths = pool.i32({B}, spec.lengths);
+  const Tensor tqkv = pool.f32({B * S, width}, qkv), out = pool.poisoned({B * S, k.heads * D});
+  const Tensor lse = pool.poisoned({B, k.heads, S});
+  be.attention_forward({dims, tqkv, out, lse});
+  EXPECT_LT(rel_err(pool.read(out), ref::attention(to_double(qkv), spec)), kFwdTol);
+  const Tensor dqkv = pool.poisoned({B * S, width});
+  be.attention_backward({dims, tqkv, out, pool.f32({B * S, k.heads * D}, dout), lse, dqkv});
+  auto loss = [&](const Vec& v) { return test::dot(ref::attention(v, spec), dout); };
+  EXPECT_LT(rel_err(pool.read(dqkv), numeric_grad(loss, to_double(qkv))), kBwdTol);
+}
+
+INSTANTIATE_TEST_SUITE_P(Groups, CpuGroupedAttention,
+                         ::testing::Values(GqaCase{4, 2, false, false}, GqaCase{4, 2, true, true},
+                                           GqaCase{4, 1, true, false}, GqaCase{6, 3, false, true},
+                                           GqaCase{8, 1, false, true}));
+
+}  // namespace
+}  // namespace hwt
