@@ -7,13 +7,17 @@ torch.compile. Prints one JSON line per measurement (median step time, as bench_
                    classes (no token-type embeddings, no pooler layer); dropout off
   --model bert     Hugging Face BertForSequenceClassification, BERT-base, B32 T128, dropout 0.1
                    (the shape options do not apply)
+  --model llama    Hugging Face LlamaForCausalLM (SDPA attention) with the shape options and
+                   --kv-heads, --untied: RMSNorm, rotary positions, SwiGLU, no biases, as hwt's
+                   presets in Llama's block (e.g. SmolLM-135M: --hidden 576 --heads 9
+                   --kv-heads 3 --ffn 1536 --layers 30 --vocab 49152)
 bf16 autocast, or fp32 with TF32 matrix products (--precision fp32, as hwt's
 train.precision=tf32). Fused AdamW, lr 1e-4, weight decay 0.1 on matrices and embeddings (as hwt
 applies it), gradients clipped to 1.0. --vocab 50257 is GPT-2's own vocabulary (as PyTorch users
 write it), 50304 the padded one. bench/shape_matrix.py runs this across model shapes.
-    python3 bench/train_step.py [--model gpt2|encoder|bert] [--compile] [--steps N]
-        [--precision bf16|fp32] [--vocab V] [--hidden H] [--heads N] [--layers L] [--ffn F]
-        [--seq T] [--batch B]
+    python3 bench/train_step.py [--model gpt2|encoder|bert|llama] [--compile] [--steps N]
+        [--precision bf16|fp32] [--vocab V] [--hidden H] [--heads N] [--kv-heads N]
+        [--layers L] [--ffn F] [--untied] [--seq T] [--batch B]
 """
 import argparse
 import json
@@ -135,7 +139,7 @@ def measure(step, warm, steps):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default="gpt2", choices=["gpt2", "encoder", "bert"])
+    ap.add_argument("--model", default="gpt2", choices=["gpt2", "encoder", "bert", "llama"])
     ap.add_argument("--compile", action="store_true")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--precision", default="bf16", choices=["bf16", "fp32"],
@@ -148,6 +152,8 @@ def main():
     shape.add_argument("--ffn", type=int, default=0, help="0: 4 x hidden")
     shape.add_argument("--seq", type=int, default=1024)
     shape.add_argument("--batch", type=int, default=16)
+    shape.add_argument("--kv-heads", type=int, default=0, help="llama: 0 = heads")
+    shape.add_argument("--untied", action="store_true", help="llama: separate LM head")
     args = ap.parse_args()
     torch.manual_seed(0)
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -165,6 +171,17 @@ def main():
         model = Encoder(vocab=V, ctx=T, **dims).to(dev)
         x, y = ids(V), torch.randint(0, 2, (B,), device=dev)
         fwd = lambda m: m(x, y)
+    elif args.model == "llama":
+        from transformers import LlamaConfig, LlamaForCausalLM
+        config = LlamaConfig(vocab_size=V, hidden_size=args.hidden,
+                             intermediate_size=dims["ffn"], num_hidden_layers=args.layers,
+                             num_attention_heads=args.heads,
+                             num_key_value_heads=args.kv_heads or args.heads,
+                             max_position_embeddings=T, tie_word_embeddings=not args.untied,
+                             attn_implementation="sdpa")
+        model = LlamaForCausalLM(config).to(dev)
+        x, y = ids(V), ids(V)
+        fwd = lambda m: m(input_ids=x, labels=y).loss
     else:
         from transformers import BertConfig, BertForSequenceClassification
         config = BertConfig()
@@ -195,6 +212,7 @@ def main():
         "bench": "train_step", "impl": "torch_compile" if args.compile else "torch_eager",
         "model": args.model, "precision": args.precision, "vocab": V, "hidden": dims["d"],
         "heads": dims["heads"], "layers": dims["layers"], "ffn": dims["ffn"],
+        "kv_heads": args.kv_heads or dims["heads"],
         "params": sum(p.numel() for p in model.parameters()), "torch": torch.__version__,
         "batch": B, "seq": T, "ms": round(ms, 3), "first_step_s": round(first_s, 2),
         "tokens_per_s": round(B * T * 1000 / ms), "seq_per_s": round(B * 1000 / ms, 1),

@@ -128,6 +128,16 @@ TEST_F(CliErrors, BadCheckpoints) {
                    dir);
   expect_one_line_error(r, "another model shape");
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out2"));
+  // Nor one whose parameters mean something else under the same names and shapes.
+  for (const char* other : {"model.norm_kind=rmsnorm", "model.position=none", "model.heads=4",
+                            "model.activation=relu"}) {
+    r = run_hwt("train --out " + (dir / "out2") + " --set data.path=" + (dir / "train.tsv") + " " +
+                    kTiny + " --set " + other + " " + resume,
+                dir);
+    const std::string key(other, std::string_view(other).find('='));
+    expect_one_line_error(r, "was saved for " + key + "=");
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "out2")) << other;
+  }
 }
 
 TEST_F(CliErrors, BadFlags) {

@@ -78,6 +78,77 @@ TEST_P(TraceFlops, GemmFlopsMatchPublishedFormula) {
 INSTANTIATE_TEST_SUITE_P(Norms, TraceFlops,
                          ::testing::Values(NormPlacement::Pre, NormPlacement::Post));
 
+// The modern block counted by hand: grouped-query Q/K/V widths, the gated MLP's three GEMMs,
+// norms without beta, biases on Q/K/V only (Qwen2) or everywhere (NeoX, parallel residual).
+struct ModernCase {
+  const char* name;
+  int64_t kv_heads;
+  Activation act;
+  NormKind norm;
+  bool bias, qkv_bias, parallel;
+};
+
+class TraceModernBlock : public ::testing::TestWithParam<ModernCase> {};
+
+TEST_P(TraceModernBlock, ParametersAndGemmFlopsMatchHandCount) {
+  const ModernCase k = GetParam();
+  const int64_t b = 2, s = 64, h = 128, a = 4, hd = h / a, f = 352, L = 2, V = 1000;
+  StepSpec r;
+  ModelConfig& m = r.config.model;
+  m.vocab_size = V;
+  m.vocab_multiple = 1;
+  m.max_seq = s;
+  m.hidden = h;
+  m.heads = a;
+  m.kv_heads = k.kv_heads;
+  m.ffn = f;
+  m.layers = L;
+  m.causal = true;
+  m.head = Task::Lm;
+  m.tie_embeddings = false;
+  m.position = Position::Rope;
+  m.norm_kind = k.norm;
+  m.activation = k.act;
+  m.bias = k.bias;
+  m.qkv_bias = k.qkv_bias;
+  m.parallel_residual = k.parallel;
+  r.batch = b;
+  r.seq = s;
+  const Workload w = trace_step(r);
+
+  const int64_t kv = k.kv_heads > 0 ? k.kv_heads : a, qkv = h + 2 * kv * hd;
+  const int64_t mlp_mats = is_gated(k.act) ? 3 : 2, fc1 = is_gated(k.act) ? 2 * f : f;
+  const int64_t norm = k.norm == NormKind::RmsNorm ? h : 2 * h;
+  const int64_t biases = k.bias ? qkv + h + fc1 + h : k.qkv_bias ? qkv : 0;
+  const int64_t per_layer = 2 * norm + h * qkv + h * h + mlp_mats * h * f + biases;
+  EXPECT_EQ(w.parameters, V * h + L * per_layer + norm + V * h);  // no position table
+
+  double layer_fwd = 0, layer_bwd = 0;
+  int rope_ops = 0, glu_ops = 0;
+  for (const OpRecord& op : w.ops) {
+    if (op.scope.rfind("layers.", 0) == 0)
+      (op.phase == Phase::Forward ? layer_fwd : layer_bwd) += op.gemm_flops();
+    rope_ops += op.op == Op::rope_forward || op.op == Op::rope_backward;
+    glu_ops += op.op == Op::glu_forward || op.op == Op::glu_backward;
+  }
+  const double bs = static_cast<double>(b * s);
+  const double gemms = 2 * bs * static_cast<double>(h * qkv + h * h + mlp_mats * h * f);
+  const double attention = 4 * bs * static_cast<double>(s * h);  // QKᵀ and PV, every query head
+  EXPECT_DOUBLE_EQ(layer_fwd, static_cast<double>(L) * (gemms + attention));
+  EXPECT_DOUBLE_EQ(layer_bwd, 2 * static_cast<double>(L) * (gemms + attention));
+  EXPECT_EQ(rope_ops, 2 * L);  // q and k turned forward, their gradients turned back
+  EXPECT_EQ(glu_ops, is_gated(k.act) ? 2 * L : 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, TraceModernBlock,
+    ::testing::Values(
+        ModernCase{"llama", 2, Activation::SwiGlu, NormKind::RmsNorm, false, false, false},
+        ModernCase{"qwen2", 1, Activation::SwiGlu, NormKind::RmsNorm, false, true, false},
+        ModernCase{"gemma", 4, Activation::GeGlu, NormKind::RmsNorm, false, false, false},
+        ModernCase{"neox", 0, Activation::Gelu, NormKind::LayerNorm, true, false, true}),
+    [](const auto& kind) { return std::string(kind.param.name); });
+
 // An FFN width of 37 runs stored as 40 (model.ffn_multiple 8): the trace shows the MLP GEMMs as
 // they run, at 40, while the parameter count stays that of width 37.
 TEST(Trace, FfnGemmsRunAtTheStoredWidth) {

@@ -272,7 +272,7 @@ void expect_loads_with_other_padding(const Checkpoint& ckpt, const RunConfig& sa
                                      const ModelConfig& m, CpuBackend& cpu, const Values& want,
                                      int64_t padding_zeros, const std::string& message) {
   Model other(m, cpu, DType::F32);
-  ckpt.load_parameters(other.params());
+  ckpt.load_parameters(other.params(), m);
   EXPECT_EQ(data_of(other.params(), other.params().params_flat()), want);
   EXPECT_EQ(zero_padding(other.params()), padding_zeros);
   Optimizer other_opt(saved.optim, other.params(), 1.0);

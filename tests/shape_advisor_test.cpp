@@ -188,6 +188,35 @@ TEST(ShapeAdvisor, FixesKnownBadShapes) {
   EXPECT_EQ(vocab.microbatch[0].shape.batch, 32);
 }
 
+// A gated MLP of an odd width gets the widths around 8h/3 offered (the SwiGLU rule), and a
+// grouped-query model keeps its group size when its head count changes.
+TEST(ShapeAdvisor, GatedMlpAndGroupedQueryShapes) {
+  StepSpec c = causal_lm(1536, 16, 4085, 2, 50304, 4, 1024);  // 8h/3 = 4096; 4085 is odd
+  ModelConfig& m = c.config.model;
+  m.activation = Activation::SwiGlu;
+  m.kv_heads = 4;
+  m.norm_kind = NormKind::RmsNorm;
+  m.position = Position::Rope;
+  m.bias = false;
+  EXPECT_TRUE(has(rules(c), "ffn"));
+  const AdvisorReport r = advise(c, h200_bf16(), {0.05, 20, 1});
+  ASSERT_FALSE(r.suggestions.empty());
+  bool offered_8h3 = false;
+  for (const Suggestion& s : r.suggestions) {
+    const ModelConfig& t = s.shape.config.model;
+    EXPECT_EQ(t.heads / t.kv(), 4) << s.changes.front();  // the group size stays
+    offered_8h3 |= t.hidden == 1536 && t.ffn == 4096;
+  }
+  EXPECT_TRUE(offered_8h3);
+  EXPECT_EQ(r.suggestions.front().shape.config.model.ffn % 64, 0);
+
+  StepSpec kv = c;
+  kv.config.model.ffn = 4096;
+  kv.config.model.hidden = 1600;  // h/a 100, K/V width 4 x 100 = 400: not 128-byte rows
+  kv.config.model.heads = 16;
+  EXPECT_TRUE(has(rules(kv), "kv"));
+}
+
 TEST(ShapeAdvisor, WellShapedModelsGetLittleToGain) {
   const AdvisorReport r = advise(causal_lm(2048, 16, 8192, 2, 50304, 8, 2048), h200_bf16(), {});
   EXPECT_TRUE(r.rules.empty());

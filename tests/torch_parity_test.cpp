@@ -193,7 +193,8 @@ Case qwen2_classify() {
   return c;
 }
 
-// GPT-NeoX's (Pythia's) positions: LayerNorm with biases, a quarter of each head rotated.
+// GPT-NeoX's (Pythia's) block: parallel attention and MLP, LayerNorm with biases, a quarter of
+// each head rotated, an untied LM head.
 Case neox_lm() {
   Case c{"neox_lm", {}, {}};
   ModelConfig& m = c.model;
@@ -208,6 +209,8 @@ Case neox_lm() {
   m.causal = true;
   m.position = Position::Rope;
   m.rope.fraction = 0.25;
+  m.parallel_residual = true;
+  m.tie_embeddings = false;
   m.head = Task::Lm;
   c.batches = {make_batch(m, 2, 9, {9, 9}, 9)};
   return c;

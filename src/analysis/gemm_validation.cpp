@@ -34,7 +34,8 @@ std::vector<NamedCase> validation_cases() {
       {"gpt3-6.7b", "gpt3_6.7b", 2, 2048, {}},
       {"pythia-410m", "pythia_410m", 8, 2048, {}},
       {"pythia-1.4b", "pythia_1.4b", 4, 2048, {}},
-      {"llama-like-7b", "llama_7b", 2, 2048, {}},
+      // LLaMA-7B's widths in a GELU MLP: the shapes the validation was measured on.
+      {"llama-like-7b", "llama_7b", 2, 2048, {"model.activation=gelu"}},
       {"neox-20b-like", "neox_20b", 1, 2048, {}},
       {"clip-text", "clip_text", 64, 77, {}},
       {"t5-small-like", "t5_small", 32, 512, {}},

@@ -42,17 +42,31 @@ std::vector<int64_t> head_options(int64_t h2, int64_t heads) {
   return {s.begin(), s.end()};
 }
 
-// FFN widths for hidden size h2: the current ratio to h kept, then rounded to 64 and 128.
-std::vector<int64_t> ffn_options(int64_t ffn, int64_t h, int64_t h2) {
+// FFN widths for hidden size h2: the current ratio to h kept, then rounded to 64 and 128. A
+// gated MLP (three GEMMs of width ffn, not two) also tries widths around 8·h2/3, the width that
+// keeps its parameters those of a 4h GELU MLP (Shazeer 2020; Llama's multiple_of rounds it to
+// 256), rounded to 64, 128 and 256.
+std::vector<int64_t> ffn_options(int64_t ffn, int64_t h, int64_t h2, bool gated) {
   std::set<int64_t> s = {ffn};
-  const auto scaled = static_cast<int64_t>(
-      std::llround(static_cast<double>(ffn) * static_cast<double>(h2) / static_cast<double>(h)));
-  s.insert(scaled);
-  for (int64_t m : {64, 128}) {
-    if (round_down(scaled, m) > 0) s.insert(round_down(scaled, m));
-    s.insert(round_up(scaled, m));
-  }
+  auto around = [&](double width, std::initializer_list<int64_t> multiples) {
+    const auto w = static_cast<int64_t>(std::llround(width));
+    s.insert(w);
+    for (int64_t m : multiples) {
+      if (round_down(w, m) > 0) s.insert(round_down(w, m));
+      s.insert(round_up(w, m));
+    }
+  };
+  around(static_cast<double>(ffn) * static_cast<double>(h2) / static_cast<double>(h), {64, 128});
+  if (gated) around(8.0 * static_cast<double>(h2) / 3.0, {64, 128, 256});
   return {s.begin(), s.end()};
+}
+
+// K/V heads for `heads` query heads: the current group size kept (0: it does not divide);
+// multi-head attention stays so.
+int64_t kv_heads_for(const ModelConfig& m, int64_t heads) {
+  if (m.kv_heads == 0) return 0;
+  const int64_t group = m.heads / m.kv();
+  return heads % group == 0 ? heads / group : -1;
 }
 
 // Values of model.vocab_multiple to try: the current one, and padding the stored vocabulary to
@@ -74,8 +88,10 @@ std::vector<std::string> describe(const ModelConfig& a, const ModelConfig& b) {
   std::vector<std::string> c;
   if (a.hidden != b.hidden) c.push_back(fmt::format("hidden {} -> {}", a.hidden, b.hidden));
   if (a.heads != b.heads)
-    c.push_back(
-        fmt::format("heads {} -> {} (h/a {} -> {})", a.heads, b.heads, a.head_dim(), b.head_dim()));
+    c.push_back(fmt::format(
+        "heads {} -> {}{} (h/a {} -> {})", a.heads, b.heads,
+        a.kv() != a.heads ? fmt::format(", kv_heads {} -> {}", a.kv(), b.kv()) : std::string(),
+        a.head_dim(), b.head_dim()));
   else if (a.head_dim() != b.head_dim())
     c.push_back(fmt::format("h/a {} -> {} (heads {})", a.head_dim(), b.head_dim(), a.heads));
   if (a.ffn != b.ffn)
@@ -136,11 +152,14 @@ AdvisorReport advise(const StepSpec& c, const GemmModel& model, const AdvisorOpt
   const ModelConfig& m = c.config.model;
   for (int64_t h : hidden_options(m.hidden, o.tolerance))
     for (int64_t a : head_options(h, m.heads))
-      for (int64_t f : ffn_options(m.ffn, m.hidden, h))
+      for (int64_t f : ffn_options(m.ffn, m.hidden, h, m.gated()))
         for (int64_t v : vocab_multiple_options(m)) {
+          const int64_t kv = kv_heads_for(m, a);
+          if (kv < 0) continue;  // the group size does not divide these heads
           StepSpec cand = c;
           cand.config.model.hidden = h;
           cand.config.model.heads = a;
+          cand.config.model.kv_heads = kv;
           cand.config.model.ffn = f;
           cand.config.model.vocab_multiple = v;
           if (describe(m, cand.config.model).empty()) continue;

@@ -77,7 +77,11 @@ std::vector<RuleViolation> check_shape_rules(const ModelConfig& m, int64_t batch
                    fmt::format("h/a = {} at {}: hwt's CUDA attention runs its generic kernels, "
                                "many times slower than the tensor-core ones, because {}",
                                m.padded_head_dim(), precision_name(p), why)});
-  c.aligned("ffn", "stored ffn width", m.padded_ffn(), 64,
+  if (m.kv() != m.heads)
+    c.aligned("kv", "stored K/V width kv_heads*h/a", m.kv() * m.padded_head_dim(), 64,
+              "it is the N of the K and V projections (fused with Q) and of their gradients");
+  c.aligned("ffn", m.gated() ? "stored ffn width (of gate and up each)" : "stored ffn width",
+            m.padded_ffn(), 64,
             "it is a leading dimension of both MLP GEMMs; set model.ffn_multiple to 64 (the "
             "padding is zero and exact, its FLOPs are spent for nothing)");
   c.aligned("seq", "sequence length s", seq, 64,
@@ -91,6 +95,7 @@ std::vector<RuleViolation> check_shape_rules(const ModelConfig& m, int64_t batch
   if (tp > 1) {
     c.divides("hidden h", m.hidden, tp);
     c.divides("heads a", m.heads, tp);
+    if (m.kv() != m.heads) c.divides("K/V heads", m.kv(), tp);
     c.divides("stored ffn width", m.padded_ffn(), tp);
     c.divides("b*a (attention batch)", batch * m.heads, tp);
     if (m.head == Task::Lm) c.divides("stored vocabulary", m.padded_vocab(), tp);

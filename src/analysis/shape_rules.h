@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/precision.h"
 #include "config/model_config.h"
+#include "core/precision.h"
 
 namespace hwt {
 
@@ -21,7 +21,8 @@ enum class RuleSeverity : uint8_t {
 std::string_view severity_name(RuleSeverity s);
 
 struct RuleViolation {
-  std::string rule;  // "vocab", "hidden", "head_dim", "ffn", "tokens", "seq", "tensor_parallel"
+  // "vocab", "hidden", "head_dim", "kv", "ffn", "tokens", "seq", "tensor_parallel"
+  std::string rule;
   RuleSeverity severity = RuleSeverity::Warn;
   std::string message;
 };

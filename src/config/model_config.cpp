@@ -121,6 +121,8 @@ void validate(const ModelConfig& c) {
           "high_freq_factor and a positive rope_original_max_seq",
           r.scaling_factor);
   }
+  if (c.parallel_residual && c.norm != NormPlacement::Pre)
+    fail_input("config model.parallel_residual=true needs model.norm=\"pre\"");
   if (c.gated() && c.tt.ffn.enabled())
     fail_input("config model.tt.ffn does not factor a gated MLP (model.activation=\"{}\")",
                c.activation == Activation::SwiGlu ? "swiglu" : "geglu");

@@ -104,6 +104,9 @@ struct ModelConfig {
   double attn_dropout = 0.1;  // attention probabilities
   NormPlacement norm = NormPlacement::Pre;
   NormKind norm_kind = NormKind::LayerNorm;
+  // Attention and MLP both read the block input: x + attn(LN1(x)) + mlp(LN2(x)) (GPT-J,
+  // GPT-NeoX, Pythia); pre-norm only.
+  bool parallel_residual = false;
   Position position = Position::Learned;
   RopeConfig rope;
   bool bias = true;       // biases of the blocks' linear maps

@@ -139,6 +139,11 @@ void add_model_keys(Keys& k) {
       [](R & c) -> auto& { return c.model.norm; },
       std::vector<std::pair<std::string, NormPlacement>>{{"pre", NormPlacement::Pre},
                                                          {"post", NormPlacement::Post}});
+  k.add(
+      "model.parallel_residual",
+      "Attention and MLP both read the block input, x + attn(ln1(x)) + mlp(ln2(x)) (GPT-NeoX, "
+      "Pythia; pre-norm)",
+      [](R & c) -> auto& { return c.model.parallel_residual; });
   k.add_choice(
       "model.norm_kind",
       "Normalisation: layernorm (GPT-2, BERT) or rmsnorm (Llama), epsilon "

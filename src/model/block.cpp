@@ -150,7 +150,9 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   c.prune_activation(PrunePoint::AttnOut, tmp);
 
   // Residual 1. Pre-LN: x1 = x + drop(a), ffn_in = LN2(x1). Post-LN: x1 = LN1(x + drop(a)).
+  // Parallel: x1 = x + drop(a), ffn_in = LN2(x).
   const Tensor x1 = c.act(x1_, h), s1 = c.act(sum1_, h);
+  const bool parallel = cfg_.parallel_residual;
   ResidualFwd r1;
   r1.x = tmp;
   r1.residual = x;
@@ -159,13 +161,18 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   r1.width = cfg_.hidden;
   r1.kind = cfg_.norm_kind;
   const NormParams& ln_after_attn = pre ? ln2_ : ln1_;
-  r1.gamma = ln_after_attn.gamma(c);
-  r1.beta = ln_after_attn.beta(c);
-  r1.mean = ln_after_attn.mean(c, pre ? ln2_mean_ : ln1_mean_);
-  r1.rstd = c.arena.view(pre ? ln2_rstd_ : ln1_rstd_, Shape{rows});
+  if (!parallel) {
+    r1.gamma = ln_after_attn.gamma(c);
+    r1.beta = ln_after_attn.beta(c);
+    r1.mean = ln_after_attn.mean(c, pre ? ln2_mean_ : ln1_mean_);
+    r1.rstd = c.arena.view(pre ? ln2_rstd_ : ln1_rstd_, Shape{rows});
+    r1.y = pre ? s1 : x1;
+  }
   r1.sum = pre ? x1 : s1;
-  r1.y = pre ? s1 : x1;
   be.residual_forward(r1);
+  if (parallel)
+    be.layernorm_forward({x, ln2_.gamma(c), ln2_.beta(c), s1, ln2_.mean(c, ln2_mean_),
+                          c.arena.view(ln2_rstd_, Shape{rows}), eps, cfg_.hidden, cfg_.norm_kind});
   const Tensor ffn_in = pre ? s1 : x1;
 
   be.set_scope(scope + ".mlp", Phase::Forward);
@@ -256,15 +263,34 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
   r1.d_x = da;
   r1.d_residual = dres;
   const NormParams& ln_after_attn = pre ? ln2_ : ln1_;
-  r1.gamma = ln_after_attn.gamma(c);
-  r1.mean = ln_after_attn.mean(c, pre ? ln2_mean_ : ln1_mean_);
-  r1.rstd = rstd(pre ? ln2_rstd_ : ln1_rstd_);
-  r1.d_gamma = ln_after_attn.dgamma(c);
-  r1.d_beta = ln_after_attn.dbeta(c);
-  r1.d_y = pre ? db : dres;
-  r1.sum = pre ? x1 : s1;
-  if (pre) r1.d_sum = dres;
-  be.residual_backward(r1);
+  if (cfg_.parallel_residual) {
+    // x1 = x + drop(a) has no norm; LN2 read x itself, so its gradient joins x's.
+    r1.d_sum = dres;
+    be.residual_backward(r1);
+    LayerNormBwd l2;
+    l2.x = x;
+    l2.gamma = ln2_.gamma(c);
+    l2.mean = ln2_.mean(c, ln2_mean_);
+    l2.rstd = rstd(ln2_rstd_);
+    l2.dy = db;
+    l2.dx = dres;
+    l2.dgamma = ln2_.dgamma(c);
+    l2.dbeta = ln2_.dbeta(c);
+    l2.accumulate_dx = true;
+    l2.width = cfg_.hidden;
+    l2.kind = cfg_.norm_kind;
+    be.layernorm_backward(l2);
+  } else {
+    r1.gamma = ln_after_attn.gamma(c);
+    r1.mean = ln_after_attn.mean(c, pre ? ln2_mean_ : ln1_mean_);
+    r1.rstd = rstd(pre ? ln2_rstd_ : ln1_rstd_);
+    r1.d_gamma = ln_after_attn.dgamma(c);
+    r1.d_beta = ln_after_attn.dbeta(c);
+    r1.d_y = pre ? db : dres;
+    r1.sum = pre ? x1 : s1;
+    if (pre) r1.d_sum = dres;
+    be.residual_backward(r1);
+  }
 
   const Tensor ctx = c.act(ctx_, ctx_width), qkv = c.act(qkv_act_, cfg_.padded_qkv());
   out_.backward(c, ctx, da, dctx);

@@ -10,6 +10,33 @@ namespace {
 
 constexpr const char* kFormat = "hwt-checkpoint-1";
 
+// The model keys that change what the parameters mean (or how they are laid out) beyond what
+// their names and shapes show: a checkpoint loads only into a model that agrees on each.
+constexpr const char* kArchitectureKeys[] = {"model.heads",
+                                             "model.kv_heads",
+                                             "model.causal",
+                                             "model.norm",
+                                             "model.parallel_residual",
+                                             "model.norm_kind",
+                                             "model.ln_eps",
+                                             "model.position",
+                                             "model.rope_theta",
+                                             "model.rotary_fraction",
+                                             "model.rope_scaling_factor",
+                                             "model.rope_low_freq_factor",
+                                             "model.rope_high_freq_factor",
+                                             "model.rope_original_max_seq",
+                                             "model.activation",
+                                             "model.bias",
+                                             "model.qkv_bias",
+                                             "model.tie_embeddings"};
+
+nlohmann::json model_keys(const ModelConfig& m) {
+  RunConfig c;
+  c.model = m;
+  return to_json(c);
+}
+
 std::vector<int64_t> dims(const Shape& s) {
   return {s.dims.begin(), s.dims.begin() + s.rank};
 }
@@ -108,7 +135,12 @@ Checkpoint::Checkpoint(const std::string& path) : file_(SafetensorsFile::open(pa
   info_.has_optimizer = !get("optimizer").empty();
 }
 
-void Checkpoint::load_parameters(ParamStore& params) const {
+void Checkpoint::load_parameters(ParamStore& params, const ModelConfig& model) const {
+  const nlohmann::json saved = model_keys(info_.config.model), here = model_keys(model);
+  for (const char* key : kArchitectureKeys)
+    if (saved.at(key) != here.at(key))
+      fail_input("checkpoint {} was saved for {}={}; this model has {}", file_.path(), key,
+                 saved.at(key).dump(), here.at(key).dump());
   std::vector<float> host(static_cast<size_t>(params.count()));  // the padding stays zero
   for (const ParamInfo& p : params.infos()) {
     if (!file_.contains(p.name))

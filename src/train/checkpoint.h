@@ -41,9 +41,10 @@ class Checkpoint {
  public:
   explicit Checkpoint(const std::string& path);
   const CheckpointInfo& info() const { return info_; }
-  // Copies parameters into `params`; InputError naming the first tensor whose name or shape
-  // differs (a checkpoint of another model shape).
-  void load_parameters(ParamStore& params) const;
+  // Copies parameters into `params` of a model built as `model`; InputError naming the first
+  // architecture key (heads, norm, positions, activation, biases…) the checkpoint's model set
+  // otherwise, or the first tensor whose name or shape differs (another model shape).
+  void load_parameters(ParamStore& params, const ModelConfig& model) const;
   // Copies the optimizer states (the optimizer's shard of them under ZeRO-1), which lie as the
   // padded parameters do: InputError when `model`
   // (the run's) pads the vocabulary or the FFN width otherwise than the checkpoint's run did.

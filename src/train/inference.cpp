@@ -40,7 +40,7 @@ LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads,
   m.backend = make_backend(run);
   m.model = std::make_unique<Model>(m.config.model, *m.backend, DType::F32);
   m.model->plan(max_batch, m.config.data.max_len);
-  ckpt.load_parameters(m.model->params());
+  ckpt.load_parameters(m.model->params(), m.config.model);
   return m;
 }
 

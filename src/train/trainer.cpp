@@ -129,7 +129,7 @@ void Run::setup() {
   model().init_parameters(static_cast<uint64_t>(cfg_.train.seed));
   join_ranks();
   if (resume_) {
-    resume_->load_parameters(model().params());
+    resume_->load_parameters(model().params(), cfg_.model);
     if (!resume_->info().has_optimizer)
       fail_input("checkpoint {} has no optimizer state to resume from", req_.resume);
     resume_->load_optimizer(training_->optimizer(), cfg_.model);

@@ -119,7 +119,12 @@ class Transformer:
             x = self.ln(x, "embed.ln")
         for i in range(self.c["layers"]):
             n = f"layers.{i}."
-            if pre:
+            if self.c["parallel_residual"]:
+                a = self.attention(self.ln(x, n + "ln1"), n + "attn", lengths)
+                f = mlp_activation(self.c["activation"],
+                                   self.linear(self.ln(x, n + "ln2"), n + "mlp.fc1"))
+                x = x + a + self.linear(f, n + "mlp.fc2")
+            elif pre:
                 x = x + self.attention(self.ln(x, n + "ln1"), n + "attn", lengths)
                 f = mlp_activation(self.c["activation"],
                                    self.linear(self.ln(x, n + "ln2"), n + "mlp.fc1"))
