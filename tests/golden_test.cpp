@@ -34,7 +34,8 @@ const fs::path kGolden = kSource / "tests" / "fixtures" / "golden";
 
 // Keys whose values vary from run to run (time, machine) and are never compared.
 const std::set<std::string> kUncompared = {"tokens_per_s", "seconds",  "designs_per_second",
-                                           "timing",       "hardware", "hwt_version"};
+                                           "timing",       "hardware", "hwt_version",
+                                           "telemetry"};
 
 struct Step {
   int index = 1;

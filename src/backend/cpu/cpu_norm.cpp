@@ -94,10 +94,6 @@ void dropout_row(const Dropout& d, uint64_t begin, const float* x, float* y, int
   for (int64_t j = 0; j < n; ++j) y[j] = keep[static_cast<size_t>(j)] ? x[j] * scale : 0.0f;
 }
 
-}  // namespace
-
-namespace {
-
 // RMSNorm takes no beta and no mean; LayerNorm needs both.
 void check_norm_kind(NormKind kind, const Tensor& beta, const Tensor& mean, const char* beta_name) {
   if (kind == NormKind::RmsNorm)

@@ -68,6 +68,10 @@ double norm_backward_flops(NormKind kind) {
   return kind == NormKind::RmsNorm ? kRmsNormBwdFlops : kNormBwdFlops;
 }
 
+std::string_view glu_label(Activation kind) {
+  return kind == Activation::GeGlu ? "geglu" : "swiglu";
+}
+
 std::string_view norm_kind_label(NormKind kind) {
   return kind == NormKind::RmsNorm ? " rmsnorm" : "";
 }
@@ -282,6 +286,7 @@ void TraceBackend::glu_forward(const GluFwd& a) {
   r.elements = a.y.numel();
   r.flops = (activation_flops(a.kind) + 1) * n(a.y);
   set_io(r, io(a.pre), io(a.y));
+  r.detail = fmt::format("pre{} {}", a.pre.shape.str(), glu_label(a.kind));
 }
 
 void TraceBackend::glu_backward(const GluBwd& a) {
@@ -289,6 +294,7 @@ void TraceBackend::glu_backward(const GluBwd& a) {
   r.elements = a.d_pre.numel();
   r.flops = (2 * activation_flops(a.kind) + 3) * n(a.dy);  // act and act', three products
   set_io(r, io(a.pre) + io(a.dy), io(a.d_pre));
+  r.detail = fmt::format("pre{} {}", a.pre.shape.str(), glu_label(a.kind));
 }
 
 namespace {
