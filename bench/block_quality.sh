@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The GPT-2 block against Llama's at the same size and steps: nanoGPT's Shakespeare-character run
+# (configs/shakespeare_char.toml) and the same in Llama's block
+# (configs/shakespeare_char_llama.toml), both in bf16 on the GPU. Prints one JSON line per run:
+# parameters, best and final validation loss, time per step.
+#   bench/block_quality.sh HWT [OUT_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+hwt=$1 out=${2:-/tmp/block_quality}
+mkdir -p "$out"
+for config in shakespeare_char shakespeare_char_llama; do
+  rm -rf "${out:?}/$config"
+  "$hwt" train --config "configs/$config.toml" --quiet --out "$out/$config" \
+    --set train.device=cuda --set train.precision=bf16 >/dev/null
+  python3 - "$out/$config" "$config" <<'PY'
+import json, sys
+run = json.load(open(sys.argv[1] + "/run.json"))
+evals = [json.loads(l) for l in open(sys.argv[1] + "/metrics.jsonl") if '"split":"valid"' in l]
+best = min(evals, key=lambda e: e["loss"])
+print(json.dumps({
+    "bench": "block_quality", "config": sys.argv[2], "parameters": run["model"]["parameters"],
+    "steps": run["results"]["steps"], "ms_per_step": round(run["timing"]["step_ms"], 3),
+    "best_valid": round(best["loss"], 4), "best_step": best["step"],
+    "final_valid": round(evals[-1]["loss"], 4)}), flush=True)
+PY
+done
