@@ -70,14 +70,15 @@ struct NormFwdArgs {
   void* sum = nullptr;
   DropArgs drop;
   const void* gamma = nullptr;  // layernorm of x (or of sum in residual mode)
-  const void* beta = nullptr;
+  const void* beta = nullptr;   // unused with rms
   void* y = nullptr;
-  float* mean = nullptr;
+  float* mean = nullptr;  // unused with rms
   float* rstd = nullptr;
   float eps = 1e-5f;
   // The layernorm's true width (<= cols): the columns after it are padding, zero in x (or sum),
   // gamma and beta, so they add nothing to the mean and y is zero there.
   int64_t width = 0;
+  bool rms = false;  // RMSNorm: mean 0, no beta
 };
 void norm_forward(const Launch& l, const NormFwdArgs& a);
 
@@ -97,10 +98,11 @@ struct NormBwdArgs {
   void* d_drop = nullptr;
   DropArgs drop;
   float* dgamma = nullptr;
-  float* dbeta = nullptr;
+  float* dbeta = nullptr;  // unused with rms
   float* scratch = nullptr;
   // As NormFwdArgs::width; dy is zero in the padding too, and out gets nothing added there.
   int64_t width = 0;
+  bool rms = false;  // RMSNorm: mean 0 (no mean term in dx), no dbeta
 };
 size_t norm_backward_scratch_bytes(const Launch& l, int64_t rows, int64_t cols);
 void norm_backward(const Launch& l, const NormBwdArgs& a);

@@ -1,0 +1,178 @@
+// The modern block's CUDA ops (RMSNorm plain and fused with the residual add) against the CPU
+// reference on random inputs, in f32, bf16 and f16. As in cuda_ops_test.cpp, outputs start
+// poisoned and the CPU runs in f32 on the inputs rounded to the dtype under test, so an error
+// measures the op: fp32 differs by summation order and device math functions only; bf16 and f16
+// by the rounding of outputs to 8 or 11 bits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "cuda_test_util.h"
+#include "test_util.h"
+
+namespace hwt {
+namespace {
+
+using test::randn;
+using test::rel_err;
+using Vec = std::vector<float>;
+
+class CudaModernOps : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override { HWT_REQUIRE_GPU(); }
+  DType dt() const { return GetParam(); }
+  // fp32: summation order and device expf/tanhf (a few ulps); 16-bit: outputs rounded to the
+  // dtype (bf16 2^-9 relative, f16 2^-12) plus reductions over rounded operands.
+  double tol() const { return test::tol(dt(), 1e-5, 1e-2); }
+
+  CpuBackend cpu{8};  // the attention references are the bulk of these tests' time
+  test::TensorPool cp{cpu};
+  test::DevPool gp{test::gpu() ? test::gpu_ref() : static_cast<Backend&>(cpu), GetParam()};
+  Backend& be() { return test::gpu_ref(); }
+  Vec r(const Vec& v) { return gp.rounded(v); }
+  // Random rows of width n whose columns from w on are zero (the padding of a norm's rows).
+  Vec padded(int64_t rows, int64_t n, int64_t w, uint64_t seed, float scale = 1.0f) {
+    Vec v = randn(rows * n, seed, scale);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = w; j < n; ++j) v[static_cast<size_t>(i * n + j)] = 0.0f;
+    return r(v);
+  }
+};
+
+std::string dtype_label(const ::testing::TestParamInfo<DType>& i) {
+  return std::string(dtype_name(i.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaModernOps,
+                         ::testing::Values(DType::F32, DType::BF16, DType::F16), dtype_label);
+
+struct NormShape {
+  int64_t rows, cols, width;
+};
+
+// RMSNorm through the layernorm ops: register-cached rows (256; 768 in 16 bits), uncached rows
+// (768 and 1032 in fp32, 1032 in 16 bits), unvectorised rows (9), padded widths, and more rows
+// than the forward's resident grid has warps (5003), so that warps loop over rows.
+TEST_P(CudaModernOps, RmsNormForwardBackward) {
+  const NormShape shapes[] = {
+      {70, 256, 250}, {70, 768, 768}, {33, 1032, 1000}, {70, 9, 7}, {5003, 256, 256}};
+  uint64_t seed = 100;
+  for (const NormShape& s : shapes) {
+    const int64_t R = s.rows, N = s.cols, W = s.width;
+    SCOPED_TRACE(::testing::Message() << "rows " << R << " cols " << N << " width " << W);
+    const Vec x = padded(R, N, W, ++seed, 2.0f), g = padded(1, N, W, ++seed),
+              dy = padded(R, N, W, ++seed), dx0 = r(randn(R * N, ++seed)), dg0 = randn(N, ++seed);
+    LayerNormFwd cf{cp.f32({R, N}, x), cp.f32({N}, g), {}, cp.poisoned({R, N}), {},
+                    cp.poisoned({R}),  1e-6f,          W,  NormKind::RmsNorm};
+    cpu.layernorm_forward(cf);
+    LayerNormFwd gf{gp.act({R, N}, x),
+                    gp.act({N}, g),
+                    {},
+                    gp.poisoned_act({R, N}),
+                    {},
+                    gp.poisoned(DType::F32, {R}),
+                    1e-6f,
+                    W,
+                    NormKind::RmsNorm};
+    be().layernorm_forward(gf);
+    EXPECT_LT(rel_err(gp.read(gf.y), cp.read(cf.y)), tol()) << "y";
+    EXPECT_LT(rel_err(gp.read(gf.rstd), cp.read(cf.rstd)), 1e-5) << "rstd";
+    for (bool acc : {false, true}) {
+      LayerNormBwd cb{cf.x,
+                      cf.gamma,
+                      {},
+                      cf.rstd,
+                      cp.f32({R, N}, dy),
+                      acc ? cp.f32({R, N}, dx0) : cp.poisoned({R, N}),
+                      cp.f32({N}, dg0),
+                      {},
+                      acc,
+                      W,
+                      NormKind::RmsNorm};
+      cpu.layernorm_backward(cb);
+      LayerNormBwd gb{gf.x,
+                      gf.gamma,
+                      {},
+                      gf.rstd,
+                      gp.act({R, N}, dy),
+                      acc ? gp.act({R, N}, dx0) : gp.poisoned_act({R, N}),
+                      gp.f32({N}, dg0),
+                      {},
+                      acc,
+                      W,
+                      NormKind::RmsNorm};
+      be().layernorm_backward(gb);
+      EXPECT_LT(rel_err(gp.read(gb.dx), cp.read(cb.dx)), tol()) << "dx acc=" << acc;
+      EXPECT_LT(rel_err(gp.read(gb.dgamma), cp.read(cb.dgamma)), tol()) << "dgamma";
+    }
+  }
+}
+
+// The residual add (+dropout) fused with RMSNorm, forward and backward, with and without the
+// skip gradient d_sum, at a padded width and an unvectorised one.
+TEST_P(CudaModernOps, ResidualWithRmsNorm) {
+  const NormShape shapes[] = {{37, 256, 250}, {37, 10, 10}, {5003, 512, 500}};
+  uint64_t seed = 200;
+  for (const NormShape& s : shapes)
+    for (float p : {0.0f, 0.3f})
+      for (bool with_dsum : {false, true}) {
+        const int64_t R = s.rows, N = s.cols, W = s.width;
+        SCOPED_TRACE(::testing::Message() << "rows " << R << " cols " << N << " width " << W
+                                          << " p " << p << " d_sum " << with_dsum);
+        const Dropout drop{p, 555 + seed};
+        const Vec x = padded(R, N, W, ++seed), res = padded(R, N, W, ++seed),
+                  g = padded(1, N, W, ++seed), ds = padded(R, N, W, ++seed),
+                  dyv = padded(R, N, W, ++seed);
+        auto run = [&](Backend& bk, auto act, auto f32, auto poison_act, auto poison_f32) {
+          ResidualFwd f;
+          f.x = act(Shape{R, N}, x);
+          f.residual = act(Shape{R, N}, res);
+          f.sum = poison_act(Shape{R, N});
+          f.drop = drop;
+          f.gamma = act(Shape{N}, g);
+          f.y = poison_act(Shape{R, N});
+          f.rstd = poison_f32(Shape{R});
+          f.eps = 1e-6f;
+          f.width = W;
+          f.kind = NormKind::RmsNorm;
+          bk.residual_forward(f);
+          ResidualBwd b;
+          b.drop = drop;
+          if (with_dsum) b.d_sum = act(Shape{R, N}, ds);
+          b.d_y = act(Shape{R, N}, dyv);
+          b.sum = f.sum;
+          b.gamma = f.gamma;
+          b.rstd = f.rstd;
+          b.d_x = poison_act(Shape{R, N});
+          b.d_residual = poison_act(Shape{R, N});
+          b.d_gamma = f32(Shape{N}, Vec(static_cast<size_t>(N), 0.5f));
+          b.width = W;
+          b.kind = NormKind::RmsNorm;
+          bk.residual_backward(b);
+          return std::make_pair(f, b);
+        };
+        auto [cf, cb] = run(
+            cpu, [&](Shape sh, const Vec& v) { return cp.f32(sh, v); },
+            [&](Shape sh, const Vec& v) { return cp.f32(sh, v); },
+            [&](Shape sh) { return cp.poisoned(sh); }, [&](Shape sh) { return cp.poisoned(sh); });
+        auto [gf, gb] = run(
+            be(), [&](Shape sh, const Vec& v) { return gp.act(sh, v); },
+            [&](Shape sh, const Vec& v) { return gp.f32(sh, v); },
+            [&](Shape sh) { return gp.poisoned_act(sh); },
+            [&](Shape sh) { return gp.poisoned(DType::F32, sh); });
+        EXPECT_LT(rel_err(gp.read(gf.sum), cp.read(cf.sum)), tol()) << "sum";
+        EXPECT_LT(rel_err(gp.read(gf.y), cp.read(cf.y)), tol()) << "y";
+        EXPECT_LT(rel_err(gp.read(gf.rstd), cp.read(cf.rstd)), tol()) << "rstd";
+        EXPECT_LT(rel_err(gp.read(gb.d_gamma), cp.read(cb.d_gamma)), tol()) << "d_gamma";
+        EXPECT_LT(rel_err(gp.read(gb.d_residual), cp.read(cb.d_residual)), tol()) << "d_res";
+        EXPECT_LT(rel_err(gp.read(gb.d_x), cp.read(cb.d_x)), tol()) << "d_x";
+      }
+}
+
+}  // namespace
+}  // namespace hwt
