@@ -1,8 +1,8 @@
-// The modern block's CUDA ops (RMSNorm plain and fused with the residual add) against the CPU
-// reference on random inputs, in f32, bf16 and f16. As in cuda_ops_test.cpp, outputs start
-// poisoned and the CPU runs in f32 on the inputs rounded to the dtype under test, so an error
-// measures the op: fp32 differs by summation order and device math functions only; bf16 and f16
-// by the rounding of outputs to 8 or 11 bits.
+// The modern block's CUDA ops (RMSNorm plain and fused with the residual add, SwiGLU/GeGLU,
+// rotary embeddings) against the CPU reference on random inputs, in f32, bf16 and f16. As in
+// cuda_ops_test.cpp, outputs start poisoned and the CPU runs in f32 on the inputs rounded to the
+// dtype under test, so an error measures the op: fp32 differs by summation order and device math
+// functions only; bf16 and f16 by the rounding of outputs to 8 or 11 bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -172,6 +172,78 @@ TEST_P(CudaModernOps, ResidualWithRmsNorm) {
         EXPECT_LT(rel_err(gp.read(gb.d_residual), cp.read(cb.d_residual)), tol()) << "d_res";
         EXPECT_LT(rel_err(gp.read(gb.d_x), cp.read(cb.d_x)), tol()) << "d_x";
       }
+}
+
+// SwiGLU and GeGLU, forward and backward, on vectorised rows (n = 256) and unvectorised ones
+// (n = 13).
+TEST_P(CudaModernOps, GluForwardBackward) {
+  uint64_t seed = 300;
+  for (Activation kind : {Activation::SwiGlu, Activation::GeGlu})
+    for (int64_t n : {256, 13}) {
+      const int64_t R = 37;
+      SCOPED_TRACE(::testing::Message() << "kind " << static_cast<int>(kind) << " n " << n);
+      const Vec pre = r(randn(R * 2 * n, ++seed, 2.0f)), dy = r(randn(R * n, ++seed));
+      const Tensor cpre = cp.f32({R, 2 * n}, pre), gpre = gp.act({R, 2 * n}, pre);
+      const Tensor cy = cp.poisoned({R, n}), gy = gp.poisoned_act({R, n});
+      cpu.glu_forward({cpre, cy, kind});
+      be().glu_forward({gpre, gy, kind});
+      EXPECT_LT(rel_err(gp.read(gy), cp.read(cy)), tol()) << "y";
+      const Tensor cd = cp.poisoned({R, 2 * n}), gd = gp.poisoned_act({R, 2 * n});
+      cpu.glu_backward({cpre, cp.f32({R, n}, dy), cd, kind});
+      be().glu_backward({gpre, gp.act({R, n}, dy), gd, kind});
+      EXPECT_LT(rel_err(gp.read(gd), cp.read(cd)), tol()) << "d_pre";
+    }
+}
+
+// Rotary embeddings in place on q and k of a packed qkv, forward then backward, with multi-head
+// and grouped-query layouts, full and partial rotation, vectorised halves and not (12 pairs is
+// not a whole 16-byte chunk in 16 bits); the tables are longer than the sequence.
+TEST_P(CudaModernOps, RopeForwardBackward) {
+  struct Case {
+    int64_t heads, kv_heads, head_dim, rotary_dim;
+  };
+  const Case cases[] = {{4, 4, 64, 64}, {4, 2, 64, 16}, {6, 1, 40, 24}, {4, 2, 128, 128}};
+  const int64_t seq = 7, rows = 3 * seq, table_rows = seq + 3;
+  uint64_t seed = 400;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(::testing::Message() << "heads " << k.heads << " kv " << k.kv_heads << " D "
+                                      << k.head_dim << " rotary " << k.rotary_dim);
+    const int64_t half = k.rotary_dim / 2, width = (k.heads + 2 * k.kv_heads) * k.head_dim;
+    Vec cosv(static_cast<size_t>(table_rows * half)), sinv(cosv.size());
+    for (int64_t p = 0; p < table_rows; ++p)
+      for (int64_t i = 0; i < half; ++i) {
+        const double angle = static_cast<double>(p) * std::pow(10000.0, -2.0 * i / k.rotary_dim);
+        cosv[static_cast<size_t>(p * half + i)] = static_cast<float>(std::cos(angle));
+        sinv[static_cast<size_t>(p * half + i)] = static_cast<float>(std::sin(angle));
+      }
+    const Vec qkv = r(randn(rows * width, ++seed));
+    Rope c{cp.f32({rows, width}, qkv),
+           cp.f32({table_rows, half}, cosv),
+           cp.f32({table_rows, half}, sinv),
+           seq,
+           k.heads,
+           k.kv_heads,
+           k.head_dim,
+           k.rotary_dim};
+    Rope g{gp.act({rows, width}, qkv),
+           gp.f32({table_rows, half}, cosv),
+           gp.f32({table_rows, half}, sinv),
+           seq,
+           k.heads,
+           k.kv_heads,
+           k.head_dim,
+           k.rotary_dim};
+    cpu.rope_forward(c);
+    be().rope_forward(g);
+    EXPECT_LT(rel_err(gp.read(g.qkv), cp.read(c.qkv)), tol()) << "forward";
+    // Backward from the same rotated values on both sides.
+    const Vec turned = r(cp.read(c.qkv));
+    c.qkv = cp.f32({rows, width}, turned);
+    g.qkv = gp.act({rows, width}, turned);
+    cpu.rope_backward(c);
+    be().rope_backward(g);
+    EXPECT_LT(rel_err(gp.read(g.qkv), cp.read(c.qkv)), tol()) << "backward";
+  }
 }
 
 }  // namespace

@@ -110,6 +110,26 @@ void norm_backward(const Launch& l, const NormBwdArgs& a);
 void residual_backward_plain(const Launch& l, DType dt, const void* d_sum, void* d_res, void* d_x,
                              int64_t n, DropArgs d);
 
+// ---- gated activations and rotary positions (cuda_modern.cu)
+// y[r, :n] = activate(kind, gate) * up with pre[r] = (gate | up), each n wide (GluFwd).
+void glu_forward(const Launch& l, DType dt, const void* pre, void* y, int64_t rows, int64_t n,
+                 Activation kind);
+// d_pre[r] = (dy * up * act'(gate) | dy * act(gate)) (GluBwd).
+void glu_backward(const Launch& l, DType dt, const void* pre, const void* dy, void* d_pre,
+                  int64_t rows, int64_t n, Activation kind);
+// Rotates the q and k heads of qkv [rows, (heads + 2 kv_heads) * head_dim] in place (Rope in
+// backend/ops.h); inverse: by minus the angle (the backward).
+struct RopeArgs {
+  DType dt = DType::F32;
+  void* qkv = nullptr;
+  const float* cos = nullptr;  // [>= seq, rotary_dim / 2]
+  const float* sin = nullptr;
+  int64_t rows = 0, seq = 0, heads = 0, head_dim = 0, rotary_dim = 0;
+  int64_t kv_heads = 0;  // the K/V heads' count (heads for multi-head attention)
+  bool inverse = false;
+};
+void rope(const Launch& l, const RopeArgs& a);
+
 // ---- attention: cuda_flash.cu (Hopper warpgroups, head sizes 64 to 128), cuda_flash_mma.cu
 // (mma.sync, head sizes up to 256), cuda_attention.cu (generic fp32 kernels and the dispatch)
 struct AttnArgs {

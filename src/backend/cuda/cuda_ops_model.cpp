@@ -1,4 +1,5 @@
-// CudaBackend: attention, embeddings, pooling, losses and argmax.
+// CudaBackend: attention, gated activations, rotary positions, embeddings, pooling, losses and
+// argmax.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -153,20 +154,69 @@ void CudaBackend::attention_backward(const AttentionBwd& a) {
   cuda::check_launch("attention_backward");
 }
 
-void CudaBackend::glu_forward(const GluFwd&) {
-  HWT_CHECK(false, "gated MLPs (swiglu, geglu) are not on the CUDA backend yet");
+namespace {
+
+// pre [rows, 2n] for a [rows, n] half (y or dy).
+void expect_glu(Activation kind, const Tensor& pre, const Tensor& half) {
+  HWT_CHECK(is_gated(kind), "glu needs a gated activation (swiglu, geglu)");
+  cuda::expect_float(pre, "glu pre");
+  cuda::expect_dtype(half, pre.dtype, "glu half");
+  HWT_CHECK(pre.rows() == half.rows() && pre.cols() == 2 * half.cols(),
+            "glu pre {} must be [rows, 2n] for an output {}", pre.str(), half.str());
 }
 
-void CudaBackend::glu_backward(const GluBwd&) {
-  HWT_CHECK(false, "gated MLPs (swiglu, geglu) are not on the CUDA backend yet");
+cuda::RopeArgs rope_args(const Rope& a, bool inverse) {
+  cuda::expect_float(a.qkv, "rope qkv");
+  cuda::expect_dtype(a.cos, DType::F32, "rope cos");
+  cuda::expect_dtype(a.sin, DType::F32, "rope sin");
+  const int64_t kv = a.kv_heads > 0 ? a.kv_heads : a.heads, D = a.head_dim;
+  HWT_CHECK(a.rotary_dim % 2 == 0 && a.rotary_dim >= 0 && a.rotary_dim <= D,
+            "rope rotary_dim {} for head_dim {}", a.rotary_dim, D);
+  HWT_CHECK(a.seq >= 1 && a.qkv.cols() == (a.heads + 2 * kv) * D && a.qkv.rows() % a.seq == 0,
+            "rope qkv {} for seq={} heads={} kv_heads={} head_dim={}", a.qkv.str(), a.seq, a.heads,
+            kv, D);
+  HWT_CHECK(
+      a.cos.cols() == a.rotary_dim / 2 && a.cos.rows() >= a.seq && a.sin.numel() == a.cos.numel(),
+      "rope tables {} for seq {} and rotary_dim {}", a.cos.str(), a.seq, a.rotary_dim);
+  cuda::RopeArgs r;
+  r.dt = a.qkv.dtype;
+  r.qkv = a.qkv.data;
+  r.cos = a.cos.as<float>();
+  r.sin = a.sin.as<float>();
+  r.rows = a.qkv.rows();
+  r.seq = a.seq;
+  r.heads = a.heads;
+  r.kv_heads = kv;
+  r.head_dim = D;
+  r.rotary_dim = a.rotary_dim;
+  r.inverse = inverse;
+  return r;
 }
 
-void CudaBackend::rope_forward(const Rope&) {
-  HWT_CHECK(false, "rotary positions are not on the CUDA backend yet");
+}  // namespace
+
+void CudaBackend::glu_forward(const GluFwd& a) {
+  expect_glu(a.kind, a.pre, a.y);
+  cuda::glu_forward(launch_, a.pre.dtype, a.pre.data, a.y.data, a.y.rows(), a.y.cols(), a.kind);
+  cuda::check_launch("glu_forward");
 }
 
-void CudaBackend::rope_backward(const Rope&) {
-  HWT_CHECK(false, "rotary positions are not on the CUDA backend yet");
+void CudaBackend::glu_backward(const GluBwd& a) {
+  expect_glu(a.kind, a.pre, a.dy);
+  cuda::expect_same(a.d_pre, a.pre, "glu d_pre");
+  cuda::glu_backward(launch_, a.pre.dtype, a.pre.data, a.dy.data, a.d_pre.data, a.dy.rows(),
+                     a.dy.cols(), a.kind);
+  cuda::check_launch("glu_backward");
+}
+
+void CudaBackend::rope_forward(const Rope& a) {
+  cuda::rope(launch_, rope_args(a, false));
+  cuda::check_launch("rope_forward");
+}
+
+void CudaBackend::rope_backward(const Rope& a) {
+  cuda::rope(launch_, rope_args(a, true));
+  cuda::check_launch("rope_backward");
 }
 
 void CudaBackend::embedding_forward(const EmbeddingFwd& a) {
