@@ -1,8 +1,9 @@
 // The modern block's CUDA ops (RMSNorm plain and fused with the residual add, SwiGLU/GeGLU,
-// rotary embeddings) against the CPU reference on random inputs, in f32, bf16 and f16. As in
-// cuda_ops_test.cpp, outputs start poisoned and the CPU runs in f32 on the inputs rounded to the
-// dtype under test, so an error measures the op: fp32 differs by summation order and device math
-// functions only; bf16 and f16 by the rounding of outputs to 8 or 11 bits.
+// rotary embeddings, grouped-query attention on every attention kernel path) against the CPU
+// reference on random inputs, in f32, bf16 and f16. As in cuda_ops_test.cpp, outputs start
+// poisoned and the CPU runs in f32 on the inputs rounded to the dtype under test, so an error
+// measures the op: fp32 differs by summation order and device math functions only; bf16 and f16
+// by the rounding of outputs (and, in attention, of P and dS operands) to 8 or 11 bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -244,6 +245,124 @@ TEST_P(CudaModernOps, RopeForwardBackward) {
     be().rope_backward(g);
     EXPECT_LT(rel_err(gp.read(g.qkv), cp.read(c.qkv)), tol()) << "backward";
   }
+}
+
+struct GqaCase {
+  int64_t seq, head_dim;
+  bool causal;
+  std::vector<int32_t> lengths;  // empty: no key mask
+  float drop;
+};
+
+// Head sizes 64 and 128 (Hopper wgmma kernels in 16 bits, mma.sync under TF32, generic in
+// fp32), 125 (padded to 128 on copies in 16 bits and under TF32), 36 (padded to 40: mma.sync in
+// 16 bits), 32 and 256 (mma.sync in 16 bits; 256 with two warps per key rows), causal or not,
+// with padded keys and with dropout (its index follows the query head).
+const GqaCase kGqaCases[] = {{100, 64, true, {100, 77}, 0.0f}, {96, 64, false, {}, 0.1f},
+                             {130, 128, true, {}, 0.0f},       {97, 128, false, {97, 60}, 0.0f},
+                             {77, 125, true, {77, 50}, 0.1f},  {66, 36, false, {66, 20}, 0.0f},
+                             {70, 256, true, {70, 45}, 0.0f},  {70, 32, true, {}, 0.0f}};
+
+// Eight query heads over 8, 4, 2 and 1 K/V heads: group sizes 1, 2, 4 and 8 (the last one
+// multi-query attention).
+constexpr int64_t kQueryHeads = 8;
+constexpr int64_t kKvHeads[] = {8, 4, 2, 1};
+
+class CudaGqaAttention : public CudaModernOps {
+ protected:
+  void check(Backend& gpu, const GqaCase& k, int64_t kv, uint64_t seed, double tolerance) {
+    SCOPED_TRACE(::testing::Message()
+                 << "S " << k.seq << " D " << k.head_dim << " kv " << kv << " causal " << k.causal
+                 << " masked " << !k.lengths.empty() << " p " << k.drop);
+    const int64_t B = 2, H = kQueryHeads, S = k.seq, D = k.head_dim, W = (H + 2 * kv) * D;
+    const Vec qkv = r(randn(B * S * W, seed)), dout = r(randn(B * S * H * D, seed + 1));
+    AttentionDims dims{B,
+                       S,
+                       H,
+                       D,
+                       k.causal,
+                       {},
+                       1.0f / std::sqrt(static_cast<float>(D)),
+                       Dropout{k.drop, 4242 + seed},
+                       kv};
+    AttentionDims cdims = dims, gdims = dims;
+    if (!k.lengths.empty()) {
+      cdims.key_lengths = cp.i32({B}, k.lengths);
+      gdims.key_lengths = gp.i32({B}, k.lengths);
+    }
+    AttentionFwd cf{cdims, cp.f32({B * S, W}, qkv), cp.poisoned({B * S, H * D}),
+                    cp.poisoned({B, H, S})};
+    cpu.attention_forward(cf);
+    AttentionFwd gf{gdims, gp.act({B * S, W}, qkv), gp.poisoned_act({B * S, H * D}),
+                    gp.poisoned(DType::F32, {B, H, S})};
+    be().synchronize();
+    gpu.attention_forward(gf);
+    gpu.synchronize();
+    const Vec cout = cp.read(cf.out);
+    EXPECT_LT(rel_err(gp.read(gf.out), cout), tolerance) << "out";
+    Vec clse = cp.read(cf.lse), glse = gp.read(gf.lse);
+    for (size_t i = 0; i < clse.size(); ++i) {
+      ASSERT_EQ(std::isinf(clse[i]), std::isinf(glse[i])) << "lse row " << i;
+      if (std::isinf(clse[i])) clse[i] = glse[i] = 0.0f;
+    }
+    EXPECT_LT(rel_err(glse, clse), std::min(tolerance, 2e-3)) << "lse";
+    AttentionBwd cb{cdims,
+                    cf.qkv,
+                    cp.f32({B * S, H * D}, r(cout)),
+                    cp.f32({B * S, H * D}, dout),
+                    cf.lse,
+                    cp.poisoned({B * S, W})};
+    cpu.attention_backward(cb);
+    AttentionBwd gb{
+        gdims, gf.qkv, gf.out, gp.act({B * S, H * D}, dout), gf.lse, gp.poisoned_act({B * S, W})};
+    be().synchronize();
+    gpu.attention_backward(gb);
+    gpu.synchronize();
+    const Vec cdqkv = cp.read(cb.d_qkv), gdqkv = gp.read(gb.d_qkv);
+    EXPECT_LT(rel_err(gdqkv, cdqkv), tolerance) << "d_qkv";
+    // dK and dV summed over a group in a fixed order: a second run is bitwise the same.
+    AttentionBwd again = gb;
+    again.d_qkv = gp.poisoned_act({B * S, W});
+    be().synchronize();
+    gpu.attention_backward(again);
+    gpu.synchronize();
+    EXPECT_EQ(gp.read(again.d_qkv), gdqkv) << "backward not deterministic";
+    // dQ added by atomics (train.deterministic_attention false; the Hopper kernels only).
+    TrainConfig options;
+    options.deterministic_attention = false;
+    options.precision = gpu_precision_;
+    Backend& atomic = test::gpu_ref_with(options);
+    AttentionBwd ab = gb;
+    ab.d_qkv = gp.poisoned_act({B * S, W});
+    be().synchronize();
+    atomic.attention_backward(ab);
+    atomic.synchronize();
+    EXPECT_LT(rel_err(gp.read(ab.d_qkv), cdqkv), tolerance) << "d_qkv, dQ by atomics";
+  }
+  void check_all(Backend& gpu, uint64_t seed, double tolerance) {
+    for (const GqaCase& k : kGqaCases)
+      for (int64_t kv : kKvHeads) check(gpu, k, kv, seed += 2, tolerance);
+  }
+  Precision gpu_precision_ = TrainConfig{}.precision;
+};
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaGqaAttention,
+                         ::testing::Values(DType::F32, DType::BF16, DType::F16), dtype_label);
+
+// fp32: the generic kernels (exact fp32); bf16/f16: the Hopper kernels (64, 128, 125 padded)
+// and the mma.sync ones (32, 36 padded, 256). Tolerances as cuda_ops_test.cpp's attention.
+TEST_P(CudaGqaAttention, ForwardBackwardEveryPath) {
+  check_all(be(), 500, tol());
+}
+
+// fp32 under train.precision tf32: the mma.sync kernels with TF32 products (10-bit mantissas,
+// hence 5e-3) at head sizes up to 128, the generic ones beyond.
+TEST_P(CudaGqaAttention, Tf32ForwardBackward) {
+  if (dt() != DType::F32) GTEST_SKIP() << "fp32 activations only";
+  TrainConfig options;
+  options.precision = Precision::Tf32;
+  gpu_precision_ = Precision::Tf32;
+  check_all(test::gpu_ref_with(options), 700, 5e-3);
 }
 
 }  // namespace

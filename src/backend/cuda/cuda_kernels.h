@@ -135,6 +135,9 @@ void rope(const Launch& l, const RopeArgs& a);
 struct AttnArgs {
   DType dt = DType::F32;
   int64_t batch = 0, seq = 0, heads = 0, head_dim = 0;
+  // Grouped-query attention: query head h reads K/V head h / (heads / kv_heads); qkv rows are
+  // (q: heads | k: kv_heads | v: kv_heads) heads. 0: heads.
+  int64_t kv_heads = 0;
   bool causal = false;
   bool tf32 = false;  // fp32 activations may be multiplied as TF32 (train.precision tf32)
   float scale = 1.0f;
@@ -153,6 +156,9 @@ struct AttnArgs {
   // three counters, zero scores, zero probabilities, scores.
   unsigned long long* prune_counts = nullptr;
   float prune_tau = 0.0f;
+  HWT_HD int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  HWT_HD int64_t group() const { return heads / kv(); }  // query heads per K/V head
+  HWT_HD int64_t qkv_stride() const { return (heads + 2 * kv()) * head_dim; }
 };
 void attention_forward(const Launch& l, const AttnArgs& a);
 void attention_backward(const Launch& l, const AttnArgs& a);

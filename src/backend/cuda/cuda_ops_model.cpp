@@ -17,10 +17,11 @@ namespace {
 
 cuda::AttnArgs attn_args(const AttentionDims& d, const Tensor& qkv, bool tf32) {
   cuda::expect_float(qkv, "qkv");
-  HWT_CHECK(d.kv() == d.heads, "grouped-query attention is not on the CUDA backend yet");
-  HWT_CHECK(qkv.rows() == d.batch * d.seq && qkv.cols() == 3 * d.heads * d.head_dim,
-            "attention qkv {} for b={} s={} heads={} d={}", qkv.str(), d.batch, d.seq, d.heads,
-            d.head_dim);
+  HWT_CHECK(d.kv() >= 1 && d.heads % d.kv() == 0, "attention kv_heads {} must divide heads {}",
+            d.kv(), d.heads);
+  HWT_CHECK(qkv.rows() == d.batch * d.seq && qkv.cols() == d.qkv_width(),
+            "attention qkv {} for b={} s={} heads={} kv_heads={} d={}", qkv.str(), d.batch, d.seq,
+            d.heads, d.kv(), d.head_dim);
   HWT_CHECK(d.head_dim >= 1 && d.head_dim <= 256, "cuda attention supports head_dim <= 256, got {}",
             d.head_dim);
   cuda::AttnArgs a;
@@ -28,6 +29,7 @@ cuda::AttnArgs attn_args(const AttentionDims& d, const Tensor& qkv, bool tf32) {
   a.batch = d.batch;
   a.seq = d.seq;
   a.heads = d.heads;
+  a.kv_heads = d.kv();
   a.head_dim = d.head_dim;
   a.causal = d.causal;
   a.tf32 = tf32;
@@ -95,15 +97,17 @@ void CudaBackend::attention_forward(const AttentionFwd& a) {
                       d, why));
     cuda::attention_forward(launch_, args);
   } else {
-    const int64_t heads = args.batch * args.seq * args.heads;  // rows of one head each
-    const size_t es = dtype_size(args.dt), qkv_bytes = 3 * heads * dp * es;
+    const int64_t tokens = args.batch * args.seq;
+    const int64_t heads = tokens * args.heads;  // rows of one head each
+    const int64_t qkv_heads = tokens * (args.heads + 2 * args.kv());
+    const size_t es = dtype_size(args.dt), qkv_bytes = qkv_heads * dp * es;
     ScratchCursor cur(scratch(ScratchCursor::aligned(qkv_bytes) + heads * dp * es));
     void* qkv = cur.take(qkv_bytes);
     cuda::AttnArgs p = args;
     p.head_dim = dp;
     p.qkv = qkv;
     p.out = cur.take(heads * dp * es);
-    cuda::repack_heads(launch_, args.dt, args.qkv, qkv, 3 * heads, d, dp);
+    cuda::repack_heads(launch_, args.dt, args.qkv, qkv, qkv_heads, d, dp);
     cuda::attention_forward(launch_, p);
     cuda::repack_heads(launch_, args.dt, p.out, args.out, heads, dp, d);
   }
@@ -133,23 +137,24 @@ void CudaBackend::attention_backward(const AttentionBwd& a) {
     args.dvec = static_cast<float*>(cur.take(dvec_bytes));
     cuda::attention_backward(launch_, args);
   } else {
-    const size_t es = dtype_size(args.dt), one = heads * dp * es;
-    ScratchCursor cur(scratch(2 * ScratchCursor::aligned(3 * one) +
+    const int64_t qkv_heads = args.batch * args.seq * (args.heads + 2 * args.kv());
+    const size_t es = dtype_size(args.dt), one = heads * dp * es, qkv_bytes = qkv_heads * dp * es;
+    ScratchCursor cur(scratch(2 * ScratchCursor::aligned(qkv_bytes) +
                               2 * ScratchCursor::aligned(one) + dvec_bytes));
-    void* qkv = cur.take(3 * one);
+    void* qkv = cur.take(qkv_bytes);
     void* d_out = cur.take(one);
     cuda::AttnArgs p = args;
     p.head_dim = dp;
     p.qkv = qkv;
     p.d_out = d_out;
-    p.d_qkv = cur.take(3 * one);
+    p.d_qkv = cur.take(qkv_bytes);
     p.out = cur.take(one);
     p.dvec = static_cast<float*>(cur.take(dvec_bytes));
-    cuda::repack_heads(launch_, args.dt, args.qkv, qkv, 3 * heads, d, dp);
+    cuda::repack_heads(launch_, args.dt, args.qkv, qkv, qkv_heads, d, dp);
     cuda::repack_heads(launch_, args.dt, args.out, p.out, heads, d, dp);
     cuda::repack_heads(launch_, args.dt, args.d_out, d_out, heads, d, dp);
     cuda::attention_backward(launch_, p);
-    cuda::repack_heads(launch_, args.dt, p.d_qkv, args.d_qkv, 3 * heads, dp, d);
+    cuda::repack_heads(launch_, args.dt, p.d_qkv, args.d_qkv, qkv_heads, dp, d);
   }
   cuda::check_launch("attention_backward");
 }
