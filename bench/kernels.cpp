@@ -161,6 +161,33 @@ void attention_head_sizes(Bench& k) {
     }
 }
 
+// Grouped-query attention at the same shape, bf16 D128: 16 query heads over 16, 4 and 1 K/V
+// heads (multi-head, Llama-style groups of 4, multi-query).
+void attention_grouped(Bench& k) {
+  const int64_t B = 8, S = 1024, H = 16, D = 128;
+  for (const int64_t kv : {16, 4, 1}) {
+    const std::string tag = fmt::format("causal bf16 D{} kv{}", D, kv);
+    AttentionDims dims{B, S, H, D, true, {}, 1.0f / std::sqrt(static_cast<float>(D)), {}, kv};
+    const Tensor qkv = k.make(DType::BF16, {B * S, dims.qkv_width()});
+    const Tensor out = k.make(DType::BF16, {B * S, H * D}),
+                 dout = k.make(DType::BF16, {B * S, H * D});
+    const Tensor lse = k.make(DType::F32, {B, H, S}),
+                 dqkv = k.make(DType::BF16, {B * S, dims.qkv_width()});
+    k.op(
+        "attention_forward " + tag,
+        [&](Backend& b) {
+          b.attention_forward({dims, qkv, out, lse});
+        },
+        0.5);
+    k.op(
+        "attention_backward " + tag,
+        [&](Backend& b) {
+          b.attention_backward({dims, qkv, out, dout, lse, dqkv});
+        },
+        0.5);
+  }
+}
+
 void run_all(const std::string& only) {
   Bench k(only);
   k.rooflines();
@@ -296,6 +323,7 @@ void run_all(const std::string& only) {
     b.adan_step({{p, gr, {}, P / 2}, m, v, n, prev, {}, adan});
   });
   attention_head_sizes(k);
+  attention_grouped(k);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // pruned forward; and the dispatch between the three. Flash-style: keys stream through
 // shared memory in tiles of 32 with an online softmax; only the log-sum-exp per row is saved.
 // Backward recomputes probabilities: one kernel for dQ (a warp per query row) and one for
-// dK/dV (a warp per key row), both deterministic (no atomics).
+// dK/dV (a warp per key row, summed over the query heads of its K/V head's group), both
+// deterministic (no atomics).
 #include <cfloat>
 
 #include "backend/cuda/cuda_common.cuh"
@@ -16,23 +17,27 @@ namespace {
 constexpr int kRows = 8;   // warps (query or key rows) per block
 constexpr int kTile = 32;  // keys (or queries) per shared-memory tile
 
+// Query head h of batch b, and the K/V head kh it reads.
 struct Geo {
-  int64_t S, H, D, row_stride, out_stride;
-  int64_t b, h, L;
+  int64_t S, H, KV, D, row_stride, out_stride;
+  int64_t b, h, kh, L;
   __device__ Geo(const AttnArgs& a, int64_t b_, int64_t h_)
       : S(a.seq),
         H(a.heads),
+        KV(a.kv()),
         D(a.head_dim),
-        row_stride(3 * a.heads * a.head_dim),
+        row_stride(a.qkv_stride()),
         out_stride(a.heads * a.head_dim),
         b(b_),
-        h(h_) {
+        h(h_),
+        kh(h_ / a.group()) {
     L = a.key_lengths ? a.key_lengths[b] : a.seq;
     L = L < 0 ? 0 : (L > S ? S : L);
   }
-  // Element offset of token t's part (0 q, 1 k, 2 v) of this head in qkv.
+  // Element offset of token t's part (0 q, 1 k, 2 v) of this head in qkv: q of the query head,
+  // k and v of its K/V head.
   __device__ int64_t qkv(int64_t t, int part) const {
-    return (b * S + t) * row_stride + part * H * D + h * D;
+    return (b * S + t) * row_stride + (part == 0 ? h : H + (part - 1) * KV + kh) * D;
   }
   __device__ int64_t out(int64_t t) const { return (b * S + t) * out_stride + h * D; }
   __device__ int64_t row(int64_t i) const { return (b * H + h) * S + i; }  // lse / dvec index
@@ -261,11 +266,12 @@ __global__ void __launch_bounds__(kRows * 32) attn_dq_generic(AttnArgs a) {
   }
 }
 
+// blockIdx.y is the K/V head; its group's query heads are visited in order.
 template <class T, int C>
 __global__ void __launch_bounds__(kRows * 32) attn_dkv_generic(AttnArgs a) {
   extern __shared__ float sm[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const Geo g(a, blockIdx.z, blockIdx.y);
+  Geo g(a, blockIdx.z, blockIdx.y * a.group());
   const int64_t D = g.D;
   float* sQ = sm;
   float* sdO = sQ + kTile * (D + 1);
@@ -284,7 +290,11 @@ __global__ void __launch_bounds__(kRows * 32) attn_dkv_generic(AttnArgs a) {
   float dk[C] = {}, dv[C] = {};
   const int64_t i_begin = a.causal ? j0_block : 0;
   const int64_t i_end = j0_block < g.L ? g.S : i_begin;  // keys past the length get nothing
-  for (int64_t i0 = i_begin; i0 < i_end; i0 += kTile) {
+  // Step `it` takes query tile it % per_head of the group's query head it / per_head.
+  const int64_t h0 = g.h, per_head = ceil_div(i_end - i_begin, kTile);
+  for (int64_t it = 0; it < a.group() * per_head; ++it) {
+    g.h = h0 + it / per_head;
+    const int64_t i0 = i_begin + (it % per_head) * kTile;
     __syncthreads();
     const int64_t D1 = D + 1;
     for (int64_t e = threadIdx.x; e < kTile * D; e += blockDim.x) {
@@ -352,12 +362,13 @@ __global__ void dvec_kernel(AttnArgs a) {
   a.dvec[(b * a.heads + h) * a.seq + i] = s;
 }
 
+// A block per kRows rows of each (batch, head): query heads, or K/V heads (dK/dV).
 template <class Kernel>
-void launch_generic(const Launch& l, Kernel kernel, const AttnArgs& a, size_t smem) {
+void launch_generic(const Launch& l, Kernel kernel, const AttnArgs& a, size_t smem, int64_t heads) {
   if (smem > 48 * 1024)
     cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          static_cast<int>(smem));
-  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, kRows)), static_cast<unsigned>(a.heads),
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, kRows)), static_cast<unsigned>(heads),
                   static_cast<unsigned>(a.batch));
   kernel<<<grid, kRows * 32, smem, l.stream>>>(a);
 }
@@ -368,11 +379,12 @@ void generic_typed(const Launch& l, const AttnArgs& a, bool backward) {
   const size_t tiles = 2 * kTile * (D + 1) * sizeof(float);
   if (!backward) {
     launch_generic(l, a.prune_counts ? attn_fwd_pruned<T, C> : attn_fwd_generic<T, C>, a,
-                   tiles + kRows * D * sizeof(float));
+                   tiles + kRows * D * sizeof(float), a.heads);
     return;
   }
-  launch_generic(l, attn_dq_generic<T, C>, a, tiles + kRows * 2 * D * sizeof(float));
-  launch_generic(l, attn_dkv_generic<T, C>, a, tiles + (2 * kTile + kRows * 2 * D) * sizeof(float));
+  launch_generic(l, attn_dq_generic<T, C>, a, tiles + kRows * 2 * D * sizeof(float), a.heads);
+  launch_generic(l, attn_dkv_generic<T, C>, a, tiles + (2 * kTile + kRows * 2 * D) * sizeof(float),
+                 a.kv());
 }
 
 template <class T>

@@ -16,6 +16,8 @@
 // stay small: fewer registers, more warps in flight. Backward with atomics (AttnArgs::dq_accum):
 // the dK/dV kernel also forms dQ += dS·K from its dS (with mma.sync: 32 query rows are below
 // wgmma's 64) and adds it to an fp32 accumulator with vector atomics; the sum order then varies.
+// Grouped-query attention: query heads read their K/V head in place; a dK/dV block streams the
+// query tiles of every query head of its K/V head's group, in a fixed order.
 #include <cfloat>
 #include <type_traits>
 
@@ -502,7 +504,7 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
   float* sDv = sLse + 2 * kTile;                                     // [2][kTile]
   T* sdS = reinterpret_cast<T*>(sDv + 2 * kTile);  // kAtomicDq: [2 halves][kHalf rows][kOwn]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
-  const Head hd(a);
+  const Head kvh(a, true);
   const int j0 = static_cast<int>(blockIdx.x) * kOwn;
   const T* qkv = static_cast<const T*>(a.qkv);
   const T* dout = static_cast<const T*>(a.d_out);
@@ -510,11 +512,14 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
   const int key0 = j0 + warp * 16 + g;  // key rows key0 and key0 + 8
 
   const int q_first = a.causal ? j0 / kTile : 0;
-  const int q_tiles = j0 < hd.L ? ceil_div(hd.S, kTile) : q_first;
-  // Stages query tile qt: Q, dO and the rows' lse and dvec, all asynchronously. Rows past the
+  const int q_tiles = j0 < kvh.L ? ceil_div(kvh.S, kTile) : q_first;
+  // Step `it` takes query tile q_first + it % per_head of the group's query head it / per_head.
+  const int per_head = q_tiles - q_first, steps = static_cast<int>(a.group()) * per_head;
+  // Stages step it: Q, dO and the rows' lse and dvec, all asynchronously. Rows past the
   // sequence get lse -inf and dvec 0; the mask zeroes their probabilities.
-  auto stage = [&](int qt, int buf) {
-    const int i0 = qt * kTile;
+  auto stage = [&](int it, int buf) {
+    const Head hd = kvh.with_query(it / per_head);
+    const int i0 = (q_first + it % per_head) * kTile;
     load_tile<kTile, kThreads, kD>(sQ + buf * tile_elems(kD), qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0,
                                    head_cols<kD>(a));
     load_tile<kTile, kThreads, kD>(sdO + buf * tile_elems(kD), dout + hd.out(i0), hd.os, hd.S - i0,
@@ -528,20 +533,21 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
     else
       *d = is_lse ? -INFINITY : 0.0f;
   };
-  load_tile<kOwn, kThreads, kD>(sK, qkv + hd.qkv(j0, 1), hd.rs, hd.S - j0, head_cols<kD>(a));
-  load_tile<kOwn, kThreads, kD>(sV, qkv + hd.qkv(j0, 2), hd.rs, hd.S - j0, head_cols<kD>(a));
-  if (q_first < q_tiles) stage(q_first, 0);
+  load_tile<kOwn, kThreads, kD>(sK, qkv + kvh.qkv(j0, 1), kvh.rs, kvh.S - j0, head_cols<kD>(a));
+  load_tile<kOwn, kThreads, kD>(sV, qkv + kvh.qkv(j0, 2), kvh.rs, kvh.S - j0, head_cols<kD>(a));
+  if (steps > 0) stage(0, 0);
   cp_async_commit();
 
   const float sl2 = a.scale * kLog2e;
   float dk[kD / 8][4] = {}, dv[kD / 8][4] = {};
   uint32_t pa[kHalf / 16][4] = {}, da[kHalf / 16][4] = {};  // live until their products are done
-  for (int qt = q_first; qt < q_tiles; ++qt) {
-    const int buf = (qt - q_first) & 1;
+  for (int it = 0; it < steps; ++it) {
+    const int buf = it & 1, qt = q_first + it % per_head;
+    const Head hd = kvh.with_query(it / per_head);
     cp_async_wait_all();
     fence_async_smem();
     __syncthreads();
-    if (qt + 1 < q_tiles) stage(qt + 1, buf ^ 1);
+    if (it + 1 < steps) stage(it + 1, buf ^ 1);
     cp_async_commit();
 #pragma unroll
     for (int half = 0; half < kTile / kHalf; ++half) {
@@ -630,9 +636,9 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int j = key0 + r * 8;
-    if (j >= hd.S) continue;
-    T* krow = dst + hd.qkv(j, 1);
-    T* vrow = dst + hd.qkv(j, 2);
+    if (j >= kvh.S) continue;
+    T* krow = dst + kvh.qkv(j, 1);
+    T* vrow = dst + kvh.qkv(j, 2);
 #pragma unroll
     for (int dt = 0; dt < kD / 8; ++dt) {
       if (dt * 8 >= head_cols<kD>(a)) continue;
@@ -695,7 +701,7 @@ __global__ void flash_dq_store_kernel(AttnArgs a) {
   const uint4 v = make_uint4(
       pack2<T>(lo.x * a.scale, lo.y * a.scale), pack2<T>(lo.z * a.scale, lo.w * a.scale),
       pack2<T>(hi.x * a.scale, hi.y * a.scale), pack2<T>(hi.z * a.scale, hi.w * a.scale));
-  *reinterpret_cast<uint4*>(static_cast<T*>(a.d_qkv) + bi * 3 * a.heads * D + h * D + col) = v;
+  *reinterpret_cast<uint4*>(static_cast<T*>(a.d_qkv) + bi * a.qkv_stride() + h * D + col) = v;
 }
 
 // Dynamic shared memory of each kernel at head-size instance d: 16-bit tiles, fp32 lse and dvec
@@ -713,14 +719,16 @@ constexpr size_t dkv_smem(int d, bool atomic_dq) {
          4 * kTile * sizeof(float) + kSmemAlign;
 }
 
+// A block per 16 * warps rows of each (batch, head): query heads, or K/V heads (dK/dV).
 template <class Kernel>
-void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t smem) {
+void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t smem,
+            int64_t heads) {
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   // Registers, not shared memory, should bound the blocks a multiprocessor holds.
   cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                        cudaSharedmemCarveoutMaxShared);
   const int64_t own = 16 * warps;
-  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, own)), static_cast<unsigned>(a.heads),
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, own)), static_cast<unsigned>(heads),
                   static_cast<unsigned>(a.batch));
   kernel<<<grid, 32 * warps, smem, l.stream>>>(a);
 }
@@ -731,11 +739,11 @@ void backward_typed(const Launch& l, const AttnArgs& a) {
   const unsigned blocks = static_cast<unsigned>(ceil_div(threads, kBlockThreads));
   flash_dvec_kernel<T, kD><<<blocks, kBlockThreads, 0, l.stream>>>(a);
   if (a.dq_accum) {
-    launch(l, flash_dkv_kernel<T, kD, kDrop, true>, a, kDkvWarps, dkv_smem(kD, true));
+    launch(l, flash_dkv_kernel<T, kD, kDrop, true>, a, kDkvWarps, dkv_smem(kD, true), a.kv());
     flash_dq_store_kernel<T, kD><<<blocks, kBlockThreads, 0, l.stream>>>(a);
   } else {
-    launch(l, flash_dq_kernel<T, kD, kDrop>, a, kDqWarps, dq_smem(kD));
-    launch(l, flash_dkv_kernel<T, kD, kDrop, false>, a, kDkvWarps, dkv_smem(kD, false));
+    launch(l, flash_dq_kernel<T, kD, kDrop>, a, kDqWarps, dq_smem(kD), a.heads);
+    launch(l, flash_dkv_kernel<T, kD, kDrop, false>, a, kDkvWarps, dkv_smem(kD, false), a.kv());
   }
 }
 
@@ -797,7 +805,7 @@ void flash_forward(const Launch& l, const AttnArgs& a) {
   dispatch(a, [&](auto type, auto size, auto drop) {
     constexpr int kD = decltype(size)::value;
     launch(l, flash_fwd_kernel<decltype(type), kD, decltype(drop)::value>, a, kFwdWarps,
-           fwd_smem(kD));
+           fwd_smem(kD), a.heads);
   });
 }
 

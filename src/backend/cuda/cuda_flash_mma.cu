@@ -10,7 +10,9 @@
 // softmax in base 2.
 // Backward, deterministic: dvec = rowsum(dO ∘ O); a dQ kernel shaped like the forward; a dK/dV
 // kernel whose warps own 16 key rows each while query tiles stream through (for head size 256
-// two warps share the rows, each accumulating half of the columns).
+// two warps share the rows, each accumulating half of the columns). Grouped-query attention: a
+// query head reads its K/V head in place, and a dK/dV block streams the query tiles of every
+// query head of its group, in a fixed order.
 // Shared-memory tiles are row-major with rows padded by 16 bytes, so that the eight rows an
 // ldmatrix (or a warp's scalar loads) reads fall in different banks.
 #include <cfloat>
@@ -521,7 +523,8 @@ constexpr int dkv_parts() {
 }
 
 // dV = Σ_i Pᵀ_ji dO_i and dK = scale · Σ_i dSᵀ_ji Q_i for the block's 64 key rows, query tiles
-// of 32 streamed with their lse and dvec. Products in transposed form: Sᵀ = K · Qᵀ.
+// of 32 streamed with their lse and dvec, those of each query head of the K/V head's group in
+// turn. Products in transposed form: Sᵀ = K · Qᵀ.
 template <class T, int kD, bool kDrop>
 __global__ void __launch_bounds__(kThreads* dkv_parts<kD>()) mma_dkv_kernel(AttnArgs a) {
   constexpr int kTile = kBwdTile, kN = kTile / 8, st = padded_row<T>(kD);
@@ -535,15 +538,18 @@ __global__ void __launch_bounds__(kThreads* dkv_parts<kD>()) mma_dkv_kernel(Attn
   float* sDv = sLse + 2 * kTile;                                 // [2][kTile]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
   const int kg = warp % kWarps, part = warp / kWarps;
-  const Head hd(a);
+  const Head kvh(a, true);
   const int j0 = static_cast<int>(blockIdx.x) * kKeyRows;
   const int key0 = j0 + kg * 16 + g;  // key rows key0 and key0 + 8
   const T* qkv = static_cast<const T*>(a.qkv);
   const T* dout = static_cast<const T*>(a.d_out);
   const int q_first = a.causal ? j0 / kTile : 0;
-  const int q_tiles = j0 < hd.L ? ceil_div(hd.S, kTile) : q_first;  // none past the length
-  auto stage = [&](int qt) {
-    const int i0 = qt * kTile, buf = qt & 1;
+  const int q_tiles = j0 < kvh.L ? ceil_div(kvh.S, kTile) : q_first;  // none past the length
+  // Step `it` takes query tile q_first + it % per_head of the group's query head it / per_head.
+  const int per_head = q_tiles - q_first, steps = static_cast<int>(a.group()) * per_head;
+  auto stage = [&](int it) {
+    const Head hd = kvh.with_query(it / per_head);
+    const int i0 = (q_first + it % per_head) * kTile, buf = it & 1;
     load_rows<T, kD, kTile, kAll>(sQ + buf * kTile * st, qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0,
                                   hd.D);
     load_rows<T, kD, kTile, kAll>(sdO + buf * kTile * st, dout + hd.out(i0), hd.os, hd.S - i0,
@@ -558,18 +564,19 @@ __global__ void __launch_bounds__(kThreads* dkv_parts<kD>()) mma_dkv_kernel(Attn
         *d = is_lse ? INFINITY : 0.0f;
     }
   };
-  load_rows<T, kD, kKeyRows, kAll>(sK, qkv + hd.qkv(j0, 1), hd.rs, hd.S - j0, hd.D);
-  load_rows<T, kD, kKeyRows, kAll>(sV, qkv + hd.qkv(j0, 2), hd.rs, hd.S - j0, hd.D);
-  if (q_first < q_tiles) stage(q_first);
+  load_rows<T, kD, kKeyRows, kAll>(sK, qkv + kvh.qkv(j0, 1), kvh.rs, kvh.S - j0, kvh.D);
+  load_rows<T, kD, kKeyRows, kAll>(sV, qkv + kvh.qkv(j0, 2), kvh.rs, kvh.S - j0, kvh.D);
+  if (steps > 0) stage(0);
   cp_async_commit();
   const float sl2 = a.scale * kLog2e;
   float dk[1][kCols / 8][4] = {}, dv[1][kCols / 8][4] = {};
-  for (int qt = q_first; qt < q_tiles; ++qt) {
+  for (int it = 0; it < steps; ++it) {
     cp_async_wait_all();
     __syncthreads();
-    if (qt + 1 < q_tiles) stage(qt + 1);
+    if (it + 1 < steps) stage(it + 1);
     cp_async_commit();
-    const int i0 = qt * kTile, buf = qt & 1;
+    const Head hd = kvh.with_query(it / per_head);
+    const int i0 = (q_first + it % per_head) * kTile, buf = it & 1;
     if (a.causal && i0 + kTile - 1 < j0 + kg * 16) continue;  // queries before this warp's keys
     const T* q_s = sQ + buf * kTile * st;
     const T* do_s = sdO + buf * kTile * st;
@@ -614,16 +621,18 @@ __global__ void __launch_bounds__(kThreads* dkv_parts<kD>()) mma_dkv_kernel(Attn
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int j = key0 + r * 8;
-    if (j >= hd.S) continue;
-    store_row<T, kCols / 8>(dst + hd.qkv(j, 1), dk[0], r, a.scale, part * kCols, hd.D);
-    store_row<T, kCols / 8>(dst + hd.qkv(j, 2), dv[0], r, 1.0f, part * kCols, hd.D);
+    if (j >= kvh.S) continue;
+    store_row<T, kCols / 8>(dst + kvh.qkv(j, 1), dk[0], r, a.scale, part * kCols, kvh.D);
+    store_row<T, kCols / 8>(dst + kvh.qkv(j, 2), dv[0], r, 1.0f, part * kCols, kvh.D);
   }
 }
 
+// A block per `rows` rows of each (batch, head): query heads, or K/V heads (dK/dV).
 template <class Kernel>
-void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int threads, int rows, size_t smem) {
+void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int threads, int rows, size_t smem,
+            int64_t heads) {
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, rows)), static_cast<unsigned>(a.heads),
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, rows)), static_cast<unsigned>(heads),
                   static_cast<unsigned>(a.batch));
   kernel<<<grid, threads, smem, l.stream>>>(a);
 }
@@ -632,16 +641,16 @@ template <class T, int kD, bool kDrop>
 void run_sized(const Launch& l, const AttnArgs& a, bool backward) {
   if (!backward) {
     launch(l, mma_fwd_kernel<T, kD, kDrop>, a, kThreads, 16 * kWarps * fwd_m<T, kD>(),
-           fwd_smem<T, kD>());
+           fwd_smem<T, kD>(), a.heads);
     return;
   }
   const int64_t threads = a.batch * a.seq * a.heads * 8;
   mma_dvec_kernel<T>
       <<<static_cast<unsigned>(ceil_div(threads, kBlockThreads)), kBlockThreads, 0, l.stream>>>(a);
   const int dq_rows = 16 * kWarps * dq_m<T, kD>();
-  launch(l, mma_dq_kernel<T, kD, kDrop>, a, kThreads, dq_rows, bwd_smem<T, kD>(dq_rows));
+  launch(l, mma_dq_kernel<T, kD, kDrop>, a, kThreads, dq_rows, bwd_smem<T, kD>(dq_rows), a.heads);
   launch(l, mma_dkv_kernel<T, kD, kDrop>, a, kThreads * dkv_parts<kD>(), kKeyRows,
-         bwd_smem<T, kD>(kKeyRows));
+         bwd_smem<T, kD>(kKeyRows), a.kv());
 }
 
 template <class T, bool kDrop>

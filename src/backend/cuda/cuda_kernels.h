@@ -70,14 +70,15 @@ struct NormFwdArgs {
   void* sum = nullptr;
   DropArgs drop;
   const void* gamma = nullptr;  // layernorm of x (or of sum in residual mode)
-  const void* beta = nullptr;
+  const void* beta = nullptr;   // unused with rms
   void* y = nullptr;
-  float* mean = nullptr;
+  float* mean = nullptr;  // unused with rms
   float* rstd = nullptr;
   float eps = 1e-5f;
   // The layernorm's true width (<= cols): the columns after it are padding, zero in x (or sum),
   // gamma and beta, so they add nothing to the mean and y is zero there.
   int64_t width = 0;
+  bool rms = false;  // RMSNorm: mean 0, no beta
 };
 void norm_forward(const Launch& l, const NormFwdArgs& a);
 
@@ -97,10 +98,11 @@ struct NormBwdArgs {
   void* d_drop = nullptr;
   DropArgs drop;
   float* dgamma = nullptr;
-  float* dbeta = nullptr;
+  float* dbeta = nullptr;  // unused with rms
   float* scratch = nullptr;
   // As NormFwdArgs::width; dy is zero in the padding too, and out gets nothing added there.
   int64_t width = 0;
+  bool rms = false;  // RMSNorm: mean 0 (no mean term in dx), no dbeta
 };
 size_t norm_backward_scratch_bytes(const Launch& l, int64_t rows, int64_t cols);
 void norm_backward(const Launch& l, const NormBwdArgs& a);
@@ -108,11 +110,34 @@ void norm_backward(const Launch& l, const NormBwdArgs& a);
 void residual_backward_plain(const Launch& l, DType dt, const void* d_sum, void* d_res, void* d_x,
                              int64_t n, DropArgs d);
 
+// ---- gated activations and rotary positions (cuda_modern.cu)
+// y[r, :n] = activate(kind, gate) * up with pre[r] = (gate | up), each n wide (GluFwd).
+void glu_forward(const Launch& l, DType dt, const void* pre, void* y, int64_t rows, int64_t n,
+                 Activation kind);
+// d_pre[r] = (dy * up * act'(gate) | dy * act(gate)) (GluBwd).
+void glu_backward(const Launch& l, DType dt, const void* pre, const void* dy, void* d_pre,
+                  int64_t rows, int64_t n, Activation kind);
+// Rotates the q and k heads of qkv [rows, (heads + 2 kv_heads) * head_dim] in place (Rope in
+// backend/ops.h); inverse: by minus the angle (the backward).
+struct RopeArgs {
+  DType dt = DType::F32;
+  void* qkv = nullptr;
+  const float* cos = nullptr;  // [>= seq, rotary_dim / 2]
+  const float* sin = nullptr;
+  int64_t rows = 0, seq = 0, heads = 0, head_dim = 0, rotary_dim = 0;
+  int64_t kv_heads = 0;  // the K/V heads' count (heads for multi-head attention)
+  bool inverse = false;
+};
+void rope(const Launch& l, const RopeArgs& a);
+
 // ---- attention: cuda_flash.cu (Hopper warpgroups, head sizes 64 to 128), cuda_flash_mma.cu
 // (mma.sync, head sizes up to 256), cuda_attention.cu (generic fp32 kernels and the dispatch)
 struct AttnArgs {
   DType dt = DType::F32;
   int64_t batch = 0, seq = 0, heads = 0, head_dim = 0;
+  // Grouped-query attention: query head h reads K/V head h / (heads / kv_heads); qkv rows are
+  // (q: heads | k: kv_heads | v: kv_heads) heads. 0: heads.
+  int64_t kv_heads = 0;
   bool causal = false;
   bool tf32 = false;  // fp32 activations may be multiplied as TF32 (train.precision tf32)
   float scale = 1.0f;
@@ -131,6 +156,9 @@ struct AttnArgs {
   // three counters, zero scores, zero probabilities, scores.
   unsigned long long* prune_counts = nullptr;
   float prune_tau = 0.0f;
+  HWT_HD int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  HWT_HD int64_t group() const { return heads / kv(); }  // query heads per K/V head
+  HWT_HD int64_t qkv_stride() const { return (heads + 2 * kv()) * head_dim; }
 };
 void attention_forward(const Launch& l, const AttnArgs& a);
 void attention_backward(const Launch& l, const AttnArgs& a);

@@ -110,23 +110,35 @@ __device__ __forceinline__ void drop_pair(const DropArgs& d, uint64_t index, flo
   }
 }
 
-// One (batch, head) of an attention call: the block's blockIdx.z and blockIdx.y.
+// One (batch, head) of an attention call: the block's blockIdx.z and blockIdx.y. blockIdx.y is
+// the query head h, which reads K/V head kh = h / group; or, in a dK/dV kernel (kv_block), the
+// K/V head kh, whose group of query heads (h the first) the kernel visits with with_query.
 struct Head {
-  int S, L, D;              // sequence length, valid keys, head size
-  int64_t H, b, h, rs, os;  // rs, os: row strides of qkv and of out / d_out
-  __device__ explicit Head(const AttnArgs& a)
+  int S, L, D;                      // sequence length, valid keys, head size
+  int64_t H, KV, b, h, kh, rs, os;  // rs, os: row strides of qkv and of out / d_out
+  __device__ explicit Head(const AttnArgs& a, bool kv_block = false)
       : S(static_cast<int>(a.seq)),
         D(static_cast<int>(a.head_dim)),
         H(a.heads),
+        KV(a.kv()),
         b(blockIdx.z),
-        h(blockIdx.y),
-        rs(3 * a.heads * a.head_dim),
+        h(kv_block ? blockIdx.y * a.group() : blockIdx.y),
+        kh(kv_block ? blockIdx.y : blockIdx.y / a.group()),
+        rs(a.qkv_stride()),
         os(a.heads * a.head_dim) {
     const int64_t len = a.key_lengths ? a.key_lengths[b] : a.seq;
     L = static_cast<int>(len < 0 ? 0 : (len > a.seq ? a.seq : len));
   }
+  // The same K/V head as seen by query head q of its group (q from 0).
+  __device__ Head with_query(int64_t q) const {
+    Head r = *this;
+    r.h = kh * (H / KV) + q;
+    return r;
+  }
+  // Token t's part (0 q, 1 k, 2 v) of this head: q from the query heads, k and v from the
+  // K/V heads after them.
   __device__ int64_t qkv(int64_t t, int part) const {
-    return (b * S + t) * rs + (part * H + h) * D;
+    return (b * S + t) * rs + (part == 0 ? h : H + (part - 1) * KV + kh) * D;
   }
   __device__ int64_t out(int64_t t) const { return (b * S + t) * os + h * D; }
   __device__ int64_t row(int64_t i) const { return (b * H + h) * S + i; }

@@ -1,4 +1,5 @@
-// Layernorm and the residual add (+dropout, +layernorm), forward and backward: a warp per row
+// Layernorm (or RMSNorm: mean 0, no beta) and the residual add (+dropout, +norm), forward and
+// backward: a warp per row
 // at a time, 16-byte accesses, statistics in fp32. Rows that fit in registers are looped over
 // by a grid that is resident at once, each warp loading its next row while the current one
 // computes. Parameter gradients are reduced deterministically: warp-private shared-memory
@@ -121,6 +122,13 @@ __device__ __forceinline__ float row_rstd(const NormFwdArgs& a, float sq_sum, fl
   return 1.0f / sqrtf(sq_sum / static_cast<float>(a.width) + a.eps);
 }
 
+__device__ __forceinline__ void store_stats(const NormFwdArgs& a, int64_t row, int lane, float mean,
+                                            float rstd) {
+  if (lane != 0) return;
+  if (!a.rms) a.mean[row] = mean;
+  a.rstd[row] = rstd;
+}
+
 // Rows held in registers (R chunks per lane): the warp takes rows `stride` apart. gamma and
 // beta are loaded once; each row's loads are issued while the row before it computes, so a
 // memory round trip is in flight behind every row's reductions and stores.
@@ -138,7 +146,7 @@ __device__ __forceinline__ void norm_fwd_cached(const NormFwdArgs& a, int64_t ro
       const int64_t j = chunk_col<V>(it, lane);
       if (j < n) {
         gp[it] = load_raw<T>(static_cast<const T*>(a.gamma) + j);
-        bp[it] = load_raw<T>(static_cast<const T*>(a.beta) + j);
+        if (!a.rms) bp[it] = load_raw<T>(static_cast<const T*>(a.beta) + j);
       }
     }
   }
@@ -186,7 +194,7 @@ __device__ __forceinline__ void norm_fwd_cached(const NormFwdArgs& a, int64_t ro
       for (int k = 0; k < V; ++k) acc += v[k];
     }
     if (!a.gamma) continue;
-    const float mean = warp_sum(acc) / static_cast<float>(a.width);
+    const float mean = a.rms ? 0.0f : warp_sum(acc) / static_cast<float>(a.width);
     float var = 0.0f;
 #pragma unroll
     for (int it = 0; it < R; ++it) {
@@ -204,19 +212,21 @@ __device__ __forceinline__ void norm_fwd_cached(const NormFwdArgs& a, int64_t ro
       if (j >= n) continue;
       opaque(cur[it]);
       opaque(gp[it]);
-      opaque(bp[it]);
-      float v[V], gv[V], bv[V], o[V];
+      float v[V], gv[V], o[V];
       unpack<T, V>(cur[it], v);
       unpack<T, V>(gp[it], gv);
-      unpack<T, V>(bp[it], bv);
 #pragma unroll
-      for (int k = 0; k < V; ++k) o[k] = (v[k] - mean) * rstd * gv[k] + bv[k];
+      for (int k = 0; k < V; ++k) o[k] = (v[k] - mean) * rstd * gv[k];
+      if (!a.rms) {
+        opaque(bp[it]);
+        float bv[V];
+        unpack<T, V>(bp[it], bv);
+#pragma unroll
+        for (int k = 0; k < V; ++k) o[k] += bv[k];
+      }
       store_floats<T, V>(static_cast<T*>(a.y) + base + j, o);
     }
-    if (lane == 0) {
-      a.mean[row] = mean;
-      a.rstd[row] = rstd;
-    }
+    store_stats(a, row, lane, mean, rstd);
   }
 }
 
@@ -243,7 +253,7 @@ __device__ __forceinline__ void norm_fwd_uncached(const NormFwdArgs& a, int64_t 
     for (int k = 0; k < V; ++k) acc += v[k];
   }
   if (!a.gamma) return;
-  const float mean = warp_sum(acc) / static_cast<float>(a.width);
+  const float mean = a.rms ? 0.0f : warp_sum(acc) / static_cast<float>(a.width);
   float var = 0.0f;
   for (int64_t j = lane * V; j < n; j += 32 * V) {
     float v[V];
@@ -253,18 +263,15 @@ __device__ __forceinline__ void norm_fwd_uncached(const NormFwdArgs& a, int64_t 
   }
   const float rstd = row_rstd(a, warp_sum(var), mean);
   for (int64_t j = lane * V; j < n; j += 32 * V) {
-    float v[V], gv[V], bv[V], o[V];
+    float v[V], gv[V], bv[V] = {}, o[V];
     load_floats<T, V>(src + j, v);
     load_floats<T, V>(static_cast<const T*>(a.gamma) + j, gv);
-    load_floats<T, V>(static_cast<const T*>(a.beta) + j, bv);
+    if (!a.rms) load_floats<T, V>(static_cast<const T*>(a.beta) + j, bv);
 #pragma unroll
     for (int k = 0; k < V; ++k) o[k] = (v[k] - mean) * rstd * gv[k] + bv[k];
     store_floats<T, V>(static_cast<T*>(a.y) + base + j, o);
   }
-  if (lane == 0) {
-    a.mean[row] = mean;
-    a.rstd[row] = rstd;
-  }
+  store_stats(a, row, lane, mean, rstd);
 }
 
 // Cached rows: warp w of the grid normalises rows w, w + (warps in the grid), ... Uncached
@@ -326,6 +333,12 @@ __device__ __forceinline__ void add_chunk_stats(const float (&xv)[V], const floa
   }
 }
 
+// The mean of a row's dxhat, the mean term of dx: none for RMSNorm, whose mean is 0, not an
+// input.
+__device__ __forceinline__ float row_m1(const NormBwdArgs& a, float s1) {
+  return a.rms ? 0.0f : warp_sum(s1) / static_cast<float>(a.width);
+}
+
 // Backward, second pass over the chunk at element `at`: out = o + dx (o holds the base), and
 // d_drop = dropout(out) when there is one.
 template <class T, int V>
@@ -380,7 +393,7 @@ __device__ __forceinline__ void norm_bwd_cached(const NormBwdArgs& a, int64_t ro
         if (base_src) op[it] = load_raw<T>(base_src + r * n + j);
       }
     }
-    mean_next = a.mean[r];
+    mean_next = a.rms ? 0.0f : a.mean[r];
     rstd_next = a.rstd[r];
   };
   load_row(row);
@@ -410,7 +423,7 @@ __device__ __forceinline__ void norm_bwd_cached(const NormBwdArgs& a, int64_t ro
       unpack<T, V>(gp[it], gv);
       add_chunk_stats<V>(xv, dv, gv, mean, rstd, part + partial_slot<V>(j), s1, s2);
     }
-    const float m1 = warp_sum(s1) / static_cast<float>(a.width);
+    const float m1 = row_m1(a, s1);
     const float m2 = warp_sum(s2) / static_cast<float>(a.width);
 #pragma unroll
     for (int it = 0; it < R; ++it) {
@@ -445,7 +458,7 @@ __device__ __forceinline__ void norm_bwd_uncached(const NormBwdArgs& a, int64_t 
     const int64_t base = row * n;
     const T* x = static_cast<const T*>(a.x) + base;
     const T* dy = static_cast<const T*>(a.dy) + base;
-    const float mean = a.mean[row], rstd = a.rstd[row];
+    const float mean = a.rms ? 0.0f : a.mean[row], rstd = a.rstd[row];
     float s1 = 0.0f, s2 = 0.0f;
     for (int64_t j = lane * V; j < n; j += 32 * V) {
       float xv[V], dv[V], gv[V];
@@ -454,7 +467,7 @@ __device__ __forceinline__ void norm_bwd_uncached(const NormBwdArgs& a, int64_t 
       load_floats<T, V>(gamma + j, gv);
       add_chunk_stats<V>(xv, dv, gv, mean, rstd, part + partial_slot<V>(j), s1, s2);
     }
-    const float m1 = warp_sum(s1) / static_cast<float>(a.width);
+    const float m1 = row_m1(a, s1);
     const float m2 = warp_sum(s2) / static_cast<float>(a.width);
     for (int64_t j = lane * V; j < n; j += 32 * V) {
       float xv[V], dv[V], gv[V], o[V];
@@ -470,6 +483,11 @@ __device__ __forceinline__ void norm_bwd_uncached(const NormBwdArgs& a, int64_t 
       store_dx_chunk<T, V>(a, base + j, j, xv, dv, gv, mean, rstd, m1, m2, o);
     }
   }
+}
+
+// Columns of a block's row of partial sums: dgamma, then dbeta unless RMSNorm.
+__host__ __device__ inline int64_t norm_partials(bool rms, int64_t cols) {
+  return rms ? cols : 2 * cols;
 }
 
 // A block takes rows [blockIdx.x * rows_per_block, + rows_per_block), its warps every
@@ -492,8 +510,9 @@ __global__ void __launch_bounds__(kThreads, R > 0 ? kBwdBlocksPerSm : kBwdUncach
       norm_bwd_uncached<T, V>(a, r0 + warp, end, lane, part);
   }
   __syncthreads();
-  float* dst = a.scratch + blockIdx.x * 2 * n;
-  for (int64_t j = threadIdx.x; j < 2 * n; j += kThreads) {
+  const int64_t parts = norm_partials(a.rms, n);  // RMSNorm: no dbeta
+  float* dst = a.scratch + blockIdx.x * parts;
+  for (int64_t j = threadIdx.x; j < parts; j += kThreads) {
     const bool beta = j >= n;
     const int64_t slot = partial_slot<V>(beta ? j - n : j);
     float s = 0.0f;
@@ -585,7 +604,7 @@ void norm_backward_launch(const Launch& l, const NormBwdArgs& a) {
     cudaFuncSetAttribute(norm_bwd_kernel<T, V, R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          static_cast<int>(smem));
   norm_bwd_kernel<T, V, R><<<blocks, kThreads, smem, l.stream>>>(a, rows_per_block);
-  add_column_sums(l, a.scratch, blocks, 2 * a.cols, a.cols, a.dgamma, a.dbeta);
+  add_column_sums(l, a.scratch, blocks, norm_partials(a.rms, a.cols), a.cols, a.dgamma, a.dbeta);
 }
 
 template <class T>

@@ -1,4 +1,5 @@
-// CudaBackend: attention, embeddings, pooling, losses and argmax.
+// CudaBackend: attention, gated activations, rotary positions, embeddings, pooling, losses and
+// argmax.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,10 +17,11 @@ namespace {
 
 cuda::AttnArgs attn_args(const AttentionDims& d, const Tensor& qkv, bool tf32) {
   cuda::expect_float(qkv, "qkv");
-  HWT_CHECK(d.kv() == d.heads, "grouped-query attention is not on the CUDA backend yet");
-  HWT_CHECK(qkv.rows() == d.batch * d.seq && qkv.cols() == 3 * d.heads * d.head_dim,
-            "attention qkv {} for b={} s={} heads={} d={}", qkv.str(), d.batch, d.seq, d.heads,
-            d.head_dim);
+  HWT_CHECK(d.kv() >= 1 && d.heads % d.kv() == 0, "attention kv_heads {} must divide heads {}",
+            d.kv(), d.heads);
+  HWT_CHECK(qkv.rows() == d.batch * d.seq && qkv.cols() == d.qkv_width(),
+            "attention qkv {} for b={} s={} heads={} kv_heads={} d={}", qkv.str(), d.batch, d.seq,
+            d.heads, d.kv(), d.head_dim);
   HWT_CHECK(d.head_dim >= 1 && d.head_dim <= 256, "cuda attention supports head_dim <= 256, got {}",
             d.head_dim);
   cuda::AttnArgs a;
@@ -27,6 +29,7 @@ cuda::AttnArgs attn_args(const AttentionDims& d, const Tensor& qkv, bool tf32) {
   a.batch = d.batch;
   a.seq = d.seq;
   a.heads = d.heads;
+  a.kv_heads = d.kv();
   a.head_dim = d.head_dim;
   a.causal = d.causal;
   a.tf32 = tf32;
@@ -94,15 +97,17 @@ void CudaBackend::attention_forward(const AttentionFwd& a) {
                       d, why));
     cuda::attention_forward(launch_, args);
   } else {
-    const int64_t heads = args.batch * args.seq * args.heads;  // rows of one head each
-    const size_t es = dtype_size(args.dt), qkv_bytes = 3 * heads * dp * es;
+    const int64_t tokens = args.batch * args.seq;
+    const int64_t heads = tokens * args.heads;  // rows of one head each
+    const int64_t qkv_heads = tokens * (args.heads + 2 * args.kv());
+    const size_t es = dtype_size(args.dt), qkv_bytes = qkv_heads * dp * es;
     ScratchCursor cur(scratch(ScratchCursor::aligned(qkv_bytes) + heads * dp * es));
     void* qkv = cur.take(qkv_bytes);
     cuda::AttnArgs p = args;
     p.head_dim = dp;
     p.qkv = qkv;
     p.out = cur.take(heads * dp * es);
-    cuda::repack_heads(launch_, args.dt, args.qkv, qkv, 3 * heads, d, dp);
+    cuda::repack_heads(launch_, args.dt, args.qkv, qkv, qkv_heads, d, dp);
     cuda::attention_forward(launch_, p);
     cuda::repack_heads(launch_, args.dt, p.out, args.out, heads, dp, d);
   }
@@ -132,41 +137,91 @@ void CudaBackend::attention_backward(const AttentionBwd& a) {
     args.dvec = static_cast<float*>(cur.take(dvec_bytes));
     cuda::attention_backward(launch_, args);
   } else {
-    const size_t es = dtype_size(args.dt), one = heads * dp * es;
-    ScratchCursor cur(scratch(2 * ScratchCursor::aligned(3 * one) +
+    const int64_t qkv_heads = args.batch * args.seq * (args.heads + 2 * args.kv());
+    const size_t es = dtype_size(args.dt), one = heads * dp * es, qkv_bytes = qkv_heads * dp * es;
+    ScratchCursor cur(scratch(2 * ScratchCursor::aligned(qkv_bytes) +
                               2 * ScratchCursor::aligned(one) + dvec_bytes));
-    void* qkv = cur.take(3 * one);
+    void* qkv = cur.take(qkv_bytes);
     void* d_out = cur.take(one);
     cuda::AttnArgs p = args;
     p.head_dim = dp;
     p.qkv = qkv;
     p.d_out = d_out;
-    p.d_qkv = cur.take(3 * one);
+    p.d_qkv = cur.take(qkv_bytes);
     p.out = cur.take(one);
     p.dvec = static_cast<float*>(cur.take(dvec_bytes));
-    cuda::repack_heads(launch_, args.dt, args.qkv, qkv, 3 * heads, d, dp);
+    cuda::repack_heads(launch_, args.dt, args.qkv, qkv, qkv_heads, d, dp);
     cuda::repack_heads(launch_, args.dt, args.out, p.out, heads, d, dp);
     cuda::repack_heads(launch_, args.dt, args.d_out, d_out, heads, d, dp);
     cuda::attention_backward(launch_, p);
-    cuda::repack_heads(launch_, args.dt, p.d_qkv, args.d_qkv, 3 * heads, dp, d);
+    cuda::repack_heads(launch_, args.dt, p.d_qkv, args.d_qkv, qkv_heads, dp, d);
   }
   cuda::check_launch("attention_backward");
 }
 
-void CudaBackend::glu_forward(const GluFwd&) {
-  HWT_CHECK(false, "gated MLPs (swiglu, geglu) are not on the CUDA backend yet");
+namespace {
+
+// pre [rows, 2n] for a [rows, n] half (y or dy).
+void expect_glu(Activation kind, const Tensor& pre, const Tensor& half) {
+  HWT_CHECK(is_gated(kind), "glu needs a gated activation (swiglu, geglu)");
+  cuda::expect_float(pre, "glu pre");
+  cuda::expect_dtype(half, pre.dtype, "glu half");
+  HWT_CHECK(pre.rows() == half.rows() && pre.cols() == 2 * half.cols(),
+            "glu pre {} must be [rows, 2n] for an output {}", pre.str(), half.str());
 }
 
-void CudaBackend::glu_backward(const GluBwd&) {
-  HWT_CHECK(false, "gated MLPs (swiglu, geglu) are not on the CUDA backend yet");
+cuda::RopeArgs rope_args(const Rope& a, bool inverse) {
+  cuda::expect_float(a.qkv, "rope qkv");
+  cuda::expect_dtype(a.cos, DType::F32, "rope cos");
+  cuda::expect_dtype(a.sin, DType::F32, "rope sin");
+  const int64_t kv = a.kv_heads > 0 ? a.kv_heads : a.heads, D = a.head_dim;
+  HWT_CHECK(a.rotary_dim % 2 == 0 && a.rotary_dim >= 0 && a.rotary_dim <= D,
+            "rope rotary_dim {} for head_dim {}", a.rotary_dim, D);
+  HWT_CHECK(a.seq >= 1 && a.qkv.cols() == (a.heads + 2 * kv) * D && a.qkv.rows() % a.seq == 0,
+            "rope qkv {} for seq={} heads={} kv_heads={} head_dim={}", a.qkv.str(), a.seq, a.heads,
+            kv, D);
+  HWT_CHECK(
+      a.cos.cols() == a.rotary_dim / 2 && a.cos.rows() >= a.seq && a.sin.numel() == a.cos.numel(),
+      "rope tables {} for seq {} and rotary_dim {}", a.cos.str(), a.seq, a.rotary_dim);
+  cuda::RopeArgs r;
+  r.dt = a.qkv.dtype;
+  r.qkv = a.qkv.data;
+  r.cos = a.cos.as<float>();
+  r.sin = a.sin.as<float>();
+  r.rows = a.qkv.rows();
+  r.seq = a.seq;
+  r.heads = a.heads;
+  r.kv_heads = kv;
+  r.head_dim = D;
+  r.rotary_dim = a.rotary_dim;
+  r.inverse = inverse;
+  return r;
 }
 
-void CudaBackend::rope_forward(const Rope&) {
-  HWT_CHECK(false, "rotary positions are not on the CUDA backend yet");
+}  // namespace
+
+void CudaBackend::glu_forward(const GluFwd& a) {
+  expect_glu(a.kind, a.pre, a.y);
+  cuda::glu_forward(launch_, a.pre.dtype, a.pre.data, a.y.data, a.y.rows(), a.y.cols(), a.kind);
+  cuda::check_launch("glu_forward");
 }
 
-void CudaBackend::rope_backward(const Rope&) {
-  HWT_CHECK(false, "rotary positions are not on the CUDA backend yet");
+void CudaBackend::glu_backward(const GluBwd& a) {
+  expect_glu(a.kind, a.pre, a.dy);
+  cuda::expect_same(a.d_pre, a.pre, "glu d_pre");
+  cuda::glu_backward(launch_, a.pre.dtype, a.pre.data, a.dy.data, a.d_pre.data, a.dy.rows(),
+                     a.dy.cols(), a.kind);
+  cuda::check_launch("glu_backward");
+}
+
+void CudaBackend::rope_forward(const Rope& a) {
+  cuda::rope(launch_, rope_args(a, false));
+  cuda::check_launch("rope_forward");
+}
+
+void CudaBackend::rope_backward(const Rope& a) {
+  cuda::rope(launch_, rope_args(a, true));
+  cuda::check_launch("rope_backward");
 }
 
 void CudaBackend::embedding_forward(const EmbeddingFwd& a) {

@@ -1,4 +1,4 @@
-// CudaBackend: layernorm, residual add (+dropout, +layernorm) and dropout.
+// CudaBackend: layernorm and RMSNorm, residual add (+dropout, +norm) and dropout.
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 
@@ -6,11 +6,25 @@ namespace hwt {
 
 namespace {
 
-void expect_stats(const Tensor& mean, const Tensor& rstd, int64_t rows) {
-  cuda::expect_dtype(mean, DType::F32, "mean");
+// RMSNorm has no mean (expect_kind checks that).
+void expect_stats(NormKind kind, const Tensor& mean, const Tensor& rstd, int64_t rows) {
   cuda::expect_dtype(rstd, DType::F32, "rstd");
-  HWT_CHECK(mean.numel() == rows && rstd.numel() == rows, "layernorm stats {} {} for {} rows",
-            mean.str(), rstd.str(), rows);
+  HWT_CHECK(rstd.numel() == rows, "norm rstd {} for {} rows", rstd.str(), rows);
+  if (kind == NormKind::RmsNorm) return;
+  cuda::expect_dtype(mean, DType::F32, "mean");
+  HWT_CHECK(mean.numel() == rows, "layernorm mean {} for {} rows", mean.str(), rows);
+}
+
+// RMSNorm takes no beta (dbeta) and no mean; LayerNorm needs both.
+void expect_kind(NormKind kind, const Tensor& beta, const Tensor& mean, const char* beta_name) {
+  if (kind == NormKind::RmsNorm)
+    HWT_CHECK(!beta.defined() && !mean.defined(), "rmsnorm takes no {} and no mean", beta_name);
+  else
+    HWT_CHECK(beta.defined() && mean.defined(), "layernorm needs {} and mean", beta_name);
+}
+
+float* data_or_null(const Tensor& t) {
+  return t.defined() ? t.as<float>() : nullptr;
 }
 
 void expect_params(const Tensor& gamma, const Tensor& x, const char* what) {
@@ -25,56 +39,56 @@ int64_t checked_width(int64_t width, const Tensor& x) {
   return w;
 }
 
-// The layernorm part of a forward launch: y = layernorm(x) over the first `width` columns with
-// its statistics (checked).
-void set_layernorm(cuda::NormFwdArgs& n, const Tensor& x, const Tensor& gamma, const Tensor& beta,
-                   const Tensor& y, const Tensor& mean, const Tensor& rstd, int64_t width) {
+// The norm part of a forward launch: y = norm(x) over the first `width` columns with its
+// statistics (checked).
+void set_layernorm(cuda::NormFwdArgs& n, NormKind kind, const Tensor& x, const Tensor& gamma,
+                   const Tensor& beta, const Tensor& y, const Tensor& mean, const Tensor& rstd,
+                   int64_t width) {
+  expect_kind(kind, beta, mean, "beta");
   expect_params(gamma, x, "gamma");
-  expect_params(beta, x, "beta");
+  if (beta.defined()) expect_params(beta, x, "beta");
   cuda::expect_same(y, x, "y");
-  expect_stats(mean, rstd, x.rows());
+  expect_stats(kind, mean, rstd, x.rows());
+  n.rms = kind == NormKind::RmsNorm;
   n.gamma = gamma.data;
-  n.beta = beta.data;
+  n.beta = beta.defined() ? beta.data : nullptr;
   n.y = y.data;
-  n.mean = mean.as<float>();
+  n.mean = data_or_null(mean);
   n.rstd = rstd.as<float>();
   n.width = checked_width(width, x);
 }
 
-// A backward launch through the layernorm of x: dx lands in `out`, dγ/dβ add up. The caller
-// has checked that x, dy and out match; the parameters and statistics are checked here.
-cuda::NormBwdArgs layernorm_bwd_args(const Tensor& x, const Tensor& gamma, const Tensor& mean,
-                                     const Tensor& rstd, const Tensor& dy, const Tensor& out,
-                                     const Tensor& dgamma, const Tensor& dbeta, int64_t width) {
+// A backward launch through the norm of x: dx lands in `out`, dγ/dβ add up. The caller has
+// checked that x, dy and out match; the parameters and statistics are checked here.
+cuda::NormBwdArgs layernorm_bwd_args(NormKind kind, const Tensor& x, const Tensor& gamma,
+                                     const Tensor& mean, const Tensor& rstd, const Tensor& dy,
+                                     const Tensor& out, const Tensor& dgamma, const Tensor& dbeta,
+                                     int64_t width) {
+  expect_kind(kind, dbeta, mean, "dbeta");
   expect_params(gamma, out, "gamma");
-  expect_stats(mean, rstd, out.rows());
+  expect_stats(kind, mean, rstd, out.rows());
   cuda::expect_dtype(dgamma, DType::F32, "dgamma");
-  cuda::expect_dtype(dbeta, DType::F32, "dbeta");
+  if (dbeta.defined()) cuda::expect_dtype(dbeta, DType::F32, "dbeta");
   cuda::NormBwdArgs n;
+  n.rms = kind == NormKind::RmsNorm;
   n.dt = out.dtype;
   n.rows = out.rows();
   n.cols = out.cols();
   n.x = x.data;
   n.gamma = gamma.data;
-  n.mean = mean.as<float>();
+  n.mean = data_or_null(mean);
   n.rstd = rstd.as<float>();
   n.dy = dy.data;
   n.out = out.data;
   n.dgamma = dgamma.as<float>();
-  n.dbeta = dbeta.as<float>();
+  n.dbeta = data_or_null(dbeta);
   n.width = checked_width(width, out);
   return n;
-}
-
-// RMSNorm is not on the CUDA kernels yet: refuse rather than compute a layernorm.
-void expect_layernorm(NormKind kind) {
-  HWT_CHECK(kind == NormKind::LayerNorm, "rmsnorm is not on the CUDA backend yet");
 }
 
 }  // namespace
 
 void CudaBackend::layernorm_forward(const LayerNormFwd& a) {
-  expect_layernorm(a.kind);
   cuda::expect_float(a.x, "x");
   cuda::NormFwdArgs n;
   n.dt = a.x.dtype;
@@ -82,18 +96,17 @@ void CudaBackend::layernorm_forward(const LayerNormFwd& a) {
   n.cols = a.x.cols();
   n.x = a.x.data;
   n.eps = a.eps;
-  set_layernorm(n, a.x, a.gamma, a.beta, a.y, a.mean, a.rstd, a.width);
+  set_layernorm(n, a.kind, a.x, a.gamma, a.beta, a.y, a.mean, a.rstd, a.width);
   cuda::norm_forward(launch_, n);
   cuda::check_launch("layernorm_forward");
 }
 
 void CudaBackend::layernorm_backward(const LayerNormBwd& a) {
-  expect_layernorm(a.kind);
   cuda::expect_float(a.x, "x");
   cuda::expect_same(a.dy, a.x, "dy");
   cuda::expect_same(a.dx, a.x, "dx");
-  cuda::NormBwdArgs n =
-      layernorm_bwd_args(a.x, a.gamma, a.mean, a.rstd, a.dy, a.dx, a.dgamma, a.dbeta, a.width);
+  cuda::NormBwdArgs n = layernorm_bwd_args(a.kind, a.x, a.gamma, a.mean, a.rstd, a.dy, a.dx,
+                                           a.dgamma, a.dbeta, a.width);
   n.accumulate = a.accumulate_dx;
   n.scratch =
       static_cast<float*>(scratch(cuda::norm_backward_scratch_bytes(launch_, n.rows, n.cols)));
@@ -102,7 +115,6 @@ void CudaBackend::layernorm_backward(const LayerNormBwd& a) {
 }
 
 void CudaBackend::residual_forward(const ResidualFwd& a) {
-  expect_layernorm(a.kind);
   cuda::expect_float(a.x, "x");
   cuda::expect_same(a.residual, a.x, "residual");
   cuda::expect_same(a.sum, a.x, "sum");
@@ -115,13 +127,13 @@ void CudaBackend::residual_forward(const ResidualFwd& a) {
   n.sum = a.sum.data;
   n.drop = cuda::drop_args(a.drop);
   n.eps = a.eps;
-  if (a.gamma.defined()) set_layernorm(n, a.x, a.gamma, a.beta, a.y, a.mean, a.rstd, a.width);
+  if (a.gamma.defined())
+    set_layernorm(n, a.kind, a.x, a.gamma, a.beta, a.y, a.mean, a.rstd, a.width);
   cuda::norm_forward(launch_, n);
   cuda::check_launch("residual_forward");
 }
 
 void CudaBackend::residual_backward(const ResidualBwd& a) {
-  expect_layernorm(a.kind);
   cuda::expect_float(a.d_x, "d_x");
   cuda::expect_same(a.d_residual, a.d_x, "d_residual");
   if (a.d_sum.defined()) cuda::expect_same(a.d_sum, a.d_x, "d_sum");
@@ -133,8 +145,8 @@ void CudaBackend::residual_backward(const ResidualBwd& a) {
   }
   cuda::expect_same(a.d_y, a.d_x, "d_y");
   cuda::expect_same(a.sum, a.d_x, "sum");
-  cuda::NormBwdArgs n = layernorm_bwd_args(a.sum, a.gamma, a.mean, a.rstd, a.d_y, a.d_residual,
-                                           a.d_gamma, a.d_beta, a.width);
+  cuda::NormBwdArgs n = layernorm_bwd_args(a.kind, a.sum, a.gamma, a.mean, a.rstd, a.d_y,
+                                           a.d_residual, a.d_gamma, a.d_beta, a.width);
   n.d_sum = a.d_sum.defined() ? a.d_sum.data : nullptr;
   n.d_drop = a.d_x.data;
   n.drop = drop;
