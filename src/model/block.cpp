@@ -267,19 +267,7 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
     // x1 = x + drop(a) has no norm; LN2 read x itself, so its gradient joins x's.
     r1.d_sum = dres;
     be.residual_backward(r1);
-    LayerNormBwd l2;
-    l2.x = x;
-    l2.gamma = ln2_.gamma(c);
-    l2.mean = ln2_.mean(c, ln2_mean_);
-    l2.rstd = rstd(ln2_rstd_);
-    l2.dy = db;
-    l2.dx = dres;
-    l2.dgamma = ln2_.dgamma(c);
-    l2.dbeta = ln2_.dbeta(c);
-    l2.accumulate_dx = true;
-    l2.width = cfg_.hidden;
-    l2.kind = cfg_.norm_kind;
-    be.layernorm_backward(l2);
+    input_norm_backward(c, ln2_, ln2_mean_, ln2_rstd_, x, db, dres);
   } else {
     r1.gamma = ln_after_attn.gamma(c);
     r1.mean = ln_after_attn.mean(c, pre ? ln2_mean_ : ln1_mean_);
@@ -307,19 +295,25 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
   const Tensor ln1_out = c.act(ln1_out_, h);
   qkv_.backward(c, ln1_out, dqkv, da);
   c.prune_activation_grad(PrunePoint::QkvGrad, da);
-  LayerNormBwd l1;
-  l1.x = x;
-  l1.gamma = ln1_.gamma(c);
-  l1.mean = ln1_.mean(c, ln1_mean_);
-  l1.rstd = rstd(ln1_rstd_);
-  l1.dy = da;
-  l1.dx = dres;
-  l1.dgamma = ln1_.dgamma(c);
-  l1.dbeta = ln1_.dbeta(c);
-  l1.accumulate_dx = true;
-  l1.width = cfg_.hidden;
-  l1.kind = cfg_.norm_kind;
-  be.layernorm_backward(l1);
+  input_norm_backward(c, ln1_, ln1_mean_, ln1_rstd_, x, da, dres);
+}
+
+void Block::input_norm_backward(const StepContext& c, const NormParams& ln,
+                                ActivationArena::Slot mean, ActivationArena::Slot rstd, Tensor x,
+                                Tensor dy, Tensor dres) const {
+  LayerNormBwd l;
+  l.x = x;
+  l.gamma = ln.gamma(c);
+  l.mean = ln.mean(c, mean);
+  l.rstd = c.arena.view(rstd, Shape{c.rows()});
+  l.dy = dy;
+  l.dx = dres;
+  l.dgamma = ln.dgamma(c);
+  l.dbeta = ln.dbeta(c);
+  l.accumulate_dx = true;
+  l.width = cfg_.hidden;
+  l.kind = cfg_.norm_kind;
+  c.backend.layernorm_backward(l);
 }
 
 }  // namespace hwt

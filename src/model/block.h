@@ -35,6 +35,10 @@ class Block {
  private:
   AttentionDims attention_dims(const StepContext& c) const;
   Rope rope(const StepContext& c, Tensor qkv) const;
+  // Adds to dres the gradient through norm `ln` (saved statistics in the slots) of the block
+  // input x, given dy, the gradient of the norm's output.
+  void input_norm_backward(const StepContext& c, const NormParams& ln, ActivationArena::Slot mean,
+                           ActivationArena::Slot rstd, Tensor x, Tensor dy, Tensor dres) const;
   uint64_t site(int k) const {
     return 1 + 3 * static_cast<uint64_t>(index_) + static_cast<uint64_t>(k);
   }
