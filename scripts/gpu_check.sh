@@ -22,7 +22,7 @@ ARGS="$*"
 B=$OUT/bench.jsonl
 : >"$B"
 if want tests; then
-  HWT_HOME=$PWD HWT_EXPECT_GPU=1 HWT_TORCH_PYTHON=python3 timeout 240 "$C/hwt_tests" \
+  HWT_HOME=$PWD HWT_EXPECT_GPU=1 HWT_TORCH_PYTHON=python3 timeout 480 "$C/hwt_tests" \
     --gtest_filter='*Cuda*:*LossScaler*:*GemmTimer*:*TorchParity*cuda*' >"$OUT/tests.txt" 2>&1
   echo "tests exit $?" >>"$OUT/tests.txt"
 fi

@@ -244,7 +244,8 @@ std::vector<float> slice(const std::vector<float>& flat, const ParamInfo& p) {
 }
 
 // Relative error, or absolute when the reference is (near) zero, e.g. unused positions.
-double err(const std::vector<float>& got, const std::vector<double>& want) {
+template <class T>
+double err(const std::vector<T>& got, const std::vector<double>& want) {
   double n = 0;
   for (double v : want) n += v * v;
   if (std::sqrt(n) < 1e-8) {
@@ -280,6 +281,27 @@ Tolerance tolerance(Target t) {
 
 using test::read_floats;
 
+// Runs the oracle on the case in dir (precision "" for float64, "bf16" for PyTorch's bf16).
+json run_oracle(const std::filesystem::path& dir, const std::string& precision) {
+  const auto out = dir / ("out" + precision + ".json");
+  const std::string cmd = torch_python() + " " + oracle_script() + " " +
+                          (dir / "case.json").string() + " " + out.string() + " " + precision;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return json::parse(std::ifstream(out));
+}
+
+// In bf16, hwt's bound for an output is the fixed one above or, where larger, a multiple of
+// the oracle's own bf16 error on it: PyTorch autocast with the residual stream stored in bf16,
+// as hwt stores it, against float64. Some cases are that sensitive to rounding (a classifier's
+// few-token loss, norm weights' gradients summed over rounded rows); the oracle and hwt round
+// at nearly but not exactly the same points (hwt also stores Q, K, V and the MLP's hidden
+// activation in bf16 and sums in other orders), hence the factor.
+constexpr double kTorchBf16Margin = 3.0;
+
+double bound(double fixed, double torch_err) {
+  return std::max(fixed, kTorchBf16Margin * torch_err);
+}
+
 class TorchParity : public ::testing::TestWithParam<std::tuple<int, OptimizerKind, Target>> {};
 
 TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
@@ -291,10 +313,12 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
   static const std::function<Case()> kCases[] = {encoder_joint, decoder_lm,     encoder_mean_pool,
                                                  llama_lm,      qwen2_classify, neox_lm};
   const Case c = kCases[which]();
-  // The modern blocks in bf16 exceed these tolerances (docs/cuda.md gives by how much); until
-  // that is traced to rounding or a defect they are not claimed to match.
-  if (target == Target::CudaBf16 && which >= 3)
-    GTEST_SKIP() << "skipped: " << c.name << " in bf16 is outside the bf16 tolerances (open)";
+  // Everything else of the Llama-style case in bf16 is within the bound below, but its losses
+  // of steps 7 to 10 drift to 4-6 times the oracle's own bf16 error (H200, docs/cuda.md); until
+  // that is traced to rounding or a defect it is not claimed to match.
+  if (target == Target::CudaBf16 && c.name == "llama_lm")
+    GTEST_SKIP() << "skipped: llama_lm in bf16: late step losses outside 3x the oracle's bf16 "
+                    "error (open)";
   const Tolerance tol = tolerance(target);
   CpuBackend cpu(2);
   Backend& be = target == Target::Cpu ? static_cast<Backend&>(cpu) : test::gpu_ref();
@@ -342,10 +366,26 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
                    ("hwt_parity_" + c.name + "_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "case.json") << in.dump();
-  const std::string cmd = torch_python() + " " + oracle_script() + " " +
-                          (dir / "case.json").string() + " " + (dir / "out.json").string();
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  const json out = json::parse(std::ifstream(dir / "out.json"));
+  const json out = run_oracle(dir, "");
+  const bool bf16 = target == Target::CudaBf16;
+  const json torch_bf16 = bf16 ? run_oracle(dir, "bf16") : json();
+  // PyTorch's bf16 error on the output at `at` (0 for the other targets); a parameter's name
+  // drops the key bias as the comparison below does.
+  auto torch_err = [&](const std::string& at, const std::string& param = "") {
+    if (!bf16) return 0.0;
+    const json& got = torch_bf16[json::json_pointer(at)];
+    const json& want = out[json::json_pointer(at)];
+    if (got.is_number()) return std::abs(got.get<double>() - want.get<double>());
+    auto g = got.get<std::vector<double>>(), w = want.get<std::vector<double>>();
+    test::drop_key_bias(param, c.model, g);
+    test::drop_key_bias(param, c.model, w);
+    return err(g, w);
+  };
+  double worst_vs_torch = 0;  // hwt's bf16 error over PyTorch's, the largest (the bound's margin)
+  auto expect_within = [&](double e, double fixed, double t_err, const std::string& what) {
+    EXPECT_LT(e, bound(fixed, t_err)) << what;
+    if (t_err > 0) worst_vs_torch = std::max(worst_vs_torch, e / t_err);
+  };
 
   // Logits and every gradient of the first batch.
   model.set_batch(c.batches[0]);
@@ -353,25 +393,26 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
   if (out.contains("seq_logits")) {
     // Training forward overwrites logits with their gradient, so compare an eval forward.
     model.forward(false, 0);
-    EXPECT_LT(
+    expect_within(
         err(read_floats(be, model.seq_logits()), out["seq_logits"].get<std::vector<double>>()),
-        tol.logits);
+        tol.logits, torch_err("/seq_logits"), "sequence logits");
   }
   if (out.contains("token_logits")) {
     model.forward(false, 0);
-    EXPECT_LT(
+    expect_within(
         err(read_floats(be, model.token_logits()), out["token_logits"].get<std::vector<double>>()),
-        tol.logits);
+        tol.logits, torch_err("/token_logits"), "token logits");
   }
   model.params().zero_grads();
   model.forward(true, 0);
-  EXPECT_NEAR(model.losses().mean(), out["loss"].get<double>(), tol.loss);
+  expect_within(std::abs(model.losses().mean() - out["loss"].get<double>()), tol.loss,
+                torch_err("/loss"), "loss");
   model.backward();
   std::vector<float> grads(flat.size());
   be.download(grads.data(), model.params().grads_flat());
   for (const ParamInfo& p : model.params().infos())
-    EXPECT_LT(err(slice(grads, p), out["grads"][p.name].get<std::vector<double>>()), tol.grad)
-        << p.name;
+    expect_within(err(slice(grads, p), out["grads"][p.name].get<std::vector<double>>()), tol.grad,
+                  torch_err("/grads/" + p.name), "gradient of " + p.name);
 
   // Ten optimizer steps from the same weights.
   be.upload(model.params().params_flat(), flat.data());
@@ -386,7 +427,8 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
     model.backward();
     opt.step(s + 1, oc.lr);
     const double expected = want[static_cast<size_t>(s)];
-    EXPECT_NEAR(loss, expected, tol.step_loss * std::abs(expected)) << "step " << s + 1;
+    expect_within(std::abs(loss - expected), tol.step_loss * std::abs(expected),
+                  torch_err(fmt::format("/losses/{}", s)), fmt::format("loss of step {}", s + 1));
   }
   // A step loss moves less than bf16 rounding does, so the weights' change must match too.
   std::vector<float> after(flat.size());
@@ -400,10 +442,11 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
     test::drop_key_bias(p.name, c.model, update);
     test::drop_key_bias(p.name, c.model, want_update);
     const double e = err(update, want_update);
-    EXPECT_LT(e, tol.update) << p.name;
+    expect_within(e, tol.update, torch_err("/updates/" + p.name, p.name), "update of " + p.name);
     worst_update = std::max(worst_update, e);
   }
   RecordProperty("worst_update_error", fmt::format("{:.3g}", worst_update));  // the bound's margin
+  if (bf16) RecordProperty("worst_error_over_torch_bf16", fmt::format("{:.3g}", worst_vs_torch));
   std::filesystem::remove_all(dir);
 }
 

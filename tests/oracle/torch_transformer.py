@@ -7,7 +7,12 @@ positions, multi-head or grouped-query attention, GELU/ReLU or gated SwiGLU/GeGL
 or without biases), then writes the logits, every parameter gradient of the first batch and
 the loss of each of N optimizer steps (AdamW via torch.optim, Adan written from Xie et al. 2022 and sail-sg/Adan).
 
-usage: torch_transformer.py CASE.json OUT.json
+With "bf16" the same model runs in PyTorch's mixed precision, rounded where hwt rounds: fp32
+weights and optimizer, the forward under bf16 autocast (on the GPU when there is one), the
+residual stream stored in bf16, norms computed in fp32. Its distance from the float64 run is
+the bf16 error of the case itself, the yardstick for hwt's.
+
+usage: torch_transformer.py CASE.json OUT.json [bf16]
 """
 import json
 import math
@@ -16,7 +21,22 @@ import sys
 import torch
 import torch.nn.functional as F
 
-torch.set_default_dtype(torch.float64)
+BF16 = sys.argv[3:] == ["bf16"]
+DEVICE = "cuda" if BF16 and torch.cuda.is_available() else "cpu"
+torch.set_default_dtype(torch.float32 if BF16 else torch.float64)
+
+
+def tensor(data, dtype=None):
+    return torch.tensor(data, dtype=dtype, device=DEVICE)
+
+
+def arange(n):
+    return torch.arange(n, device=DEVICE)
+
+
+def stored(x):
+    """x as the residual stream keeps it: bf16 in the bf16 run, as hwt stores activations."""
+    return x.to(torch.bfloat16) if BF16 else x
 
 
 def activation(name, x):
@@ -43,7 +63,7 @@ def rope_inverse_frequencies(c, dim):
     inv = [c["rope_theta"] ** (-2 * i / dim) for i in range(dim // 2)]
     factor = c["rope_scaling_factor"]
     if factor == 0:
-        return torch.tensor(inv)
+        return tensor(inv, torch.float64)
     old = c["rope_original_max_seq"]
     low, high = c["rope_low_freq_factor"], c["rope_high_freq_factor"]
     out = []
@@ -56,16 +76,18 @@ def rope_inverse_frequencies(c, dim):
         else:
             smooth = (old / wavelength - low) / (high - low)
             out.append((1 - smooth) * f / factor + smooth * f)
-    return torch.tensor(out)
+    return tensor(out, torch.float64)
 
 
 def rotate(x, c):
-    """Rotary embedding of x [B, heads, S, d] in the rotate-half layout (GPT-NeoX, Llama)."""
+    """Rotary embedding of x [B, heads, S, d] in the rotate-half layout (GPT-NeoX, Llama).
+
+    The angles in float64 (as hwt computes its tables), cos and sin in x's precision."""
     S, d = x.shape[2], x.shape[3]
     dim = int(c["rotary_fraction"] * d)
     dim -= dim % 2
-    angles = torch.arange(S, dtype=torch.float64)[:, None] * rope_inverse_frequencies(c, dim)[None]
-    cos, sin = angles.cos(), angles.sin()
+    angles = arange(S).double()[:, None] * rope_inverse_frequencies(c, dim)[None]
+    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)
     x1, x2, rest = x[..., :dim // 2], x[..., dim // 2:dim], x[..., dim:]
     return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest], dim=-1)
 
@@ -73,10 +95,11 @@ def rotate(x, c):
 class Transformer:
     def __init__(self, cfg, params):
         self.c = cfg
-        self.p = {k: torch.tensor(v["data"]).reshape(v["shape"]).requires_grad_(True)
+        self.p = {k: tensor(v["data"]).reshape(v["shape"]).requires_grad_(True)
                   for k, v in params.items()}
 
     def ln(self, x, name):
+        x = x.to(torch.get_default_dtype())  # norms compute in fp32 from a bf16 input
         w = self.p[name + ".weight"]
         if self.c["norm_kind"] == "rmsnorm":
             return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.c["ln_eps"]) * w
@@ -98,7 +121,7 @@ class Transformer:
         # Grouped-query attention: each K/V head serves nh / kv consecutive query heads.
         k, v = (t.repeat_interleave(nh // kv, dim=1) for t in (k, v))
         scores = q @ k.transpose(-1, -2) / math.sqrt(d)
-        keys = torch.arange(S)
+        keys = arange(S)
         mask = keys[None, :] >= lengths[:, None]                     # [B, S] padded keys
         mask = mask[:, None, None, :].expand(B, 1, S, S)
         if self.c["causal"]:
@@ -109,43 +132,44 @@ class Transformer:
 
     def forward(self, batch):
         B, S = batch["batch"], batch["seq"]
-        ids = torch.tensor(batch["ids"]).view(B, S)
-        lengths = torch.tensor(batch["lengths"])
+        ids = tensor(batch["ids"]).view(B, S)
+        lengths = tensor(batch["lengths"])
         pre = self.c["norm"] == "pre"
         x = self.p["embed.tokens"][ids]
         if self.c["position"] == "learned":
             x = x + self.p["embed.positions"][:S][None]
         if not pre:
             x = self.ln(x, "embed.ln")
+        x = stored(x)
         for i in range(self.c["layers"]):
             n = f"layers.{i}."
             if self.c["parallel_residual"]:
                 a = self.attention(self.ln(x, n + "ln1"), n + "attn", lengths)
                 f = mlp_activation(self.c["activation"],
                                    self.linear(self.ln(x, n + "ln2"), n + "mlp.fc1"))
-                x = x + a + self.linear(f, n + "mlp.fc2")
+                x = stored(x + a + self.linear(f, n + "mlp.fc2"))
             elif pre:
-                x = x + self.attention(self.ln(x, n + "ln1"), n + "attn", lengths)
+                x = stored(x + self.attention(self.ln(x, n + "ln1"), n + "attn", lengths))
                 f = mlp_activation(self.c["activation"],
                                    self.linear(self.ln(x, n + "ln2"), n + "mlp.fc1"))
-                x = x + self.linear(f, n + "mlp.fc2")
+                x = stored(x + self.linear(f, n + "mlp.fc2"))
             else:
-                x = self.ln(x + self.attention(x, n + "attn", lengths), n + "ln1")
+                x = stored(self.ln(x + self.attention(x, n + "attn", lengths), n + "ln1"))
                 f = mlp_activation(self.c["activation"], self.linear(x, n + "mlp.fc1"))
-                x = self.ln(x + self.linear(f, n + "mlp.fc2"), n + "ln2")
+                x = stored(self.ln(x + self.linear(f, n + "mlp.fc2"), n + "ln2"))
         if pre:
             x = self.ln(x, "final_ln")
-        out, loss = {}, torch.zeros(())
+        out, loss = {}, torch.zeros((), device=DEVICE)
         head = self.c["head"]
         if head in ("classify", "joint"):
             if self.c["pooling"] == "first":
                 pooled = x[:, 0]
             else:
-                valid = (torch.arange(S)[None, :] < lengths[:, None]).to(x.dtype)
+                valid = (arange(S)[None, :] < lengths[:, None]).to(x.dtype)
                 pooled = (x * valid[..., None]).sum(1) / lengths[:, None].to(x.dtype)
             logits = self.linear(pooled, "head.classifier")
             out["seq_logits"] = logits
-            loss = loss + F.cross_entropy(logits, torch.tensor(batch["seq_labels"]), ignore_index=-1)
+            loss = loss + F.cross_entropy(logits, tensor(batch["seq_labels"]), ignore_index=-1)
         if head in ("tokens", "joint", "lm"):
             if head == "lm":
                 w = self.p["embed.tokens"] if self.c["tie_embeddings"] else self.p["head.lm.weight"]
@@ -154,8 +178,19 @@ class Transformer:
                 logits = self.linear(x, "head.tokens")
             logits = logits.reshape(B * S, -1)
             out["token_logits"] = logits
-            loss = loss + F.cross_entropy(logits, torch.tensor(batch["token_labels"]), ignore_index=-1)
+            loss = loss + F.cross_entropy(logits, tensor(batch["token_labels"]), ignore_index=-1)
         return out, loss
+
+
+def run_forward(model, batch):
+    if not BF16:
+        return model.forward(batch)
+    with torch.autocast(DEVICE, dtype=torch.bfloat16):
+        return model.forward(batch)
+
+
+def flat(t):
+    return t.detach().double().reshape(-1).tolist()
 
 
 class Adan:
@@ -195,12 +230,12 @@ def main():
     batches = case["batches"]
     result = {}
 
-    out, loss = model.forward(batches[0])
+    out, loss = run_forward(model, batches[0])
     loss.backward()
     for k, v in out.items():
-        result[k] = v.detach().reshape(-1).tolist()
+        result[k] = flat(v)
     result["loss"] = loss.item()
-    result["grads"] = {k: p.grad.reshape(-1).tolist() for k, p in model.p.items()}
+    result["grads"] = {k: flat(p.grad) for k, p in model.p.items()}
 
     o = case["optim"]
     decay = [model.p[n] for n in case["decay"]]
@@ -219,14 +254,14 @@ def main():
     for step in range(case["steps"]):
         for p in model.p.values():
             p.grad = None
-        _, loss = model.forward(batches[step % len(batches)])
+        _, loss = run_forward(model, batches[step % len(batches)])
         loss.backward()
         if o["max_grad_norm"] > 0:
             torch.nn.utils.clip_grad_norm_(list(model.p.values()), o["max_grad_norm"])
         opt.step()
         losses.append(loss.item())
     result["losses"] = losses
-    result["updates"] = {k: (p.detach() - start[k]).reshape(-1).tolist() for k, p in model.p.items()}
+    result["updates"] = {k: flat(p - start[k]) for k, p in model.p.items()}
     json.dump(result, open(sys.argv[2], "w"))
 
 
