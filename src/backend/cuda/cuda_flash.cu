@@ -17,7 +17,8 @@
 // the dK/dV kernel also forms dQ += dS·K from its dS (with mma.sync: 32 query rows are below
 // wgmma's 64) and adds it to an fp32 accumulator with vector atomics; the sum order then varies.
 // Grouped-query attention: query heads read their K/V head in place; a dK/dV block streams the
-// query tiles of every query head of its K/V head's group, in a fixed order.
+// query tiles of every query head of its share of its K/V head's group (KvBlock: all of it, or
+// a part when attention_dkv_splits shares groups out), in a fixed order.
 #include <cfloat>
 #include <type_traits>
 

@@ -12,7 +12,7 @@
 // kernel whose warps own 16 key rows each while query tiles stream through (for head size 256
 // two warps share the rows, each accumulating half of the columns). Grouped-query attention: a
 // query head reads its K/V head in place, and a dK/dV block streams the query tiles of every
-// query head of its group, in a fixed order.
+// query head of its share of the group (KvBlock), in a fixed order.
 // Shared-memory tiles are row-major with rows padded by 16 bytes, so that the eight rows an
 // ldmatrix (or a warp's scalar loads) reads fall in different banks.
 #include <cfloat>
