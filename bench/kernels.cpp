@@ -161,31 +161,41 @@ void attention_head_sizes(Bench& k) {
     }
 }
 
-// Grouped-query attention at the same shape, bf16 D128: 16 query heads over 16, 4 and 1 K/V
-// heads (multi-head, Llama-style groups of 4, multi-query).
+// Grouped-query attention at the same shape, bf16, head sizes 64 and 128 (the Hopper kernels):
+// 16 query heads over 16 (multi-head), 8, 4 (Llama's groups of 4), 2 and 1 (multi-query) K/V
+// heads. Forward, backward, and both (bench/kernels.py times SDPA's flash backend alike).
 void attention_grouped(Bench& k) {
-  const int64_t B = 8, S = 1024, H = 16, D = 128;
-  for (const int64_t kv : {16, 4, 1}) {
-    const std::string tag = fmt::format("causal bf16 D{} kv{}", D, kv);
-    AttentionDims dims{B, S, H, D, true, {}, 1.0f / std::sqrt(static_cast<float>(D)), {}, kv};
-    const Tensor qkv = k.make(DType::BF16, {B * S, dims.qkv_width()});
-    const Tensor out = k.make(DType::BF16, {B * S, H * D}),
-                 dout = k.make(DType::BF16, {B * S, H * D});
-    const Tensor lse = k.make(DType::F32, {B, H, S}),
-                 dqkv = k.make(DType::BF16, {B * S, dims.qkv_width()});
-    k.op(
-        "attention_forward " + tag,
-        [&](Backend& b) {
-          b.attention_forward({dims, qkv, out, lse});
-        },
-        0.5);
-    k.op(
-        "attention_backward " + tag,
-        [&](Backend& b) {
-          b.attention_backward({dims, qkv, out, dout, lse, dqkv});
-        },
-        0.5);
-  }
+  const int64_t B = 8, S = 1024, H = 16;
+  for (const int64_t D : {64, 128})
+    for (const int64_t kv : {16, 8, 4, 2, 1}) {
+      const std::string tag = fmt::format("causal bf16 D{} kv{}", D, kv);
+      AttentionDims dims{B, S, H, D, true, {}, 1.0f / std::sqrt(static_cast<float>(D)), {}, kv};
+      const Tensor qkv = k.make(DType::BF16, {B * S, dims.qkv_width()});
+      const Tensor out = k.make(DType::BF16, {B * S, H * D}),
+                   dout = k.make(DType::BF16, {B * S, H * D});
+      const Tensor lse = k.make(DType::F32, {B, H, S}),
+                   dqkv = k.make(DType::BF16, {B * S, dims.qkv_width()});
+      k.be().attention_forward({dims, qkv, out, lse});  // an output and lse to differentiate
+      k.op(
+          "attention_forward " + tag,
+          [&](Backend& b) {
+            b.attention_forward({dims, qkv, out, lse});
+          },
+          0.5);
+      k.op(
+          "attention_backward " + tag,
+          [&](Backend& b) {
+            b.attention_backward({dims, qkv, out, dout, lse, dqkv});
+          },
+          0.5);
+      k.op(
+          "attention_forward+backward " + tag,
+          [&](Backend& b) {
+            b.attention_forward({dims, qkv, out, lse});
+            b.attention_backward({dims, qkv, out, dout, lse, dqkv});
+          },
+          0.5);
+    }
 }
 
 void run_all(const std::string& only) {

@@ -1,6 +1,7 @@
 """PyTorch counterparts of bench_kernels on the same GPU in the same run: device copy,
 optimizer steps over the GPT-2 124M parameter set (fused AdamW, a torch._foreach Adan),
-layer_norm, causal SDPA (flash) forward/backward and cross-entropy at GPT-2 shapes (bf16).
+layer_norm, causal SDPA (flash) forward/backward and cross-entropy at GPT-2 shapes (bf16), and
+grouped-query SDPA on its flash backend at bench_kernels' attention_grouped shapes.
 Timed as bench_kernels times hwt (DeviceTiming in src/measure/device_time.h): after warm-up
 calls, batches of back-to-back calls lasting at least 2 ms (at most 200 calls) between two
 synchronisations, host clock, the median batch's time per call. Prints one JSON line per
@@ -106,6 +107,7 @@ def main():
     emit(op="cross_entropy+grad vocab 50304", ms=ms, GBps=round(3 * logits.numel() * 2 / ms / 1e6))
     del logits, tgt
     attention_head_sizes(dev)
+    attention_grouped(dev)
 
 
 def attention_head_sizes(dev):
@@ -126,6 +128,42 @@ def attention_head_sizes(dev):
             do = torch.randn_like(o)
             ms = bench(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True))
             emit(op=f"attention_backward {tag} (sdpa)", ms=ms, TFLOPs=round(2.5 * fl / ms / 1e9, 1))
+            del q, k, v, o, do
+
+
+def attention_grouped(dev):
+    """Causal bf16 SDPA with enable_gqa at bench_kernels' attention_grouped shapes: B8 T1024, 16
+    query heads of size 64 and 128 over 16, 8, 4, 2 and 1 K/V heads, restricted to the flash
+    backend (a shape it refuses is reported, not timed on another backend). Forward, backward
+    (autograd.grad of a kept forward) and forward + backward."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    B, T, H = 8, 1024, 16
+    for D in (64, 128):
+        for kv in (16, 8, 4, 2, 1):
+            tag = f"causal bf16 D{D} kv{kv}"
+            q = torch.randn(B, H, T, D, device=dev, dtype=torch.bfloat16, requires_grad=True)
+            k, v = (torch.randn(B, kv, T, D, device=dev, dtype=torch.bfloat16, requires_grad=True)
+                    for _ in range(2))
+            fl = 4 * B * H * T * T * D / 2
+
+            def fwd():
+                return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                try:
+                    o = fwd()
+                except RuntimeError as e:
+                    emit(op=f"attention_forward {tag} (sdpa flash)", error=str(e).splitlines()[0])
+                    continue
+                do = torch.randn_like(o)
+                ms = bench(fwd)
+                emit(op=f"attention_forward {tag} (sdpa flash)", ms=ms,
+                     TFLOPs=round(fl / ms / 1e9, 1))
+                ms = bench(lambda: torch.autograd.grad(o, (q, k, v), do, retain_graph=True))
+                emit(op=f"attention_backward {tag} (sdpa flash)", ms=ms,
+                     TFLOPs=round(2.5 * fl / ms / 1e9, 1))
+                ms = bench(lambda: torch.autograd.grad(fwd(), (q, k, v), do))
+                emit(op=f"attention_forward+backward {tag} (sdpa flash)", ms=ms,
+                     TFLOPs=round(3.5 * fl / ms / 1e9, 1))
             del q, k, v, o, do
 
 

@@ -270,11 +270,13 @@ constexpr int64_t kKvHeads[] = {8, 4, 2, 1};
 
 class CudaGqaAttention : public CudaModernOps {
  protected:
-  void check(Backend& gpu, const GqaCase& k, int64_t kv, uint64_t seed, double tolerance) {
+  // B: the batch (k.lengths has B entries when set).
+  void check(Backend& gpu, const GqaCase& k, int64_t kv, uint64_t seed, double tolerance,
+             int64_t B = 2) {
     SCOPED_TRACE(::testing::Message()
-                 << "S " << k.seq << " D " << k.head_dim << " kv " << kv << " causal " << k.causal
-                 << " masked " << !k.lengths.empty() << " p " << k.drop);
-    const int64_t B = 2, H = kQueryHeads, S = k.seq, D = k.head_dim, W = (H + 2 * kv) * D;
+                 << "B " << B << " S " << k.seq << " D " << k.head_dim << " kv " << kv << " causal "
+                 << k.causal << " masked " << !k.lengths.empty() << " p " << k.drop);
+    const int64_t H = kQueryHeads, S = k.seq, D = k.head_dim, W = (H + 2 * kv) * D;
     const Vec qkv = r(randn(B * S * W, seed)), dout = r(randn(B * S * H * D, seed + 1));
     AttentionDims dims{B,
                        S,
@@ -353,6 +355,19 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CudaGqaAttention,
 // and the mma.sync ones (32, 36 padded, 256). Tolerances as cuda_ops_test.cpp's attention.
 TEST_P(CudaGqaAttention, ForwardBackwardEveryPath) {
   check_all(be(), 500, tol());
+}
+
+// The small cases above have so few dK/dV blocks that the backward shares each group's query
+// heads out one a block, its partials summed in a fixed order. Many short sequences give enough
+// blocks for parts of several heads (on the H200, two heads a block at head sizes 64 and 128);
+// head size 32 runs the mma.sync kernels. Against the CPU and bitwise repeatable, as above.
+TEST_P(CudaGqaAttention, SplitGroupsManyBlocks) {
+  if (dt() == DType::F32) GTEST_SKIP() << "fp32 runs the generic kernels, which do not split";
+  const GqaCase cases[] = {
+      {64, 128, true, {}, 0.0f}, {64, 64, false, {}, 0.1f}, {64, 32, true, {}, 0.0f}};
+  uint64_t seed = 900;
+  for (const GqaCase& k : cases)
+    for (int64_t kv : {1, 2}) check(be(), k, kv, seed += 2, tol(), 256);
 }
 
 // fp32 under train.precision tf32: the mma.sync kernels with TF32 products (10-bit mantissas,

@@ -415,7 +415,42 @@ void attention_dvec(const Launch& l, const AttnArgs& a) {
       <<<static_cast<unsigned>(ceil_div(n, kBlockThreads)), kBlockThreads, 0, l.stream>>>(a));
 }
 
+// d_qkv's k and v rows = the sum of the dkv_splits fp32 partials, in split order: four
+// consecutive elements of a row per thread.
+template <class T>
+__global__ void dkv_sum_kernel(AttnArgs a) {
+  const int64_t width = 2 * a.kv() * a.head_dim, n = a.batch * a.seq * width;
+  const int64_t e = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) * 4;
+  if (e >= n) return;
+  float4 sum = *reinterpret_cast<const float4*>(a.dkv_partials + e);
+  for (int64_t s = 1; s < a.dkv_splits; ++s) {
+    const float4 p = *reinterpret_cast<const float4*>(a.dkv_partials + s * n + e);
+    sum.x += p.x;
+    sum.y += p.y;
+    sum.z += p.z;
+    sum.w += p.w;
+  }
+  T* dst = static_cast<T*>(a.d_qkv) + e / width * a.qkv_stride() + a.heads * a.head_dim + e % width;
+  const float v[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) dst[k] = from_f<T>(v[k]);
+}
+
 }  // namespace
+
+int64_t dkv_split_count(const Launch& l, int64_t blocks, int64_t group, int resident_per_sm) {
+  const int64_t wanted = 2 * int64_t{l.sms} * (resident_per_sm > 1 ? resident_per_sm : 1);
+  for (int64_t s = 1; s < group; ++s)
+    if (group % s == 0 && blocks * s >= wanted) return s;
+  return group;
+}
+
+int64_t attention_dkv_splits(const Launch& l, const AttnArgs& a, bool atomic_dq) {
+  if (a.batch * a.seq == 0) return 1;
+  if (flash_supported(a)) return flash_dkv_splits(l, a, atomic_dq);
+  if (mma_attention_unsupported(a).empty()) return mma_dkv_splits(l, a);
+  return 1;
+}
 
 void repack_heads(const Launch& l, DType dt, const void* src, void* dst, int64_t groups,
                   int64_t d_src, int64_t d_dst) {
@@ -441,10 +476,21 @@ void attention_forward(const Launch& l, const AttnArgs& a) {
 
 void attention_backward(const Launch& l, const AttnArgs& a) {
   if (a.batch * a.seq == 0) return;
-  if (flash_supported(a)) return flash_backward(l, a);
-  if (mma_attention_unsupported(a).empty()) return mma_attention_backward(l, a);
-  attention_dvec(l, a);
-  HWT_DISPATCH_FLOAT(a.dt, T, generic_dispatch<T>(l, a, true));
+  if (flash_supported(a)) {
+    flash_backward(l, a);
+  } else if (mma_attention_unsupported(a).empty()) {
+    mma_attention_backward(l, a);
+  } else {
+    attention_dvec(l, a);
+    HWT_DISPATCH_FLOAT(a.dt, T, generic_dispatch<T>(l, a, true));
+  }
+  if (a.dkv_partials) {
+    const int64_t n = a.batch * a.seq * 2 * a.kv() * a.head_dim / 4;
+    HWT_DISPATCH_FLOAT(
+        a.dt, T,
+        dkv_sum_kernel<T>
+        <<<static_cast<unsigned>(ceil_div(n, kBlockThreads)), kBlockThreads, 0, l.stream>>>(a));
+  }
 }
 
 }  // namespace hwt::cuda

@@ -17,7 +17,8 @@
 // the dK/dV kernel also forms dQ += dS·K from its dS (with mma.sync: 32 query rows are below
 // wgmma's 64) and adds it to an fp32 accumulator with vector atomics; the sum order then varies.
 // Grouped-query attention: query heads read their K/V head in place; a dK/dV block streams the
-// query tiles of every query head of its K/V head's group, in a fixed order.
+// query tiles of every query head of its share of its K/V head's group (KvBlock: all of it, or
+// a part when attention_dkv_splits shares groups out), in a fixed order.
 #include <cfloat>
 #include <type_traits>
 
@@ -504,21 +505,21 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
   float* sDv = sLse + 2 * kTile;                                     // [2][kTile]
   T* sdS = reinterpret_cast<T*>(sDv + 2 * kTile);  // kAtomicDq: [2 halves][kHalf rows][kOwn]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
-  const Head kvh(a, true);
-  const int j0 = static_cast<int>(blockIdx.x) * kOwn;
+  const KvBlock blk(a, kOwn);
+  const Head& kvh = blk.kv;
+  const int j0 = blk.j0;
   const T* qkv = static_cast<const T*>(a.qkv);
   const T* dout = static_cast<const T*>(a.d_out);
-  T* dst = static_cast<T*>(a.d_qkv);
   const int key0 = j0 + warp * 16 + g;  // key rows key0 and key0 + 8
 
   const int q_first = a.causal ? j0 / kTile : 0;
   const int q_tiles = j0 < kvh.L ? ceil_div(kvh.S, kTile) : q_first;
-  // Step `it` takes query tile q_first + it % per_head of the group's query head it / per_head.
-  const int per_head = q_tiles - q_first, steps = static_cast<int>(a.group()) * per_head;
+  // Step `it` takes query tile q_first + it % per_head of the block's query head it / per_head.
+  const int per_head = q_tiles - q_first, steps = blk.count * per_head;
   // Stages step it: Q, dO and the rows' lse and dvec, all asynchronously. Rows past the
   // sequence get lse -inf and dvec 0; the mask zeroes their probabilities.
   auto stage = [&](int it, int buf) {
-    const Head hd = kvh.with_query(it / per_head);
+    const Head hd = kvh.with_query(blk.first + it / per_head);
     const int i0 = (q_first + it % per_head) * kTile;
     load_tile<kTile, kThreads, kD>(sQ + buf * tile_elems(kD), qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0,
                                    head_cols<kD>(a));
@@ -543,7 +544,7 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
   uint32_t pa[kHalf / 16][4] = {}, da[kHalf / 16][4] = {};  // live until their products are done
   for (int it = 0; it < steps; ++it) {
     const int buf = it & 1, qt = q_first + it % per_head;
-    const Head hd = kvh.with_query(it / per_head);
+    const Head hd = kvh.with_query(blk.first + it / per_head);
     cp_async_wait_all();
     fence_async_smem();
     __syncthreads();
@@ -633,20 +634,26 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
   fence_regs(dk);
   fence_regs(dv);
   cp_async_wait_all();
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
+  // Row r of the accumulator acc (part 1 dK, 2 dV) times f: into d_qkv, or this split's partial.
+  auto store = [&](const float(&acc)[kD / 8][4], int r, int part, float f) {
     const int j = key0 + r * 8;
-    if (j >= kvh.S) continue;
-    T* krow = dst + kvh.qkv(j, 1);
-    T* vrow = dst + kvh.qkv(j, 2);
+    if (j >= kvh.S) return;
+    T* row = static_cast<T*>(a.d_qkv) + kvh.qkv(j, part);
+    float* prow = a.dkv_partials ? blk.partial(a, j, part) : nullptr;
 #pragma unroll
     for (int dt = 0; dt < kD / 8; ++dt) {
       if (dt * 8 >= head_cols<kD>(a)) continue;
-      *reinterpret_cast<uint32_t*>(krow + dt * 8 + 2 * tq) =
-          pack2<T>(dk[dt][2 * r] * a.scale, dk[dt][2 * r + 1] * a.scale);
-      *reinterpret_cast<uint32_t*>(vrow + dt * 8 + 2 * tq) =
-          pack2<T>(dv[dt][2 * r], dv[dt][2 * r + 1]);
+      const float x = acc[dt][2 * r] * f, y = acc[dt][2 * r + 1] * f;
+      if (prow)
+        *reinterpret_cast<float2*>(prow + dt * 8 + 2 * tq) = make_float2(x, y);
+      else
+        *reinterpret_cast<uint32_t*>(row + dt * 8 + 2 * tq) = pack2<T>(x, y);
     }
+  };
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    store(dk, r, 1, a.scale);
+    store(dv, r, 2, 1.0f);
   }
 }
 
@@ -719,18 +726,44 @@ constexpr size_t dkv_smem(int d, bool atomic_dq) {
          4 * kTile * sizeof(float) + kSmemAlign;
 }
 
-// A block per 16 * warps rows of each (batch, head): query heads, or K/V heads (dK/dV).
 template <class Kernel>
-void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t smem,
-            int64_t heads) {
+void configure(Kernel kernel, size_t smem) {
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   // Registers, not shared memory, should bound the blocks a multiprocessor holds.
   cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                        cudaSharedmemCarveoutMaxShared);
+}
+
+// A block per 16 * warps query rows of each (batch, query head).
+template <class Kernel>
+void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int warps, size_t smem) {
+  configure(kernel, smem);
   const int64_t own = 16 * warps;
-  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, own)), static_cast<unsigned>(heads),
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, own)), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));
   kernel<<<grid, 32 * warps, smem, l.stream>>>(a);
+}
+
+// The dK/dV kernel (KvBlock): a block per kDkvOwn keys of each (batch, K/V head, split).
+template <class Kernel>
+void launch_dkv(const Launch& l, Kernel kernel, const AttnArgs& a, size_t smem) {
+  configure(kernel, smem);
+  const int64_t blocks = ceil_div(a.seq, kDkvOwn) * a.batch * a.kv() * a.dkv_splits;
+  kernel<<<static_cast<unsigned>(blocks), 32 * kDkvWarps, smem, l.stream>>>(a);
+}
+
+// Blocks of a dK/dV kernel instance a multiprocessor holds (asked once).
+template <class T, int kD, bool kDrop, bool kAtomicDq>
+int dkv_resident() {
+  static const int n = [] {
+    const auto kernel = flash_dkv_kernel<T, kD, kDrop, kAtomicDq>;
+    const size_t smem = dkv_smem(kD, kAtomicDq);
+    configure(kernel, smem);
+    int r = 0;  // a failed query (0) counts as one block
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r, kernel, 32 * kDkvWarps, smem);
+    return r;
+  }();
+  return n;
 }
 
 template <class T, int kD, bool kDrop>
@@ -739,11 +772,11 @@ void backward_typed(const Launch& l, const AttnArgs& a) {
   const unsigned blocks = static_cast<unsigned>(ceil_div(threads, kBlockThreads));
   flash_dvec_kernel<T, kD><<<blocks, kBlockThreads, 0, l.stream>>>(a);
   if (a.dq_accum) {
-    launch(l, flash_dkv_kernel<T, kD, kDrop, true>, a, kDkvWarps, dkv_smem(kD, true), a.kv());
+    launch_dkv(l, flash_dkv_kernel<T, kD, kDrop, true>, a, dkv_smem(kD, true));
     flash_dq_store_kernel<T, kD><<<blocks, kBlockThreads, 0, l.stream>>>(a);
   } else {
-    launch(l, flash_dq_kernel<T, kD, kDrop>, a, kDqWarps, dq_smem(kD), a.heads);
-    launch(l, flash_dkv_kernel<T, kD, kDrop, false>, a, kDkvWarps, dkv_smem(kD, false), a.kv());
+    launch(l, flash_dq_kernel<T, kD, kDrop>, a, kDqWarps, dq_smem(kD));
+    launch_dkv(l, flash_dkv_kernel<T, kD, kDrop, false>, a, dkv_smem(kD, false));
   }
 }
 
@@ -805,8 +838,21 @@ void flash_forward(const Launch& l, const AttnArgs& a) {
   dispatch(a, [&](auto type, auto size, auto drop) {
     constexpr int kD = decltype(size)::value;
     launch(l, flash_fwd_kernel<decltype(type), kD, decltype(drop)::value>, a, kFwdWarps,
-           fwd_smem(kD), a.heads);
+           fwd_smem(kD));
   });
+}
+
+int64_t flash_dkv_splits(const Launch& l, const AttnArgs& a, bool atomic_dq) {
+  int64_t splits = 1;
+  dispatch(a, [&](auto type, auto size, auto drop) {
+    using T = decltype(type);
+    constexpr int kD = decltype(size)::value;
+    constexpr bool kDrop = decltype(drop)::value;
+    const int n =
+        atomic_dq ? dkv_resident<T, kD, kDrop, true>() : dkv_resident<T, kD, kDrop, false>();
+    splits = dkv_split_count(l, ceil_div(a.seq, kDkvOwn) * a.batch * a.kv(), a.group(), n);
+  });
+  return splits;
 }
 
 void flash_backward(const Launch& l, const AttnArgs& a) {

@@ -12,7 +12,7 @@
 // kernel whose warps own 16 key rows each while query tiles stream through (for head size 256
 // two warps share the rows, each accumulating half of the columns). Grouped-query attention: a
 // query head reads its K/V head in place, and a dK/dV block streams the query tiles of every
-// query head of its group, in a fixed order.
+// query head of its share of the group (KvBlock), in a fixed order.
 // Shared-memory tiles are row-major with rows padded by 16 bytes, so that the eight rows an
 // ldmatrix (or a warp's scalar loads) reads fall in different banks.
 #include <cfloat>
@@ -538,17 +538,18 @@ __global__ void __launch_bounds__(kThreads* dkv_parts<kD>()) mma_dkv_kernel(Attn
   float* sDv = sLse + 2 * kTile;                                 // [2][kTile]
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, tq = lane & 3;
   const int kg = warp % kWarps, part = warp / kWarps;
-  const Head kvh(a, true);
-  const int j0 = static_cast<int>(blockIdx.x) * kKeyRows;
+  const KvBlock blk(a, kKeyRows);
+  const Head& kvh = blk.kv;
+  const int j0 = blk.j0;
   const int key0 = j0 + kg * 16 + g;  // key rows key0 and key0 + 8
   const T* qkv = static_cast<const T*>(a.qkv);
   const T* dout = static_cast<const T*>(a.d_out);
   const int q_first = a.causal ? j0 / kTile : 0;
   const int q_tiles = j0 < kvh.L ? ceil_div(kvh.S, kTile) : q_first;  // none past the length
-  // Step `it` takes query tile q_first + it % per_head of the group's query head it / per_head.
-  const int per_head = q_tiles - q_first, steps = static_cast<int>(a.group()) * per_head;
+  // Step `it` takes query tile q_first + it % per_head of the block's query head it / per_head.
+  const int per_head = q_tiles - q_first, steps = blk.count * per_head;
   auto stage = [&](int it) {
-    const Head hd = kvh.with_query(it / per_head);
+    const Head hd = kvh.with_query(blk.first + it / per_head);
     const int i0 = (q_first + it % per_head) * kTile, buf = it & 1;
     load_rows<T, kD, kTile, kAll>(sQ + buf * kTile * st, qkv + hd.qkv(i0, 0), hd.rs, hd.S - i0,
                                   hd.D);
@@ -575,7 +576,7 @@ __global__ void __launch_bounds__(kThreads* dkv_parts<kD>()) mma_dkv_kernel(Attn
     __syncthreads();
     if (it + 1 < steps) stage(it + 1);
     cp_async_commit();
-    const Head hd = kvh.with_query(it / per_head);
+    const Head hd = kvh.with_query(blk.first + it / per_head);
     const int i0 = (q_first + it % per_head) * kTile, buf = it & 1;
     if (a.causal && i0 + kTile - 1 < j0 + kg * 16) continue;  // queries before this warp's keys
     const T* q_s = sQ + buf * kTile * st;
@@ -622,59 +623,109 @@ __global__ void __launch_bounds__(kThreads* dkv_parts<kD>()) mma_dkv_kernel(Attn
   for (int r = 0; r < 2; ++r) {
     const int j = key0 + r * 8;
     if (j >= kvh.S) continue;
-    store_row<T, kCols / 8>(dst + kvh.qkv(j, 1), dk[0], r, a.scale, part * kCols, kvh.D);
-    store_row<T, kCols / 8>(dst + kvh.qkv(j, 2), dv[0], r, 1.0f, part * kCols, kvh.D);
+    if (a.dkv_partials) {
+      store_row<float, kCols / 8>(blk.partial(a, j, 1), dk[0], r, a.scale, part * kCols, kvh.D);
+      store_row<float, kCols / 8>(blk.partial(a, j, 2), dv[0], r, 1.0f, part * kCols, kvh.D);
+    } else {
+      store_row<T, kCols / 8>(dst + kvh.qkv(j, 1), dk[0], r, a.scale, part * kCols, kvh.D);
+      store_row<T, kCols / 8>(dst + kvh.qkv(j, 2), dv[0], r, 1.0f, part * kCols, kvh.D);
+    }
   }
 }
 
-// A block per `rows` rows of each (batch, head): query heads, or K/V heads (dK/dV).
+// A block per `rows` query rows of each (batch, query head).
 template <class Kernel>
-void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int threads, int rows, size_t smem,
-            int64_t heads) {
+void launch(const Launch& l, Kernel kernel, const AttnArgs& a, int threads, int rows, size_t smem) {
   cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, rows)), static_cast<unsigned>(heads),
+  const dim3 grid(static_cast<unsigned>(ceil_div(a.seq, rows)), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));
   kernel<<<grid, threads, smem, l.stream>>>(a);
+}
+
+// The dK/dV kernel's threads, dynamic shared memory and blocks of kKeyRows keys of each
+// (batch, K/V head) before the split.
+template <int kD>
+constexpr int dkv_threads() {
+  return kThreads * dkv_parts<kD>();
+}
+template <class T, int kD>
+size_t dkv_smem() {
+  return bwd_smem<T, kD>(kKeyRows);
+}
+int64_t dkv_blocks(const AttnArgs& a) {
+  return ceil_div(a.seq, kKeyRows) * a.batch * a.kv();
+}
+
+template <class T, int kD, bool kDrop>
+int64_t dkv_splits(const Launch& l, const AttnArgs& a) {
+  static const int resident = [] {  // blocks a multiprocessor holds, asked once
+    const auto kernel = mma_dkv_kernel<T, kD, kDrop>;
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(dkv_smem<T, kD>()));
+    int n = 0;  // a failed query (0) counts as one block
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, dkv_threads<kD>(), dkv_smem<T, kD>());
+    return n;
+  }();
+  return dkv_split_count(l, dkv_blocks(a), a.group(), resident);
 }
 
 template <class T, int kD, bool kDrop>
 void run_sized(const Launch& l, const AttnArgs& a, bool backward) {
   if (!backward) {
     launch(l, mma_fwd_kernel<T, kD, kDrop>, a, kThreads, 16 * kWarps * fwd_m<T, kD>(),
-           fwd_smem<T, kD>(), a.heads);
+           fwd_smem<T, kD>());
     return;
   }
   const int64_t threads = a.batch * a.seq * a.heads * 8;
   mma_dvec_kernel<T>
       <<<static_cast<unsigned>(ceil_div(threads, kBlockThreads)), kBlockThreads, 0, l.stream>>>(a);
   const int dq_rows = 16 * kWarps * dq_m<T, kD>();
-  launch(l, mma_dq_kernel<T, kD, kDrop>, a, kThreads, dq_rows, bwd_smem<T, kD>(dq_rows), a.heads);
-  launch(l, mma_dkv_kernel<T, kD, kDrop>, a, kThreads * dkv_parts<kD>(), kKeyRows,
-         bwd_smem<T, kD>(kKeyRows), a.kv());
+  launch(l, mma_dq_kernel<T, kD, kDrop>, a, kThreads, dq_rows, bwd_smem<T, kD>(dq_rows));
+  // A one-dimensional grid of KvBlocks.
+  const auto dkv = mma_dkv_kernel<T, kD, kDrop>;
+  cudaFuncSetAttribute(dkv, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                       static_cast<int>(dkv_smem<T, kD>()));
+  dkv<<<static_cast<unsigned>(dkv_blocks(a) * a.dkv_splits), dkv_threads<kD>(), dkv_smem<T, kD>(),
+        l.stream>>>(a);
 }
 
-template <class T, bool kDrop>
-void run_typed(const Launch& l, const AttnArgs& a, bool backward) {
+// Calls body(T{}, head-size instance, dropout) (std::integral_constant, std::bool_constant) for
+// the arguments: the next instance at or above the head size.
+template <class T, class Drop, class Body>
+void with_size(const AttnArgs& a, Body&& body) {
+  auto size = [&](auto d) { body(T{}, d, Drop{}); };
   const int64_t d = a.head_dim;
-  if (d <= 32) return run_sized<T, 32, kDrop>(l, a, backward);
-  if (d <= 64) return run_sized<T, 64, kDrop>(l, a, backward);
-  if (d <= 80) return run_sized<T, 80, kDrop>(l, a, backward);
-  if (d <= 96) return run_sized<T, 96, kDrop>(l, a, backward);
-  if (d <= 128) return run_sized<T, 128, kDrop>(l, a, backward);
-  if constexpr (!std::is_same_v<T, float>) run_sized<T, 256, kDrop>(l, a, backward);
+  if (d <= 32) return size(std::integral_constant<int, 32>{});
+  if (d <= 64) return size(std::integral_constant<int, 64>{});
+  if (d <= 80) return size(std::integral_constant<int, 80>{});
+  if (d <= 96) return size(std::integral_constant<int, 96>{});
+  if (d <= 128) return size(std::integral_constant<int, 128>{});
+  if constexpr (!std::is_same_v<T, float>) size(std::integral_constant<int, 256>{});
+}
+
+template <class Body>
+void dispatch(const AttnArgs& a, Body&& body) {
+  auto typed = [&](auto type) {
+    using T = decltype(type);
+    if (a.drop.active())
+      with_size<T, std::true_type>(a, body);
+    else
+      with_size<T, std::false_type>(a, body);
+  };
+  switch (a.dt) {
+    case DType::BF16:
+      return typed(bf16{});
+    case DType::F16:
+      return typed(f16{});
+    default:
+      return typed(float{});
+  }
 }
 
 void run(const Launch& l, const AttnArgs& a, bool backward) {
-  const bool drop = a.drop.active();
-  switch (a.dt) {
-    case DType::BF16:
-      return drop ? run_typed<bf16, true>(l, a, backward) : run_typed<bf16, false>(l, a, backward);
-    case DType::F16:
-      return drop ? run_typed<f16, true>(l, a, backward) : run_typed<f16, false>(l, a, backward);
-    default:
-      return drop ? run_typed<float, true>(l, a, backward)
-                  : run_typed<float, false>(l, a, backward);
-  }
+  dispatch(a, [&](auto type, auto size, auto drop) {
+    run_sized<decltype(type), decltype(size)::value, decltype(drop)::value>(l, a, backward);
+  });
 }
 
 }  // namespace
@@ -704,6 +755,14 @@ void mma_attention_forward(const Launch& l, const AttnArgs& a) {
 
 void mma_attention_backward(const Launch& l, const AttnArgs& a) {
   run(l, a, true);
+}
+
+int64_t mma_dkv_splits(const Launch& l, const AttnArgs& a) {
+  int64_t splits = 1;
+  dispatch(a, [&](auto type, auto size, auto drop) {
+    splits = dkv_splits<decltype(type), decltype(size)::value, decltype(drop)::value>(l, a);
+  });
+  return splits;
 }
 
 }  // namespace hwt::cuda

@@ -152,6 +152,13 @@ struct AttnArgs {
   // Scratch f32 [batch, heads, seq, head_dim], 16-byte aligned: when set, the tensor-core
   // backward adds dQ here with atomics (faster, not bitwise reproducible).
   float* dq_accum = nullptr;
+  // Deterministic split of the dK/dV kernels (attention_dkv_splits): with dkv_splits > 1 the
+  // query heads of each K/V head's group are shared out over that many blocks, each writing its
+  // fp32 partial (scaled dK, then dV, laid out as d_qkv's k and v rows) to
+  // dkv_partials [dkv_splits][batch * seq][2][kv heads][head_dim]; attention_backward then
+  // adds the partials in split order.
+  int64_t dkv_splits = 1;
+  float* dkv_partials = nullptr;
   // When set, the forward prunes scores and probabilities (AttentionPrune in backend/ops.h):
   // three counters, zero scores, zero probabilities, scores.
   unsigned long long* prune_counts = nullptr;
@@ -162,14 +169,24 @@ struct AttnArgs {
 };
 void attention_forward(const Launch& l, const AttnArgs& a);
 void attention_backward(const Launch& l, const AttnArgs& a);
+// How many blocks the backward shares each group's query heads over (a divisor of group()):
+// 1 when the dK/dV kernel has enough blocks to fill the GPU, else enough for two full waves of
+// resident blocks, so that under a causal mask the long blocks of the first keys finish early.
+// atomic_dq: dQ will be added by atomics (a.dq_accum set).
+int64_t attention_dkv_splits(const Launch& l, const AttnArgs& a, bool atomic_dq);
+// The smallest divisor s of `group` that makes blocks * s at least two waves of
+// `resident_per_sm` blocks on each of the l.sms multiprocessors (group when none does).
+int64_t dkv_split_count(const Launch& l, int64_t blocks, int64_t group, int resident_per_sm);
 // Whether the tensor-core kernels take these arguments (else the generic kernels run).
 bool flash_supported(const AttnArgs& a);
 void flash_forward(const Launch& l, const AttnArgs& a);
 void flash_backward(const Launch& l, const AttnArgs& a);  // computes a.dvec itself
+int64_t flash_dkv_splits(const Launch& l, const AttnArgs& a, bool atomic_dq);
 // Why the mma.sync kernels cannot take these arguments, or empty when they can.
 std::string_view mma_attention_unsupported(const AttnArgs& a);
 void mma_attention_forward(const Launch& l, const AttnArgs& a);
 void mma_attention_backward(const Launch& l, const AttnArgs& a);  // computes a.dvec itself
+int64_t mma_dkv_splits(const Launch& l, const AttnArgs& a);
 // Why attention with these arguments runs the generic kernels, or empty.
 std::string_view attention_slow_reason(const AttnArgs& a);
 // Copies `groups` runs of d_src elements (stored back to back) into runs of d_dst elements:

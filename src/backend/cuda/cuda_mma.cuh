@@ -110,20 +110,25 @@ __device__ __forceinline__ void drop_pair(const DropArgs& d, uint64_t index, flo
   }
 }
 
-// One (batch, head) of an attention call: the block's blockIdx.z and blockIdx.y. blockIdx.y is
-// the query head h, which reads K/V head kh = h / group; or, in a dK/dV kernel (kv_block), the
-// K/V head kh, whose group of query heads (h the first) the kernel visits with with_query.
+// One (batch, head) of an attention call: query head h, which reads K/V head kh = h / group; or,
+// in a dK/dV kernel (KvBlock), the K/V head kh, whose group's query heads the kernel visits with
+// with_query.
 struct Head {
   int S, L, D;                      // sequence length, valid keys, head size
   int64_t H, KV, b, h, kh, rs, os;  // rs, os: row strides of qkv and of out / d_out
-  __device__ explicit Head(const AttnArgs& a, bool kv_block = false)
+  // The query head of this block (blockIdx.y; batch blockIdx.z) and its K/V head.
+  __device__ explicit Head(const AttnArgs& a)
+      : Head(a, blockIdx.z, blockIdx.y, blockIdx.y / a.group()) {}
+  // K/V head kh_ of batch b_, seen by the first query head of its group.
+  __device__ Head(const AttnArgs& a, int64_t b_, int64_t kh_) : Head(a, b_, kh_ * a.group(), kh_) {}
+  __device__ Head(const AttnArgs& a, int64_t b_, int64_t h_, int64_t kh_)
       : S(static_cast<int>(a.seq)),
         D(static_cast<int>(a.head_dim)),
         H(a.heads),
         KV(a.kv()),
-        b(blockIdx.z),
-        h(kv_block ? blockIdx.y * a.group() : blockIdx.y),
-        kh(kv_block ? blockIdx.y : blockIdx.y / a.group()),
+        b(b_),
+        h(h_),
+        kh(kh_),
         rs(a.qkv_stride()),
         os(a.heads * a.head_dim) {
     const int64_t len = a.key_lengths ? a.key_lengths[b] : a.seq;
@@ -146,6 +151,32 @@ struct Head {
   __device__ uint64_t drop_index(int i, int j) const {
     return static_cast<uint64_t>(row(i) * S + j);
   }
+};
+
+// The work of dK/dV block blockIdx.x (a one-dimensional grid): `rows` keys from j0 of one K/V
+// head, summed over `count` query heads of its group from `first`, split part `split` of
+// a.dkv_splits. Key blocks vary slowest, so that under a causal mask the longest blocks (the
+// first keys, which every query sees) of all heads are scheduled first.
+struct KvBlock {
+  int j0, first, count;
+  int64_t split;
+  Head kv;
+  __device__ KvBlock(const AttnArgs& a, int rows)
+      : KvBlock(a, rows, a.batch * a.kv() * a.dkv_splits) {}
+  // The fp32 partial row of key j, part 1 (dK) or 2 (dV).
+  __device__ float* partial(const AttnArgs& a, int64_t j, int part) const {
+    return a.dkv_partials +
+           (((split * a.batch + kv.b) * kv.S + j) * 2 * kv.KV + (part - 1) * kv.KV + kv.kh) * kv.D;
+  }
+
+ private:
+  __device__ KvBlock(const AttnArgs& a, int rows, int64_t per_key_block)
+      : j0(static_cast<int>(blockIdx.x / per_key_block) * rows),
+        first(static_cast<int>(blockIdx.x % a.dkv_splits * (a.group() / a.dkv_splits))),
+        count(static_cast<int>(a.group() / a.dkv_splits)),
+        split(blockIdx.x % a.dkv_splits),
+        kv(a, blockIdx.x % per_key_block / (a.dkv_splits * a.kv()),
+           blockIdx.x % per_key_block / a.dkv_splits % a.kv()) {}
 };
 
 // The query (or key) tile of this block: later (longer, under a causal mask) query tiles are

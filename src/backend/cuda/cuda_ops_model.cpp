@@ -70,6 +70,13 @@ class ScratchCursor {
   char* at_;
 };
 
+// Bytes of the fp32 dK/dV partials of a split backward (cuda::AttnArgs::dkv_partials).
+size_t dkv_partial_bytes(const cuda::AttnArgs& a) {
+  if (a.dkv_splits <= 1) return 0;
+  return static_cast<size_t>(a.dkv_splits * a.batch * a.seq * 2 * a.kv() * a.head_dim) *
+         sizeof(float);
+}
+
 }  // namespace
 
 void CudaBackend::attention_forward(const AttentionFwd& a) {
@@ -132,15 +139,28 @@ void CudaBackend::attention_backward(const AttentionBwd& a) {
     const size_t accum_bytes = options_.deterministic_attention || !cuda::flash_supported(args)
                                    ? 0
                                    : static_cast<size_t>(heads * d) * sizeof(float);
-    ScratchCursor cur(scratch(ScratchCursor::aligned(accum_bytes) + dvec_bytes));
+    args.dkv_splits = cuda::attention_dkv_splits(launch_, args, accum_bytes > 0);
+    const size_t partial_bytes = dkv_partial_bytes(args);
+    ScratchCursor cur(scratch(ScratchCursor::aligned(accum_bytes) +
+                              ScratchCursor::aligned(partial_bytes) + dvec_bytes));
     args.dq_accum = accum_bytes ? static_cast<float*>(cur.take(accum_bytes)) : nullptr;
+    args.dkv_partials = partial_bytes ? static_cast<float*>(cur.take(partial_bytes)) : nullptr;
     args.dvec = static_cast<float*>(cur.take(dvec_bytes));
     cuda::attention_backward(launch_, args);
   } else {
     const int64_t qkv_heads = args.batch * args.seq * (args.heads + 2 * args.kv());
     const size_t es = dtype_size(args.dt), one = heads * dp * es, qkv_bytes = qkv_heads * dp * es;
+    // The split as for the padded copies below (in scratch, so aligned).
+    cuda::AttnArgs probe = args;
+    probe.head_dim = dp;
+    probe.qkv = probe.out = probe.d_qkv = nullptr;
+    probe.d_out = nullptr;
+    args.dkv_splits = cuda::attention_dkv_splits(launch_, probe, false);
+    probe.dkv_splits = args.dkv_splits;
+    const size_t partial_bytes = dkv_partial_bytes(probe);
     ScratchCursor cur(scratch(2 * ScratchCursor::aligned(qkv_bytes) +
-                              2 * ScratchCursor::aligned(one) + dvec_bytes));
+                              2 * ScratchCursor::aligned(one) +
+                              ScratchCursor::aligned(partial_bytes) + dvec_bytes));
     void* qkv = cur.take(qkv_bytes);
     void* d_out = cur.take(one);
     cuda::AttnArgs p = args;
@@ -149,6 +169,7 @@ void CudaBackend::attention_backward(const AttentionBwd& a) {
     p.d_out = d_out;
     p.d_qkv = cur.take(qkv_bytes);
     p.out = cur.take(one);
+    p.dkv_partials = partial_bytes ? static_cast<float*>(cur.take(partial_bytes)) : nullptr;
     p.dvec = static_cast<float*>(cur.take(dvec_bytes));
     cuda::repack_heads(launch_, args.dt, args.qkv, qkv, qkv_heads, d, dp);
     cuda::repack_heads(launch_, args.dt, args.out, p.out, heads, d, dp);
