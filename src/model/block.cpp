@@ -301,18 +301,8 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
 void Block::input_norm_backward(const StepContext& c, const NormParams& ln,
                                 ActivationArena::Slot mean, ActivationArena::Slot rstd, Tensor x,
                                 Tensor dy, Tensor dres) const {
-  LayerNormBwd l;
-  l.x = x;
-  l.gamma = ln.gamma(c);
-  l.mean = ln.mean(c, mean);
-  l.rstd = c.arena.view(rstd, Shape{c.rows()});
-  l.dy = dy;
-  l.dx = dres;
-  l.dgamma = ln.dgamma(c);
-  l.dbeta = ln.dbeta(c);
+  LayerNormBwd l = ln.backward_args(c, mean, rstd, x, dy, dres, cfg_.hidden);
   l.accumulate_dx = true;
-  l.width = cfg_.hidden;
-  l.kind = cfg_.norm_kind;
   c.backend.layernorm_backward(l);
 }
 

@@ -63,18 +63,8 @@ void Embeddings::backward(const StepContext& c, Tensor ids, Tensor dx, Tensor sc
   if (drop.active()) be.dropout_backward({dx, dx, drop});
   Tensor d_sum = dx;
   if (cfg_.norm == NormPlacement::Post) {
-    LayerNormBwd l;
-    l.x = c.act(sum_, cfg_.padded_hidden());
-    l.gamma = ln_.gamma(c);
-    l.mean = ln_.mean(c, mean_);
-    l.rstd = c.arena.view(rstd_, Shape{c.rows()});
-    l.dy = dx;
-    l.dx = scratch;
-    l.dgamma = ln_.dgamma(c);
-    l.dbeta = ln_.dbeta(c);
-    l.width = cfg_.hidden;
-    l.kind = cfg_.norm_kind;
-    be.layernorm_backward(l);
+    be.layernorm_backward(ln_.backward_args(c, mean_, rstd_, c.act(sum_, cfg_.padded_hidden()), dx,
+                                            scratch, cfg_.hidden));
     d_sum = scratch;
   }
   const Tensor d_pos = learned() ? c.params.grad(pos_) : Tensor{};

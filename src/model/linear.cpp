@@ -67,4 +67,21 @@ Tensor NormParams::mean(const StepContext& c, ActivationArena::Slot slot) const 
   return kind == NormKind::LayerNorm ? c.arena.view(slot, Shape{c.rows()}) : Tensor{};
 }
 
+LayerNormBwd NormParams::backward_args(const StepContext& c, ActivationArena::Slot mean_slot,
+                                       ActivationArena::Slot rstd_slot, Tensor x, Tensor dy,
+                                       Tensor dx, int64_t width) const {
+  LayerNormBwd l;
+  l.x = x;
+  l.gamma = gamma(c);
+  l.mean = mean(c, mean_slot);
+  l.rstd = c.arena.view(rstd_slot, Shape{c.rows()});
+  l.dy = dy;
+  l.dx = dx;
+  l.dgamma = dgamma(c);
+  l.dbeta = dbeta(c);
+  l.width = width;
+  l.kind = kind;
+  return l;
+}
+
 }  // namespace hwt

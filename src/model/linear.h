@@ -45,6 +45,11 @@ struct NormParams {
   Tensor dbeta(const StepContext& c) const;
   // The saved per-row mean in `slot`, which RMSNorm neither writes nor reads.
   Tensor mean(const StepContext& c, ActivationArena::Slot slot) const;
+  // The backward of this norm over rows of `width` (its saved mean and rstd in their slots):
+  // dx = d/dx of dy, gamma's (and beta's) gradients accumulated.
+  LayerNormBwd backward_args(const StepContext& c, ActivationArena::Slot mean_slot,
+                             ActivationArena::Slot rstd_slot, Tensor x, Tensor dy, Tensor dx,
+                             int64_t width) const;
   NormKind kind = NormKind::LayerNorm;
 
  private:

@@ -175,18 +175,8 @@ void Model::backward() {
     const Tensor dfinal = c.act(dfinal_, h);
     heads_->backward(c, c.act(final_out_, h), dfinal);
     backend_.set_scope("final_ln", Phase::Backward);
-    LayerNormBwd l;
-    l.x = x;
-    l.gamma = final_ln_.gamma(c);
-    l.mean = final_ln_.mean(c, final_mean_);
-    l.rstd = arena_.view(final_rstd_, Shape{c.rows()});
-    l.dy = dfinal;
-    l.dx = dres;
-    l.dgamma = final_ln_.dgamma(c);
-    l.dbeta = final_ln_.dbeta(c);
-    l.width = cfg_.hidden;
-    l.kind = cfg_.norm_kind;
-    backend_.layernorm_backward(l);
+    backend_.layernorm_backward(
+        final_ln_.backward_args(c, final_mean_, final_rstd_, x, dfinal, dres, cfg_.hidden));
   } else {
     heads_->backward(c, x, dres);
   }
