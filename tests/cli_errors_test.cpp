@@ -180,9 +180,63 @@ TEST_F(CliErrors, MemoryBudgetsAndPrecision) {
   expect_one_line_error(run_hwt(memory + "--precision fp12", dir), "--precision fp12");
 }
 
+TEST_F(CliErrors, TokenizerCommand) {
+  dir.write("text.txt", "Hello world\n");
+  dir.write("bad_json.ids", "[464, 3290\n");
+  dir.write("not_array.ids", "{\"ids\": [1]}\n");
+  dir.write("not_int.ids", "[1, \"two\"]\n");
+  dir.write("range.ids", "[15496, 995]\n\n[50257]\n");
+  dir.write("negative.ids", "[-1]\n");
+  expect_one_line_error(run_hwt("tokenizer encode " + (dir / "none.txt"), dir), "none.txt");
+  expect_one_line_error(run_hwt("tokenizer encode --tokenizer gpt3 " + (dir / "text.txt"), dir),
+                        "unknown tokenizer 'gpt3' (expected gpt2)");
+  expect_one_line_error(run_hwt("tokenizer decode --tokenizer bpe " + (dir / "range.ids"), dir),
+                        "unknown tokenizer 'bpe'");
+  expect_one_line_error(run_hwt("tokenizer decode " + (dir / "none.ids"), dir), "none.ids");
+  expect_one_line_error(run_hwt("tokenizer decode " + (dir / "bad_json.ids"), dir),
+                        "bad_json.ids line 1: not valid JSON");
+  expect_one_line_error(run_hwt("tokenizer decode " + (dir / "not_array.ids"), dir),
+                        "not_array.ids line 1: not an array");
+  expect_one_line_error(run_hwt("tokenizer decode " + (dir / "not_int.ids"), dir),
+                        "\"two\" is not an integer");
+  expect_one_line_error(run_hwt("tokenizer decode " + (dir / "range.ids"), dir),
+                        "range.ids line 3: token id 50257 is outside the vocabulary of 50257");
+  expect_one_line_error(run_hwt("tokenizer decode " + (dir / "negative.ids"), dir),
+                        "token id -1 is outside");
+  expect_one_line_error(run_hwt("tokenizer frobnicate", dir), "subcommand");
+}
+
+TEST_F(CliErrors, TokenizerEncodeDecodeRoundTrip) {
+  const std::string text = "First line, caf\xC3\xA9 \xF0\x9F\x98\x80\n\n  second\tline \xFF\xFE\n";
+  dir.write("text.txt", text);
+  const test::CliResult whole = run_hwt("tokenizer encode " + (dir / "text.txt"), dir);
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_EQ(std::count(whole.out.begin(), whole.out.end(), '\n'), 1);
+  dir.write("whole.ids", whole.out);
+  EXPECT_EQ(run_hwt("tokenizer decode " + (dir / "whole.ids"), dir).out, text);
+  const test::CliResult lines = run_hwt("tokenizer encode --lines " + (dir / "text.txt"), dir);
+  ASSERT_EQ(lines.exit_code, 0) << lines.err;
+  EXPECT_EQ(std::count(lines.out.begin(), lines.out.end(), '\n'), 3);
+  EXPECT_NE(lines.out.find("\n[]\n"), std::string::npos) << lines.out;  // the empty line
+  dir.write("lines.ids", lines.out);
+  EXPECT_EQ(run_hwt("tokenizer decode --lines " + (dir / "lines.ids"), dir).out, text);
+}
+
+TEST_F(CliErrors, Gpt2TokenizerConfig) {
+  expect_one_line_error(run_hwt(train_args("--set data.tokenizer=gpt3"), dir), "data.tokenizer");
+  expect_one_line_error(run_hwt(train_args("--set data.tokenizer=gpt2"), dir),
+                        "data.tokenizer=\"gpt2\" needs data.format=\"text\" (got \"tsv\")");
+  expect_one_line_error(
+      run_hwt(
+          "train --config shakespeare_gpt2_cpu --set data.word_dropout=0.1 --out " + (dir / "out"),
+          dir),
+      "data.word_dropout needs a tokenizer with [UNK]");
+  EXPECT_FALSE(out_created());
+}
+
 TEST_F(CliErrors, EveryCommandHasHelp) {
-  for (const char* cmd :
-       {"train", "eval", "predict", "flops", "memory", "config", "shape", "sim", "compress"}) {
+  for (const char* cmd : {"train", "eval", "predict", "flops", "memory", "config", "shape", "sim",
+                          "compress", "tokenizer", "tokenizer encode", "tokenizer decode"}) {
     const auto r = run_hwt(std::string(cmd) + " --help", dir);
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("--"), std::string::npos) << cmd;

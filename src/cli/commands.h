@@ -18,5 +18,6 @@ void add_compare_command(CLI::App& app);
 void add_estimate_command(CLI::App& app);
 void add_compress_command(CLI::App& app);
 void add_codesign_command(CLI::App& app);
+void add_tokenizer_command(CLI::App& app);
 
 }  // namespace hwt

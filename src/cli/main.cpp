@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   hwt::add_estimate_command(app);
   hwt::add_compress_command(app);
   hwt::add_codesign_command(app);
+  hwt::add_tokenizer_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -10,7 +10,7 @@ namespace hwt {
 enum class DataFormat : uint8_t { Spam, JointBert, Tsv, Csv, Jsonl, Text };
 std::string_view format_name(DataFormat f);  // the data.format value: "spam", "jointbert", ...
 
-enum class TokenizerKind : uint8_t { Word, Char };
+enum class TokenizerKind : uint8_t { Word, Char, Gpt2 };
 enum class UnseenLabels : uint8_t { Error, Unk };
 
 struct DataConfig {

@@ -90,7 +90,7 @@ void add_model_keys(Keys& k) {
   k.add(
       "model.vocab_size",
       "Vocabulary size; 0 takes the tokenizer's size (analyses, which do not read the data: "
-      "data.max_vocab for a word tokenizer)",
+      "data.max_vocab for a word tokenizer, 50257 for gpt2)",
       [](R & c) -> auto& { return c.model.vocab_size; });
   k.add(
       "model.vocab_multiple",
@@ -251,10 +251,13 @@ void add_data_keys(Keys& k) {
       "data.label_field", "Label column / field name (csv, jsonl; tsv uses column 2)",
       [](R & c) -> auto& { return c.data.label_field; });
   k.add_choice(
-      "data.tokenizer", "word (vocabulary from training data) or char",
+      "data.tokenizer",
+      "word (vocabulary from training data), char (bytes seen in training data) or gpt2 "
+      "(GPT-2's byte-level BPE, 50257 tokens; data.format=text only)",
       [](R & c) -> auto& { return c.data.tokenizer; },
       std::vector<std::pair<std::string, TokenizerKind>>{{"word", TokenizerKind::Word},
-                                                         {"char", TokenizerKind::Char}});
+                                                         {"char", TokenizerKind::Char},
+                                                         {"gpt2", TokenizerKind::Gpt2}});
   k.add(
       "data.lowercase", "Lowercase text before word tokenisation",
       [](R & c) -> auto& { return c.data.lowercase; });
@@ -599,6 +602,13 @@ void validate(const RunConfig& c) {
   if (d.max_examples < 0) fail_input("config data.max_examples must not be negative");
   if (d.word_dropout < 0 || d.word_dropout >= 1)
     fail_input("config data.word_dropout={} must be in [0, 1)", d.word_dropout);
+  // GPT-2's ids have no [PAD], [CLS] or [UNK], which examples and word dropout need.
+  if (d.tokenizer == TokenizerKind::Gpt2 && d.format != DataFormat::Text)
+    fail_input("config data.tokenizer=\"gpt2\" needs data.format=\"text\" (got \"{}\")",
+               format_name(d.format));
+  if (d.tokenizer == TokenizerKind::Gpt2 && d.word_dropout > 0)
+    fail_input(
+        "config data.word_dropout needs a tokenizer with [UNK], not data.tokenizer=\"gpt2\"");
   if (d.max_len > c.model.max_seq)
     fail_input("config data.max_len={} exceeds model.max_seq={}", d.max_len, c.model.max_seq);
   if (t.batch_size < 1) fail_input("config train.batch_size={} must be positive", t.batch_size);

