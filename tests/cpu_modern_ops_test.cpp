@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "reference_ops.h"
@@ -21,10 +23,27 @@ using Vec = std::vector<double>;
 constexpr double kFwdTol = 1e-5;  // fp32 op vs double reference
 constexpr double kBwdTol = 1e-4;  // fp32 gradient vs double finite differences
 
+// Small, so that angles differ clearly between the pairs.
+constexpr double kTestRopeTheta = 500;
+
 class CpuModernOps : public ::testing::Test {
  protected:
   CpuBackend be{2};
   test::TensorPool pool{be};
+  // Cosines and sines [S, rotary/2] of the angles t * theta^(-2i / rotary).
+  std::pair<Tensor, Tensor> rope_tables(int64_t S, int64_t rotary) {
+    const int64_t half = rotary / 2;
+    std::vector<float> cos(static_cast<size_t>(S * half)), sin(cos.size());
+    for (int64_t t = 0; t < S; ++t)
+      for (int64_t i = 0; i < half; ++i) {
+        const double a =
+            static_cast<double>(t) *
+            std::pow(kTestRopeTheta, -2.0 * static_cast<double>(i) / static_cast<double>(rotary));
+        cos[static_cast<size_t>(t * half + i)] = static_cast<float>(std::cos(a));
+        sin[static_cast<size_t>(t * half + i)] = static_cast<float>(std::sin(a));
+      }
+    return {pool.f32({S, half}, cos), pool.f32({S, half}, sin)};
+  }
 };
 
 // RMSNorm through the layernorm ops, over a padded width (the last columns are storage only)
@@ -144,23 +163,12 @@ class CpuRope : public CpuModernOps, public ::testing::WithParamInterface<RopeCa
 TEST_P(CpuRope, ForwardBackward) {
   const RopeCase k = GetParam();
   const int64_t B = 2, S = 5, rows = B * S, width = (k.heads + 2 * k.kv) * k.head_dim;
-  const double theta = 500;  // small, so angles differ clearly between the pairs
-  const int64_t half = k.rotary_dim / 2;
-  std::vector<float> cos(static_cast<size_t>(S * half)), sin(cos.size());
-  for (int64_t t = 0; t < S; ++t)
-    for (int64_t i = 0; i < half; ++i) {
-      const double a =
-          static_cast<double>(t) *
-          std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(k.rotary_dim));
-      cos[static_cast<size_t>(t * half + i)] = static_cast<float>(std::cos(a));
-      sin[static_cast<size_t>(t * half + i)] = static_cast<float>(std::sin(a));
-    }
-  const Tensor tc = pool.f32({S, half}, cos), ts = pool.f32({S, half}, sin);
+  const auto [tc, ts] = rope_tables(S, k.rotary_dim);
   const auto x = randn(rows * width, 81), dy = randn(rows * width, 82);
   const Tensor tx = pool.f32({rows, width}, x);
   be.rope_forward({tx, tc, ts, S, k.heads, k.kv, k.head_dim, k.rotary_dim});
   auto ref = [&](const Vec& v) {
-    return ref::rope(v, rows, S, k.heads, k.kv, k.head_dim, k.rotary_dim, theta);
+    return ref::rope(v, rows, S, k.heads, k.kv, k.head_dim, k.rotary_dim, kTestRopeTheta);
   };
   EXPECT_LT(rel_err(pool.read(tx), ref(to_double(x))), kFwdTol);
   const Tensor g = pool.f32({rows, width}, dy);
@@ -199,6 +207,30 @@ TEST_P(CpuGroupedAttention, ForwardBackward) {
   const Tensor dqkv = pool.poisoned({B * S, width});
   be.attention_backward({dims, tqkv, out, pool.f32({B * S, k.heads * D}, dout), lse, dqkv});
   auto loss = [&](const Vec& v) { return test::dot(ref::attention(v, spec), dout); };
+  EXPECT_LT(rel_err(pool.read(dqkv), numeric_grad(loss, to_double(qkv))), kBwdTol);
+}
+
+// With rotary positions: attention over rope_forward's q and k; the backward, given the
+// tables, returns the gradient with respect to the unrotated qkv.
+TEST_P(CpuGroupedAttention, RotaryBackward) {
+  const GqaCase k = GetParam();
+  const int64_t B = 2, S = 5, D = 4, rotary = 4, width = (k.heads + 2 * k.kv) * D;
+  ref::AttnSpec spec{B, S, k.heads, D, k.causal, {}, 0.5, {}, -1, k.kv};
+  if (k.lengths) spec.lengths = {5, 3};
+  const auto qkv = randn(B * S * width, 93), dout = randn(B * S * k.heads * D, 94);
+  AttentionDims dims{B, S, k.heads, D, k.causal, {}, static_cast<float>(spec.scale), {}, k.kv};
+  if (k.lengths) dims.key_lengths = pool.i32({B}, spec.lengths);
+  const auto [tc, ts] = rope_tables(S, rotary);
+  const Tensor tqkv = pool.f32({B * S, width}, qkv), out = pool.poisoned({B * S, k.heads * D});
+  const Tensor lse = pool.poisoned({B, k.heads, S}), dqkv = pool.poisoned({B * S, width});
+  be.rope_forward({tqkv, tc, ts, S, k.heads, k.kv, D, rotary});
+  be.attention_forward({dims, tqkv, out, lse});
+  be.attention_backward({dims, tqkv, out, pool.f32({B * S, k.heads * D}, dout), lse, dqkv,
+                         Rope{dqkv, tc, ts, S, k.heads, k.kv, D, rotary}});
+  auto loss = [&](const Vec& v) {
+    const Vec rotated = ref::rope(v, B * S, S, k.heads, k.kv, D, rotary, kTestRopeTheta);
+    return test::dot(ref::attention(rotated, spec), dout);
+  };
   EXPECT_LT(rel_err(pool.read(dqkv), numeric_grad(loss, to_double(qkv))), kBwdTol);
 }
 

@@ -171,17 +171,6 @@ struct AttentionPrune {
   bool active() const { return counts.defined(); }
 };
 
-struct AttentionFwd {
-  AttentionDims dims;
-  Tensor qkv, out, lse;
-  AttentionPrune prune{};
-};
-
-struct AttentionBwd {
-  AttentionDims dims;
-  Tensor qkv, out, d_out, lse, d_qkv;
-};
-
 // Rotary position embedding (Su et al. 2021, RoFormer) of q and k in packed qkv (AttentionDims'
 // layout), in place, as GPT-NeoX and Llama lay it out ("rotate half"): in each head, element
 // i < rotary_dim/2 and element i + rotary_dim/2 turn by the angle of (position, i), position =
@@ -191,6 +180,21 @@ struct AttentionBwd {
 struct Rope {
   Tensor qkv, cos, sin;
   int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0, rotary_dim = 0;
+};
+
+struct AttentionFwd {
+  AttentionDims dims;
+  Tensor qkv, out, lse;
+  AttentionPrune prune{};
+};
+
+// When rope.rotary_dim > 0, q and k of qkv were rotated by rope_forward: d_qkv's q and k parts
+// come out turned back as rope_backward turns them (the gradient of the projection's output).
+// rope.qkv is d_qkv. The CUDA backend applies it inside the kernels' stores where it can.
+struct AttentionBwd {
+  AttentionDims dims;
+  Tensor qkv, out, d_out, lse, d_qkv;
+  Rope rope{};
 };
 
 // out[r] = table[ids[r]] + pos[r % seq] (pos optional).

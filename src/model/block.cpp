@@ -283,10 +283,11 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
   const Tensor ctx = c.act(ctx_, ctx_width), qkv = c.act(qkv_act_, cfg_.padded_qkv());
   out_.backward(c, ctx, da, dctx);
   c.prune_activation_grad(PrunePoint::AttnOutGrad, dctx);
+  // Under rotary positions the gradient of the rotated q and k comes out turned back: that of
+  // the projection's output.
   be.attention_backward({attention_dims(c), qkv, ctx, dctx,
-                         c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq}), dqkv});
-  // The gradient of the rotated q and k, turned back: that of the projection's output.
-  if (cfg_.position == Position::Rope) be.rope_backward(rope(c, dqkv));
+                         c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq}), dqkv,
+                         cfg_.position == Position::Rope ? rope(c, dqkv) : Rope{}});
   if (!pre) {
     qkv_.backward(c, x, dqkv, dres, true);
     c.prune_activation_grad(PrunePoint::QkvGrad, dres);

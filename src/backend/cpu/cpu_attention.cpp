@@ -206,6 +206,7 @@ void CpuBackend::attention_backward(const AttentionBwd& a) {
           }
         }
   }
+  if (a.rope.rotary_dim > 0) rope_backward(a.rope);
 }
 
 }  // namespace hwt

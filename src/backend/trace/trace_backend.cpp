@@ -352,10 +352,21 @@ void TraceBackend::attention_backward(const AttentionBwd& a) {
   r.elements = a.d_qkv.numel();
   r.flops = r.gemm_flops() + (kSoftmaxFlops + (d.drop.active() ? kDropoutFlops : 0)) *
                                  static_cast<double>(r.rows * r.cols);
-  set_io(r, io(a.qkv) + io(a.out) + io(a.d_out) + io(a.lse) + io(d.key_lengths), io(a.d_qkv));
+  // Under rotary positions dQ and dK are turned back as they are stored: the rotation's
+  // products and its tables' reads, no pass of its own over d_qkv.
+  const Rope& rope = a.rope;
+  const bool rotary = rope.rotary_dim > 0;
+  if (rotary)
+    r.flops +=
+        kRopeFlops * static_cast<double>(a.d_qkv.rows() * (d.heads + d.kv()) * rope.rotary_dim);
+  set_io(r,
+         io(a.qkv) + io(a.out) + io(a.d_out) + io(a.lse) + io(d.key_lengths) +
+             (rotary ? io(rope.cos) + io(rope.sin) : Io{}),
+         io(a.d_qkv));
   r.computed_share = d.causal ? 0.5 : 1.0;
   r.detail = fmt::format("b={} s={} heads={}{} d={} causal={}", d.batch, s, d.heads, kv_label(d),
                          hd, d.causal);
+  if (rotary) r.detail += fmt::format(" rotary_dim={}", rope.rotary_dim);
 }
 
 void TraceBackend::embedding_forward(const EmbeddingFwd& a) {
