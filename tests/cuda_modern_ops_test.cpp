@@ -196,6 +196,19 @@ TEST_P(CudaModernOps, GluForwardBackward) {
     }
 }
 
+// Cosines and sines of rotary angles position * 10000^(-2i / rotary_dim), [rows, rotary_dim/2].
+std::pair<Vec, Vec> rope_tables(int64_t rows, int64_t rotary_dim) {
+  const int64_t half = rotary_dim / 2;
+  Vec cosv(static_cast<size_t>(rows * half)), sinv(cosv.size());
+  for (int64_t p = 0; p < rows; ++p)
+    for (int64_t i = 0; i < half; ++i) {
+      const double angle = static_cast<double>(p) * std::pow(10000.0, -2.0 * i / rotary_dim);
+      cosv[static_cast<size_t>(p * half + i)] = static_cast<float>(std::cos(angle));
+      sinv[static_cast<size_t>(p * half + i)] = static_cast<float>(std::sin(angle));
+    }
+  return {cosv, sinv};
+}
+
 // Rotary embeddings in place on q and k of a packed qkv, forward then backward, with multi-head
 // and grouped-query layouts, full and partial rotation, vectorised halves and not (12 pairs is
 // not a whole 16-byte chunk in 16 bits); the tables are longer than the sequence.
@@ -210,13 +223,7 @@ TEST_P(CudaModernOps, RopeForwardBackward) {
     SCOPED_TRACE(::testing::Message() << "heads " << k.heads << " kv " << k.kv_heads << " D "
                                       << k.head_dim << " rotary " << k.rotary_dim);
     const int64_t half = k.rotary_dim / 2, width = (k.heads + 2 * k.kv_heads) * k.head_dim;
-    Vec cosv(static_cast<size_t>(table_rows * half)), sinv(cosv.size());
-    for (int64_t p = 0; p < table_rows; ++p)
-      for (int64_t i = 0; i < half; ++i) {
-        const double angle = static_cast<double>(p) * std::pow(10000.0, -2.0 * i / k.rotary_dim);
-        cosv[static_cast<size_t>(p * half + i)] = static_cast<float>(std::cos(angle));
-        sinv[static_cast<size_t>(p * half + i)] = static_cast<float>(std::sin(angle));
-      }
+    const auto [cosv, sinv] = rope_tables(table_rows, k.rotary_dim);
     const Vec qkv = r(randn(rows * width, ++seed));
     Rope c{cp.f32({rows, width}, qkv),
            cp.f32({table_rows, half}, cosv),
@@ -252,6 +259,7 @@ struct GqaCase {
   bool causal;
   std::vector<int32_t> lengths;  // empty: no key mask
   float drop;
+  int64_t rotary_dim = 0;  // > 0: q and k rotated, the backward turns their gradients back
 };
 
 // Head sizes 64 and 128 (Hopper wgmma kernels in 16 bits, mma.sync under TF32, generic in
@@ -314,9 +322,15 @@ class CudaGqaAttention : public CudaModernOps {
                     cp.f32({B * S, H * D}, dout),
                     cf.lse,
                     cp.poisoned({B * S, W})};
-    cpu.attention_backward(cb);
     AttentionBwd gb{
         gdims, gf.qkv, gf.out, gp.act({B * S, H * D}, dout), gf.lse, gp.poisoned_act({B * S, W})};
+    if (k.rotary_dim > 0) {  // tables longer than the sequence, as a model's are
+      const auto [cosv, sinv] = rope_tables(S + 3, k.rotary_dim);
+      const Shape table{S + 3, k.rotary_dim / 2};
+      cb.rope = {cb.d_qkv, cp.f32(table, cosv), cp.f32(table, sinv), S, H, kv, D, k.rotary_dim};
+      gb.rope = {gb.d_qkv, gp.f32(table, cosv), gp.f32(table, sinv), S, H, kv, D, k.rotary_dim};
+    }
+    cpu.attention_backward(cb);
     be().synchronize();
     gpu.attention_backward(gb);
     gpu.synchronize();
@@ -324,7 +338,7 @@ class CudaGqaAttention : public CudaModernOps {
     EXPECT_LT(rel_err(gdqkv, cdqkv), tolerance) << "d_qkv";
     // dK and dV summed over a group in a fixed order: a second run is bitwise the same.
     AttentionBwd again = gb;
-    again.d_qkv = gp.poisoned_act({B * S, W});
+    again.d_qkv = again.rope.qkv = gp.poisoned_act({B * S, W});
     be().synchronize();
     gpu.attention_backward(again);
     gpu.synchronize();
@@ -335,7 +349,7 @@ class CudaGqaAttention : public CudaModernOps {
     options.precision = gpu_precision_;
     Backend& atomic = test::gpu_ref_with(options);
     AttentionBwd ab = gb;
-    ab.d_qkv = gp.poisoned_act({B * S, W});
+    ab.d_qkv = ab.rope.qkv = gp.poisoned_act({B * S, W});
     be().synchronize();
     atomic.attention_backward(ab);
     atomic.synchronize();
@@ -378,6 +392,30 @@ TEST_P(CudaGqaAttention, Tf32ForwardBackward) {
   options.precision = Precision::Tf32;
   gpu_precision_ = Precision::Tf32;
   check_all(test::gpu_ref_with(options), 700, 5e-3);
+}
+
+// Rotary positions' backward inside the attention backward, against the CPU's attention
+// backward followed by rope_backward: fused into the stores of the Hopper kernels (64, 96 in the
+// 128-wide instance, 128 at a quarter rotated as Pythia does) and of the mma.sync ones (32, and
+// fp32 under TF32), a pass after them where a kernel cannot (a half of 62 or 18 columns, not
+// whole 8-column fragments; head size 256; the generic fp32 kernels). The last case has enough
+// blocks for the dK/dV split, so the turned-back partials are summed.
+TEST_P(CudaGqaAttention, RotaryBackward) {
+  const GqaCase cases[] = {
+      {100, 64, true, {100, 77}, 0.0f, 64}, {97, 128, false, {97, 60}, 0.0f, 32},
+      {90, 96, true, {}, 0.1f, 96},         {77, 125, true, {77, 50}, 0.0f, 124},
+      {66, 36, false, {66, 20}, 0.0f, 36},  {70, 32, true, {}, 0.0f, 32},
+      {70, 256, true, {70, 45}, 0.0f, 256}};
+  uint64_t seed = 1100;
+  for (const GqaCase& k : cases)
+    for (int64_t kv : {8, 2}) check(be(), k, kv, seed += 2, tol());
+  check(be(), {64, 64, false, {}, 0.0f, 64}, 1, seed += 2, tol(), 256);
+  if (dt() == DType::F32) {
+    TrainConfig options;
+    options.precision = Precision::Tf32;
+    gpu_precision_ = Precision::Tf32;
+    for (const GqaCase& k : cases) check(test::gpu_ref_with(options), k, 2, seed += 2, 5e-3);
+  }
 }
 
 }  // namespace

@@ -474,8 +474,18 @@ void attention_forward(const Launch& l, const AttnArgs& a) {
   HWT_DISPATCH_FLOAT(a.dt, T, generic_dispatch<T>(l, a, false));
 }
 
-void attention_backward(const Launch& l, const AttnArgs& a) {
-  if (a.batch * a.seq == 0) return;
+bool rope_fused(const AttnArgs& a) {
+  if (a.rope_half % 8 != 0) return false;  // a pair's columns in one thread's fragments
+  if (flash_supported(a)) return true;
+  // Past 128 the mma.sync dK/dV kernel splits a row's columns over two warps.
+  return mma_attention_unsupported(a).empty() && a.head_dim <= 128;
+}
+
+void attention_backward(const Launch& l, const AttnArgs& args) {
+  if (args.batch * args.seq == 0) return;
+  const bool rope_after = args.rope_half > 0 && !rope_fused(args);
+  AttnArgs a = args;
+  if (rope_after) a.rope_half = 0;
   if (flash_supported(a)) {
     flash_backward(l, a);
   } else if (mma_attention_unsupported(a).empty()) {
@@ -490,6 +500,21 @@ void attention_backward(const Launch& l, const AttnArgs& a) {
         a.dt, T,
         dkv_sum_kernel<T>
         <<<static_cast<unsigned>(ceil_div(n, kBlockThreads)), kBlockThreads, 0, l.stream>>>(a));
+  }
+  if (rope_after) {
+    RopeArgs r;
+    r.dt = a.dt;
+    r.qkv = a.d_qkv;
+    r.cos = a.rope_cos;
+    r.sin = a.rope_sin;
+    r.rows = a.batch * a.seq;
+    r.seq = a.seq;
+    r.heads = a.heads;
+    r.kv_heads = a.kv();
+    r.head_dim = a.head_dim;
+    r.rotary_dim = 2 * int64_t{args.rope_half};
+    r.inverse = true;
+    rope(l, r);
   }
 }
 

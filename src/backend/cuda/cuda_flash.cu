@@ -440,6 +440,7 @@ __global__ void __launch_bounds__(32 * kDqWarps, kDqBlocks<kD>) flash_dq_kernel(
   for (int r = 0; r < 2; ++r) {
     const int i = row0 + r * 8;
     if (i >= hd.S) continue;
+    if (a.rope_half) unrotate_row(dq, r, a.rope_cos, a.rope_sin, a.rope_half, i);
     T* row = dst + hd.qkv(i, 0);
 #pragma unroll
     for (int dt = 0; dt < kD / 8; ++dt)
@@ -652,6 +653,9 @@ __global__ void __launch_bounds__(32 * kDkvWarps, kDkvBlocks<kD>) flash_dkv_kern
   };
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
+    // Rows past the sequence are not stored, and have no angles in the tables.
+    if (a.rope_half && key0 + r * 8 < kvh.S)
+      unrotate_row(dk, r, a.rope_cos, a.rope_sin, a.rope_half, key0 + r * 8);
     store(dk, r, 1, a.scale);
     store(dv, r, 2, 1.0f);
   }
@@ -693,22 +697,54 @@ __global__ void flash_dvec_kernel(AttnArgs a) {
   if (valid && t % kParts == 0) a.dvec[head_row] = sum;
 }
 
+// Eight floats from a 16-byte aligned address.
+__device__ __forceinline__ void load_eight(const float* p, float (&v)[8]) {
+  const float4 lo = reinterpret_cast<const float4*>(p)[0],
+               hi = reinterpret_cast<const float4*>(p)[1];
+  v[0] = lo.x;
+  v[1] = lo.y;
+  v[2] = lo.z;
+  v[3] = lo.w;
+  v[4] = hi.x;
+  v[5] = hi.y;
+  v[6] = hi.z;
+  v[7] = hi.w;
+}
+
 // dQ = scale · dq_accum, written into the query part of d_qkv: kD / 8 threads per row
-// (b, i, h).
+// (b, i, h), 8 columns each. Under rotary positions the thread of columns c < rope_half also
+// writes their partners c + rope_half, turned back; those partners' own threads idle.
 template <class T, int kD>
 __global__ void flash_dq_store_kernel(AttnArgs a) {
   constexpr int kParts = kD / 8;
   const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  const int64_t row = t / kParts, col = (t % kParts) * 8, D = a.head_dim;
+  const int64_t row = t / kParts, col = (t % kParts) * 8, D = a.head_dim, half = a.rope_half;
   if (row >= a.batch * a.seq * a.heads || col >= D) return;
+  const bool rotated = col < 2 * half, first = col < half;
+  if (rotated && !first) return;
   const int64_t h = row % a.heads, bi = row / a.heads;
-  const int64_t head_row = head_major_row(a, row);
-  const float4* acc = reinterpret_cast<const float4*>(a.dq_accum + head_row * D + col);
-  const float4 lo = acc[0], hi = acc[1];
-  const uint4 v = make_uint4(
-      pack2<T>(lo.x * a.scale, lo.y * a.scale), pack2<T>(lo.z * a.scale, lo.w * a.scale),
-      pack2<T>(hi.x * a.scale, hi.y * a.scale), pack2<T>(hi.z * a.scale, hi.w * a.scale));
-  *reinterpret_cast<uint4*>(static_cast<T*>(a.d_qkv) + bi * a.qkv_stride() + h * D + col) = v;
+  const float* acc = a.dq_accum + head_major_row(a, row) * D + col;
+  T* dst = static_cast<T*>(a.d_qkv) + bi * a.qkv_stride() + h * D + col;
+  float x[8], y[8];
+  load_eight(acc, x);
+  if (rotated) {
+    load_eight(acc + half, y);
+    const int64_t at = bi % a.seq * half + col;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const float co = __ldg(a.rope_cos + at + k), si = __ldg(a.rope_sin + at + k);
+      const float x1 = x[k], x2 = y[k];
+      x[k] = x1 * co + x2 * si;
+      y[k] = x2 * co - x1 * si;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < 8; ++k) {
+    x[k] *= a.scale;
+    y[k] *= a.scale;
+  }
+  store_floats<T, 8>(dst, x);
+  if (rotated) store_floats<T, 8>(dst + half, y);
 }
 
 // Dynamic shared memory of each kernel at head-size instance d: 16-bit tiles, fp32 lse and dvec

@@ -511,7 +511,9 @@ __global__ void __launch_bounds__(kThreads) mma_dq_kernel(AttnArgs a) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       const int i = row0 + 16 * m + r * 8;
-      if (i < hd.S) store_row<T, kD / 8>(dst + hd.qkv(i, 0), dq[m], r, a.scale, 0, hd.D);
+      if (i >= hd.S) continue;
+      if (a.rope_half) unrotate_row(dq[m], r, a.rope_cos, a.rope_sin, a.rope_half, i);
+      store_row<T, kD / 8>(dst + hd.qkv(i, 0), dq[m], r, a.scale, 0, hd.D);
     }
 }
 
@@ -623,6 +625,9 @@ __global__ void __launch_bounds__(kThreads* dkv_parts<kD>()) mma_dkv_kernel(Attn
   for (int r = 0; r < 2; ++r) {
     const int j = key0 + r * 8;
     if (j >= kvh.S) continue;
+    // The rotation pairs columns of both parts when there are two (rope_fused excludes them).
+    if constexpr (kParts == 1)
+      if (a.rope_half) unrotate_row(dk[0], r, a.rope_cos, a.rope_sin, a.rope_half, j);
     if (a.dkv_partials) {
       store_row<float, kCols / 8>(blk.partial(a, j, 1), dk[0], r, a.scale, part * kCols, kvh.D);
       store_row<float, kCols / 8>(blk.partial(a, j, 2), dv[0], r, 1.0f, part * kCols, kvh.D);

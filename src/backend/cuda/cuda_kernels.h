@@ -163,12 +163,24 @@ struct AttnArgs {
   // three counters, zero scores, zero probabilities, scores.
   unsigned long long* prune_counts = nullptr;
   float prune_tau = 0.0f;
+  // The backward of rotary positions (Rope in backend/ops.h), when rope_half > 0: the dQ and dK
+  // the backward writes come out turned back, columns c and c + rope_half (c < rope_half) of
+  // position p by minus the angles rope_cos/rope_sin [p * rope_half + c]. The tensor-core kernels
+  // apply it to their accumulators before the stores (rope_fused); otherwise attention_backward
+  // runs the rope kernel on d_qkv after them.
+  const float* rope_cos = nullptr;
+  const float* rope_sin = nullptr;
+  int rope_half = 0;
   HWT_HD int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
   HWT_HD int64_t group() const { return heads / kv(); }  // query heads per K/V head
   HWT_HD int64_t qkv_stride() const { return (heads + 2 * kv()) * head_dim; }
 };
 void attention_forward(const Launch& l, const AttnArgs& a);
 void attention_backward(const Launch& l, const AttnArgs& a);
+// Whether the tensor-core backward kernels apply the rotary backward (AttnArgs::rope_half)
+// themselves: a half of whole 8-column fragments, on the Hopper kernels or the mma.sync ones up
+// to head size 128.
+bool rope_fused(const AttnArgs& a);
 // How many blocks the backward shares each group's query heads over (a divisor of group()):
 // 1 when the dK/dV kernel has enough blocks to fill the GPU, else enough for two full waves of
 // resident blocks, so that under a causal mask the long blocks of the first keys finish early.

@@ -13,6 +13,34 @@
 
 namespace hwt::cuda {
 
+// The backward of rotary positions on row r (0: g, 1: g + 8) of a 16-row accumulator whose
+// column n * 8 + 2t + c is acc[n][2r + c]: columns c and c + half (c < half) turn by minus the
+// angles of position pos, cos/sin [pos * half + c]. half is a multiple of 8, so a pair's two
+// columns sit in one thread; each half the instance can hold gets its own unrolled loop, which
+// keeps the registers' indices constants (indexed at run time, the array would go to local
+// memory).
+template <int kN>
+__device__ __forceinline__ void unrotate_row(float (&acc)[kN][4], int r, const float* cos,
+                                             const float* sin, int half, int64_t pos) {
+  const int t = threadIdx.x & 3;
+  cos += pos * half;
+  sin += pos * half;
+#pragma unroll
+  for (int h8 = 1; h8 <= kN / 2; ++h8) {
+    if (h8 * 8 != half) continue;
+#pragma unroll
+    for (int n = 0; n < h8; ++n)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int col = n * 8 + 2 * t + c;
+        const float co = __ldg(cos + col), si = __ldg(sin + col);
+        const float x1 = acc[n][2 * r + c], x2 = acc[n + h8][2 * r + c];
+        acc[n][2 * r + c] = x1 * co + x2 * si;
+        acc[n + h8][2 * r + c] = x2 * co - x1 * si;
+      }
+  }
+}
+
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }

@@ -77,6 +77,34 @@ size_t dkv_partial_bytes(const cuda::AttnArgs& a) {
          sizeof(float);
 }
 
+cuda::RopeArgs rope_args(const Rope& a, bool inverse) {
+  cuda::expect_float(a.qkv, "rope qkv");
+  cuda::expect_dtype(a.cos, DType::F32, "rope cos");
+  cuda::expect_dtype(a.sin, DType::F32, "rope sin");
+  const int64_t kv = a.kv_heads > 0 ? a.kv_heads : a.heads, D = a.head_dim;
+  HWT_CHECK(a.rotary_dim % 2 == 0 && a.rotary_dim >= 0 && a.rotary_dim <= D,
+            "rope rotary_dim {} for head_dim {}", a.rotary_dim, D);
+  HWT_CHECK(a.seq >= 1 && a.qkv.cols() == (a.heads + 2 * kv) * D && a.qkv.rows() % a.seq == 0,
+            "rope qkv {} for seq={} heads={} kv_heads={} head_dim={}", a.qkv.str(), a.seq, a.heads,
+            kv, D);
+  HWT_CHECK(
+      a.cos.cols() == a.rotary_dim / 2 && a.cos.rows() >= a.seq && a.sin.numel() == a.cos.numel(),
+      "rope tables {} for seq {} and rotary_dim {}", a.cos.str(), a.seq, a.rotary_dim);
+  cuda::RopeArgs r;
+  r.dt = a.qkv.dtype;
+  r.qkv = a.qkv.data;
+  r.cos = a.cos.as<float>();
+  r.sin = a.sin.as<float>();
+  r.rows = a.qkv.rows();
+  r.seq = a.seq;
+  r.heads = a.heads;
+  r.kv_heads = kv;
+  r.head_dim = D;
+  r.rotary_dim = a.rotary_dim;
+  r.inverse = inverse;
+  return r;
+}
+
 }  // namespace
 
 void CudaBackend::attention_forward(const AttentionFwd& a) {
@@ -131,6 +159,13 @@ void CudaBackend::attention_backward(const AttentionBwd& a) {
   args.lse = a.lse.as<float>();
   args.d_out = a.d_out.data;
   args.d_qkv = a.d_qkv.data;
+  if (a.rope.rotary_dim > 0) {
+    HWT_CHECK(a.rope.qkv.data == a.d_qkv.data, "attention_backward: rope.qkv must be d_qkv");
+    const cuda::RopeArgs r = rope_args(a.rope, true);
+    args.rope_cos = r.cos;
+    args.rope_sin = r.sin;
+    args.rope_half = static_cast<int>(r.rotary_dim / 2);
+  }
   const int64_t dp = run_head_dim(args), d = args.head_dim;
   const int64_t heads = args.batch * args.seq * args.heads;
   const size_t dvec_bytes = static_cast<size_t>(heads) * sizeof(float);
@@ -189,34 +224,6 @@ void expect_glu(Activation kind, const Tensor& pre, const Tensor& half) {
   cuda::expect_dtype(half, pre.dtype, "glu half");
   HWT_CHECK(pre.rows() == half.rows() && pre.cols() == 2 * half.cols(),
             "glu pre {} must be [rows, 2n] for an output {}", pre.str(), half.str());
-}
-
-cuda::RopeArgs rope_args(const Rope& a, bool inverse) {
-  cuda::expect_float(a.qkv, "rope qkv");
-  cuda::expect_dtype(a.cos, DType::F32, "rope cos");
-  cuda::expect_dtype(a.sin, DType::F32, "rope sin");
-  const int64_t kv = a.kv_heads > 0 ? a.kv_heads : a.heads, D = a.head_dim;
-  HWT_CHECK(a.rotary_dim % 2 == 0 && a.rotary_dim >= 0 && a.rotary_dim <= D,
-            "rope rotary_dim {} for head_dim {}", a.rotary_dim, D);
-  HWT_CHECK(a.seq >= 1 && a.qkv.cols() == (a.heads + 2 * kv) * D && a.qkv.rows() % a.seq == 0,
-            "rope qkv {} for seq={} heads={} kv_heads={} head_dim={}", a.qkv.str(), a.seq, a.heads,
-            kv, D);
-  HWT_CHECK(
-      a.cos.cols() == a.rotary_dim / 2 && a.cos.rows() >= a.seq && a.sin.numel() == a.cos.numel(),
-      "rope tables {} for seq {} and rotary_dim {}", a.cos.str(), a.seq, a.rotary_dim);
-  cuda::RopeArgs r;
-  r.dt = a.qkv.dtype;
-  r.qkv = a.qkv.data;
-  r.cos = a.cos.as<float>();
-  r.sin = a.sin.as<float>();
-  r.rows = a.qkv.rows();
-  r.seq = a.seq;
-  r.heads = a.heads;
-  r.kv_heads = kv;
-  r.head_dim = D;
-  r.rotary_dim = a.rotary_dim;
-  r.inverse = inverse;
-  return r;
 }
 
 }  // namespace
