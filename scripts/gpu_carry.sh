@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Packs the hwt binaries of a CUDA build (configured with -DHWT_NATIVE=OFF so they run on the
 # device machine's CPU), with the shared libraries the device image lacks, into
-# build-cuda-carry/carry.tar.xz (compressed: a device call carries at most 64 MiB) for
-# scripts/gpu_check.sh, scripts/gpu_quality.sh and scripts/shape_h200.sh. C/C++ and CUDA runtime
-# libraries are left to the device (they must match its driver).
+# build-cuda-carry/carry.tar.xz (compressed: a device call carries at most 64 MiB; -9e packs
+# into about 0.6 of -6's size) for scripts/gpu_check.sh, scripts/gpu_quality.sh and
+# scripts/shape_h200.sh. C/C++ and CUDA runtime libraries are left to the device (they must
+# match its driver).
 #   cmake -S . -B build-cuda -DHWT_NATIVE=OFF && cmake --build build-cuda -j && scripts/gpu_carry.sh
 set -euo pipefail
 src=${1:-build-cuda}
@@ -22,6 +23,6 @@ for bin in "$src/hwt" "$src/tests/hwt_tests" "$src/bench/bench_train_step" "$src
   done
 done
 rm -rf build-cuda-carry && mkdir -p build-cuda-carry
-tar -cf - -C "$dst" . | xz -T2 -6 >build-cuda-carry/carry.tar.xz
+tar -cf - -C "$dst" . | xz -T2 -9e >build-cuda-carry/carry.tar.xz
 rm -rf "$dst"
 ls -la build-cuda-carry
