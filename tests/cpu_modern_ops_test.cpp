@@ -1,4 +1,4 @@
-// The modern block's CPU ops (RMSNorm, the gated MLP activations, rotary embeddings,
+// The modern block's CPU ops (RMSNorm, QK-norm, the gated MLP activations, rotary embeddings,
 // grouped-query attention): forward against a direct double-precision reference written from
 // each part's definition, backward against central finite differences of that reference.
 #include <gtest/gtest.h>
@@ -125,6 +125,68 @@ TEST_F(CpuModernOps, NormKindsRefuseTheOtherKindsArguments) {
   const Tensor y = pool.poisoned({2, 4}), m = pool.poisoned({2}), s = pool.poisoned({2});
   EXPECT_ANY_THROW(be.layernorm_forward({x, g, g, y, m, s, 1e-5f, 0, NormKind::RmsNorm}));
   EXPECT_ANY_THROW(be.layernorm_forward({x, g, {}, y, {}, s, 1e-5f, 0, NormKind::LayerNorm}));
+}
+
+// QK-norm from its definition: each q head and each k head of packed qkv [R, (H + 2 KV) D]
+// RMS-normalised over its first W columns and scaled by its kind's gamma; v as it was.
+Vec head_norm_ref(const Vec& qkv, const Vec& gq, const Vec& gk, int64_t R, int64_t H, int64_t KV,
+                  int64_t D, int64_t W, double eps) {
+  Vec out = qkv;
+  const int64_t width = (H + 2 * KV) * D;
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t h = 0; h < H + KV; ++h) {
+      const auto at = qkv.begin() + r * width + h * D;
+      const Vec y = ref::rmsnorm(Vec(at, at + D), h < H ? gq : gk, 1, D, W, eps);
+      std::copy(y.begin(), y.end(), out.begin() + r * width + h * D);
+    }
+  return out;
+}
+
+// QK-norm over padded heads (W of D columns true) under grouped-query attention: the norm in
+// place, the saved input, v untouched; dx, dγ_q and dγ_k against finite differences.
+TEST_F(CpuModernOps, HeadNormForwardBackward) {
+  const int64_t R = 5, H = 4, KV = 2, D = 8, W = 6, cols = (H + 2 * KV) * D;
+  const float eps = 1e-6f;
+  auto x = randn(R * cols, 71, 2.0f), dy = randn(R * cols, 72);
+  auto gq = randn(D, 73), gk = randn(D, 74);
+  for (int64_t i = 0; i < R * cols; ++i)
+    if (i % D >= W) x[static_cast<size_t>(i)] = dy[static_cast<size_t>(i)] = 0;
+  for (int64_t j = W; j < D; ++j) gq[static_cast<size_t>(j)] = gk[static_cast<size_t>(j)] = 0;
+  const HeadNormShape shape{H, KV, D, W, eps};
+  const Tensor qkv = pool.f32({R, cols}, x), tq = pool.f32({D}, gq), tk = pool.f32({D}, gk);
+  const Tensor saved = pool.poisoned({R, (H + KV) * D}), rstd = pool.poisoned({R, H + KV});
+  be.head_norm_forward({shape, qkv, tq, tk, saved, rstd});
+  auto forward = [&](const Vec& v, const Vec& q, const Vec& k) {
+    return head_norm_ref(v, q, k, R, H, KV, D, W, eps);
+  };
+  EXPECT_LT(rel_err(pool.read(qkv), forward(to_double(x), to_double(gq), to_double(gk))), kFwdTol);
+  const std::vector<float> kept = pool.read(saved);
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t j = 0; j < (H + KV) * D; ++j)
+      ASSERT_EQ(kept[static_cast<size_t>(r * (H + KV) * D + j)],
+                x[static_cast<size_t>(r * cols + j)]);
+
+  // The v part of the gradient passes through as it is.
+  const Tensor dqkv = pool.f32({R, cols}, dy), dgq = pool.zeros({D}), dgk = pool.zeros({D});
+  be.head_norm_backward({shape, dqkv, saved, rstd, tq, tk, dgq, dgk});
+  Vec gx = numeric_grad(
+      [&](const Vec& v) { return test::dot(forward(v, to_double(gq), to_double(gk)), dy); },
+      to_double(x));
+  EXPECT_LT(rel_err(pool.read(dqkv), gx), kBwdTol);
+  EXPECT_LT(rel_err(pool.read(dgq), numeric_grad(
+                                        [&](const Vec& g) {
+                                          return test::dot(forward(to_double(x), g, to_double(gk)),
+                                                           dy);
+                                        },
+                                        to_double(gq))),
+            kBwdTol);
+  EXPECT_LT(rel_err(pool.read(dgk), numeric_grad(
+                                        [&](const Vec& g) {
+                                          return test::dot(forward(to_double(x), to_double(gq), g),
+                                                           dy);
+                                        },
+                                        to_double(gk))),
+            kBwdTol);
 }
 
 class CpuGlu : public CpuModernOps, public ::testing::WithParamInterface<Activation> {};

@@ -1,6 +1,6 @@
-// The modern block's CUDA ops (RMSNorm plain and fused with the residual add, SwiGLU/GeGLU,
-// rotary embeddings, grouped-query attention on every attention kernel path) against the CPU
-// reference on random inputs, in f32, bf16 and f16. As in cuda_ops_test.cpp, outputs start
+// The modern block's CUDA ops (RMSNorm plain and fused with the residual add, QK-norm,
+// SwiGLU/GeGLU, rotary embeddings, grouped-query attention on every attention kernel path) against
+// the CPU reference on random inputs, in f32, bf16 and f16. As in cuda_ops_test.cpp, outputs start
 // poisoned and the CPU runs in f32 on the inputs rounded to the dtype under test, so an error
 // measures the op: fp32 differs by summation order and device math functions only; bf16 and f16
 // by the rounding of outputs (and, in attention, of P and dS operands) to 8 or 11 bits.
@@ -194,6 +194,53 @@ TEST_P(CudaModernOps, GluForwardBackward) {
       be().glu_backward({gpre, gp.act({R, n}, dy), gd, kind});
       EXPECT_LT(rel_err(gp.read(gd), cp.read(cd)), tol()) << "d_pre";
     }
+}
+
+struct HeadNormCase {
+  int64_t rows, heads, kv_heads, head_dim, width;
+};
+
+// QK-norm forward and backward: head sizes 64, 128 and 256, grouped-query and multi-query
+// layouts, padded heads (30 of 36 columns), and more heads than the grid has warps (3001 rows),
+// so that warps loop and the gammas' gradients add many blocks' partials.
+TEST_P(CudaModernOps, HeadNormForwardBackward) {
+  const HeadNormCase cases[] = {
+      {37, 4, 2, 64, 64}, {37, 6, 1, 128, 128}, {20, 3, 3, 36, 30}, {3001, 2, 1, 256, 256}};
+  uint64_t seed = 350;
+  for (const HeadNormCase& k : cases) {
+    const int64_t R = k.rows, D = k.head_dim, normed = k.heads + k.kv_heads,
+                  cols = (k.heads + 2 * k.kv_heads) * D;
+    SCOPED_TRACE(::testing::Message() << "rows " << R << " heads " << k.heads << "/" << k.kv_heads
+                                      << " head_dim " << D << " width " << k.width);
+    const HeadNormShape shape{k.heads, k.kv_heads, D, k.width, 1e-6f};
+    const Vec x = padded(R * (cols / D), D, k.width, ++seed, 2.0f),
+              dy = padded(R * (cols / D), D, k.width, ++seed), gq = padded(1, D, k.width, ++seed),
+              gk = padded(1, D, k.width, ++seed);
+    HeadNormFwd cf{shape,           cp.f32({R, cols}, x),         cp.f32({D}, gq),
+                   cp.f32({D}, gk), cp.poisoned({R, normed * D}), cp.poisoned({R, normed})};
+    HeadNormFwd gf{shape,
+                   gp.act({R, cols}, x),
+                   gp.act({D}, gq),
+                   gp.act({D}, gk),
+                   gp.poisoned_act({R, normed * D}),
+                   gp.poisoned(DType::F32, {R, normed})};
+    cpu.head_norm_forward(cf);
+    be().head_norm_forward(gf);
+    EXPECT_LT(rel_err(gp.read(gf.qkv), cp.read(cf.qkv)), tol()) << "y";
+    EXPECT_EQ(gp.read(gf.saved), cp.read(cf.saved)) << "saved";
+    EXPECT_LT(rel_err(gp.read(gf.rstd), cp.read(cf.rstd)), tol()) << "rstd";
+
+    const Vec dgq0 = randn(D, ++seed), dgk0 = randn(D, ++seed);
+    HeadNormBwd cb{shape,      cp.f32({R, cols}, dy), cf.saved,         cf.rstd, cf.q_gamma,
+                   cf.k_gamma, cp.f32({D}, dgq0),     cp.f32({D}, dgk0)};
+    HeadNormBwd gb{shape,      gp.act({R, cols}, dy), gf.saved,         gf.rstd, gf.q_gamma,
+                   gf.k_gamma, gp.f32({D}, dgq0),     gp.f32({D}, dgk0)};
+    cpu.head_norm_backward(cb);
+    be().head_norm_backward(gb);
+    EXPECT_LT(rel_err(gp.read(gb.d_qkv), cp.read(cb.d_qkv)), tol()) << "d_qkv";
+    EXPECT_LT(rel_err(gp.read(gb.d_q_gamma), cp.read(cb.d_q_gamma)), tol()) << "d_q_gamma";
+    EXPECT_LT(rel_err(gp.read(gb.d_k_gamma), cp.read(cb.d_k_gamma)), tol()) << "d_k_gamma";
+  }
 }
 
 // Cosines and sines of rotary angles position * 10000^(-2i / rotary_dim), [rows, rotary_dim/2].

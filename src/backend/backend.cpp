@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/error.h"
+
 namespace hwt {
 
 std::string_view op_name(Op op) {
@@ -13,6 +15,19 @@ std::string_view op_name(Op op) {
 #undef HWT_OP_NAME
   }
   return "?";
+}
+
+int64_t HeadNormShape::checked_width(const Tensor& qkv, const Tensor& saved, const Tensor& rstd,
+                                     const Tensor& q_gamma, const Tensor& k_gamma) const {
+  const int64_t D = head_dim, rows = qkv.rows(), w = norm_width(width, D);
+  HWT_CHECK(qkv.cols() == (heads + 2 * kv()) * D,
+            "head norm qkv {} for heads={} kv_heads={} head_dim={}", qkv.str(), heads, kv(), D);
+  HWT_CHECK(saved.numel() == rows * normed() * D && rstd.numel() == rows * normed(),
+            "head norm saved {} and rstd {} for qkv {}", saved.str(), rstd.str(), qkv.str());
+  HWT_CHECK(q_gamma.numel() == D && k_gamma.numel() == D,
+            "head norm gammas {} and {} for head_dim {}", q_gamma.str(), k_gamma.str(), D);
+  HWT_CHECK(w >= 1 && w <= D, "head norm width {} for head_dim {}", width, D);
+  return w;
 }
 
 std::string_view phase_name(Phase p) {

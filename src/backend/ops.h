@@ -182,6 +182,35 @@ struct Rope {
   int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0, rotary_dim = 0;
 };
 
+// QK-norm (Qwen3; Dehghani et al. 2023): RMSNorm over each q head and each k head of packed
+// qkv (AttentionDims' layout), in place, q heads scaled by q_gamma and k heads by k_gamma
+// ([head_dim] each, shared by the heads), applied before the rotation. The statistics are over
+// the first `width` columns of a head (its true size; the padding columns are zero and stay
+// zero). v is left alone.
+struct HeadNormShape {
+  int64_t heads = 0, kv_heads = 0, head_dim = 0, width = 0;
+  float eps = 1e-6f;
+  int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  int64_t normed() const { return heads + kv(); }  // heads a row normalises: q's, then k's
+  // The true head width, after checking that the tensors fit this shape (InternalError if not).
+  int64_t checked_width(const Tensor& qkv, const Tensor& saved, const Tensor& rstd,
+                        const Tensor& q_gamma, const Tensor& k_gamma) const;
+};
+
+// saved: [rows, normed() * head_dim], the q and k heads as they came in, for the backward;
+// rstd: f32 [rows, normed()].
+struct HeadNormFwd {
+  HeadNormShape shape;
+  Tensor qkv, q_gamma, k_gamma, saved, rstd;
+};
+
+// d_qkv's q and k heads hold the gradient of the norm's output and are overwritten with that of
+// its input; v's part stays. d_q_gamma and d_k_gamma (f32) are accumulated.
+struct HeadNormBwd {
+  HeadNormShape shape;
+  Tensor d_qkv, saved, rstd, q_gamma, k_gamma, d_q_gamma, d_k_gamma;
+};
+
 struct AttentionFwd {
   AttentionDims dims;
   Tensor qkv, out, lse;
@@ -366,6 +395,8 @@ struct LossScaleUpdate {
   X(dropout_backward, DropoutBwd)          \
   X(glu_forward, GluFwd)                   \
   X(glu_backward, GluBwd)                  \
+  X(head_norm_forward, HeadNormFwd)        \
+  X(head_norm_backward, HeadNormBwd)       \
   X(rope_forward, Rope)                    \
   X(rope_backward, Rope)                   \
   X(attention_forward, AttentionFwd)       \

@@ -1,4 +1,4 @@
-// CpuBackend: layernorm and RMSNorm, residual add (+dropout, +norm) and dropout.
+// CpuBackend: layernorm and RMSNorm, residual add (+dropout, +norm), QK-norm and dropout.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -193,6 +193,58 @@ void CpuBackend::residual_backward(const ResidualBwd& a) {
                                                  dy + i * n, row, ds != nullptr, n, w, pg, pb);
                           finish_row(i);
                         });
+}
+
+namespace {
+
+// The checked shape of a head norm over qkv: each q and k head one row of RMSNorm.
+struct HeadRows {
+  int64_t rows, width, heads, normed, D, w;
+  // Offset in qkv of head h (q heads first, then k heads) of row r.
+  int64_t at(int64_t r, int64_t h) const { return r * width + h * D; }
+};
+
+HeadRows head_rows(const HeadNormShape& h, const Tensor& qkv, const Tensor& saved,
+                   const Tensor& rstd, const Tensor& q_gamma, const Tensor& k_gamma) {
+  const int64_t w = h.checked_width(qkv, saved, rstd, q_gamma, k_gamma);
+  return {qkv.rows(), qkv.cols(), h.heads, h.normed(), h.head_dim, w};
+}
+
+}  // namespace
+
+void CpuBackend::head_norm_forward(const HeadNormFwd& a) {
+  expect_f32(a.qkv, "qkv");
+  const HeadRows hr = head_rows(a.shape, a.qkv, a.saved, a.rstd, a.q_gamma, a.k_gamma);
+  float *qkv = a.qkv.as<float>(), *saved = a.saved.as<float>(), *rstd = a.rstd.as<float>();
+  const float *gq = a.q_gamma.as<float>(), *gk = a.k_gamma.as<float>();
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < hr.rows; ++r)
+    for (int64_t h = 0; h < hr.normed; ++h) {
+      float *x = qkv + hr.at(r, h), *keep = saved + (r * hr.normed + h) * hr.D;
+      std::copy(x, x + hr.D, keep);
+      layernorm_row(NormKind::RmsNorm, keep, h < hr.heads ? gq : gk, nullptr, x, hr.D, hr.w,
+                    a.shape.eps, nullptr, rstd + r * hr.normed + h);
+    }
+}
+
+void CpuBackend::head_norm_backward(const HeadNormBwd& a) {
+  expect_f32(a.d_qkv, "d_qkv");
+  const HeadRows hr = head_rows(a.shape, a.d_qkv, a.saved, a.rstd, a.q_gamma, a.k_gamma);
+  float* d = a.d_qkv.as<float>();
+  const float *saved = a.saved.as<float>(), *rstd = a.rstd.as<float>();
+  // q heads, then k heads: each kind's heads are the rows of its own gamma's gradient.
+  for (const bool q : {true, false}) {
+    const int64_t first = q ? 0 : hr.heads, count = q ? hr.heads : hr.normed - hr.heads;
+    const float* g = (q ? a.q_gamma : a.k_gamma).as<float>();
+    rows_with_param_grads(hr.rows * count, hr.D, (q ? a.d_q_gamma : a.d_k_gamma).as<float>(),
+                          nullptr, [&](int64_t i, float* pg, float* pb) {
+                            const int64_t r = i / count, h = first + i % count;
+                            const int64_t k = r * hr.normed + h;
+                            float* dy = d + hr.at(r, h);
+                            layernorm_row_backward(NormKind::RmsNorm, saved + k * hr.D, g, 0.0f,
+                                                   rstd[k], dy, dy, false, hr.D, hr.w, pg, pb);
+                          });
+  }
 }
 
 void CpuBackend::dropout_forward(const DropoutFwd& a) {

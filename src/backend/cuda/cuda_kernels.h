@@ -106,6 +106,29 @@ struct NormBwdArgs {
 };
 size_t norm_backward_scratch_bytes(const Launch& l, int64_t rows, int64_t cols);
 void norm_backward(const Launch& l, const NormBwdArgs& a);
+// QK-norm (HeadNormFwd/HeadNormBwd in backend/ops.h): RMSNorm over each q and k head of packed
+// qkv, in place. Forward: saved gets the heads as they came in, rstd one value per head.
+// Backward: qkv is d_qkv; d_q_gamma/d_k_gamma += (deterministic partial sums in scratch).
+struct HeadNormArgs {
+  DType dt = DType::F32;
+  int64_t rows = 0, cols = 0;       // of qkv
+  int64_t heads = 0, normed = 0;    // q heads; q and k heads
+  int64_t head_dim = 0, width = 0;  // stored and true head size
+  float eps = 1e-6f;
+  void* qkv = nullptr;
+  void* saved = nullptr;
+  float* rstd = nullptr;
+  const void* q_gamma = nullptr;
+  const void* k_gamma = nullptr;
+  float* d_q_gamma = nullptr;
+  float* d_k_gamma = nullptr;
+  float* scratch = nullptr;
+};
+constexpr int64_t kHeadNormMaxHeadDim = 1024;
+void head_norm_forward(const Launch& l, const HeadNormArgs& a);
+size_t head_norm_backward_scratch_bytes(const Launch& l, int64_t rows, int64_t normed,
+                                        int64_t head_dim);
+void head_norm_backward(const Launch& l, const HeadNormArgs& a);
 // Residual backward without layernorm: d_res = d_sum (or 0), d_x = dropout(d_res).
 void residual_backward_plain(const Launch& l, DType dt, const void* d_sum, void* d_res, void* d_x,
                              int64_t n, DropArgs d);

@@ -1,4 +1,4 @@
-// CudaBackend: layernorm and RMSNorm, residual add (+dropout, +norm) and dropout.
+// CudaBackend: layernorm and RMSNorm, residual add (+dropout, +norm), QK-norm and dropout.
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 
@@ -86,6 +86,35 @@ cuda::NormBwdArgs layernorm_bwd_args(NormKind kind, const Tensor& x, const Tenso
   return n;
 }
 
+// A head norm launch over qkv (d_qkv in the backward), its shapes checked.
+cuda::HeadNormArgs head_norm_args(const HeadNormShape& h, const Tensor& qkv, const Tensor& saved,
+                                  const Tensor& rstd, const Tensor& q_gamma,
+                                  const Tensor& k_gamma) {
+  cuda::expect_float(qkv, "head norm qkv");
+  cuda::expect_dtype(saved, qkv.dtype, "head norm saved");
+  cuda::expect_dtype(q_gamma, qkv.dtype, "q_gamma");
+  cuda::expect_dtype(k_gamma, qkv.dtype, "k_gamma");
+  cuda::expect_dtype(rstd, DType::F32, "head norm rstd");
+  const int64_t D = h.head_dim, w = h.checked_width(qkv, saved, rstd, q_gamma, k_gamma);
+  HWT_CHECK(D <= cuda::kHeadNormMaxHeadDim, "head norm: head_dim {} above the CUDA kernel's {}", D,
+            cuda::kHeadNormMaxHeadDim);
+  cuda::HeadNormArgs n;
+  n.dt = qkv.dtype;
+  n.rows = qkv.rows();
+  n.cols = qkv.cols();
+  n.heads = h.heads;
+  n.normed = h.normed();
+  n.head_dim = D;
+  n.width = w;
+  n.eps = h.eps;
+  n.qkv = qkv.data;
+  n.saved = saved.data;
+  n.rstd = rstd.as<float>();
+  n.q_gamma = q_gamma.data;
+  n.k_gamma = k_gamma.data;
+  return n;
+}
+
 }  // namespace
 
 void CudaBackend::layernorm_forward(const LayerNormFwd& a) {
@@ -154,6 +183,24 @@ void CudaBackend::residual_backward(const ResidualBwd& a) {
       static_cast<float*>(scratch(cuda::norm_backward_scratch_bytes(launch_, n.rows, n.cols)));
   cuda::norm_backward(launch_, n);
   cuda::check_launch("residual_backward");
+}
+
+void CudaBackend::head_norm_forward(const HeadNormFwd& a) {
+  cuda::head_norm_forward(launch_,
+                          head_norm_args(a.shape, a.qkv, a.saved, a.rstd, a.q_gamma, a.k_gamma));
+  cuda::check_launch("head_norm_forward");
+}
+
+void CudaBackend::head_norm_backward(const HeadNormBwd& a) {
+  cuda::expect_dtype(a.d_q_gamma, DType::F32, "d_q_gamma");
+  cuda::expect_dtype(a.d_k_gamma, DType::F32, "d_k_gamma");
+  cuda::HeadNormArgs n = head_norm_args(a.shape, a.d_qkv, a.saved, a.rstd, a.q_gamma, a.k_gamma);
+  n.d_q_gamma = a.d_q_gamma.as<float>();
+  n.d_k_gamma = a.d_k_gamma.as<float>();
+  n.scratch = static_cast<float*>(
+      scratch(cuda::head_norm_backward_scratch_bytes(launch_, n.rows, n.normed, n.head_dim)));
+  cuda::head_norm_backward(launch_, n);
+  cuda::check_launch("head_norm_backward");
 }
 
 void CudaBackend::dropout_forward(const DropoutFwd& a) {

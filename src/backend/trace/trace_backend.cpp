@@ -299,6 +299,37 @@ void TraceBackend::glu_backward(const GluBwd& a) {
 
 namespace {
 
+// The q and k heads of a head norm's qkv: what it reads, normalises and writes.
+void head_norm_record(OpRecord& r, const HeadNormShape& h, const Tensor& qkv, double flops, Io in,
+                      Io out) {
+  const double normed = static_cast<double>(qkv.rows() * h.normed() * h.head_dim);
+  const double share = normed / n(qkv);
+  r.rows = qkv.rows() * h.normed();
+  r.cols = h.head_dim;
+  r.elements = static_cast<int64_t>(normed);
+  r.flops = flops * normed;
+  set_io(r, io(qkv) * share + in, io(qkv) * share + out);
+  r.detail = fmt::format("qkv{} heads={} kv_heads={} head_dim={} width={}", qkv.shape.str(),
+                         h.heads, h.kv(), h.head_dim, norm_width(h.width, h.head_dim));
+}
+
+}  // namespace
+
+void TraceBackend::head_norm_forward(const HeadNormFwd& a) {
+  head_norm_record(record(Op::head_norm_forward, OpKind::Norm, a.qkv.dtype), a.shape, a.qkv,
+                   kRmsNormFlops, io(a.q_gamma) + io(a.k_gamma), io(a.saved) + io(a.rstd));
+}
+
+void TraceBackend::head_norm_backward(const HeadNormBwd& a) {
+  head_norm_record(
+      record(Op::head_norm_backward, OpKind::Norm, a.d_qkv.dtype), a.shape, a.d_qkv,
+      kRmsNormBwdFlops,
+      io(a.saved) + io(a.rstd) + io(a.q_gamma) + io(a.k_gamma) + io(a.d_q_gamma) + io(a.d_k_gamma),
+      io(a.d_q_gamma) + io(a.d_k_gamma));
+}
+
+namespace {
+
 void rope_record(OpRecord& r, const Rope& a) {
   const int64_t kv = a.kv_heads > 0 ? a.kv_heads : a.heads;
   const double rotated = static_cast<double>(a.qkv.rows() * (a.heads + kv) * a.rotary_dim);
