@@ -79,13 +79,14 @@ INSTANTIATE_TEST_SUITE_P(Norms, TraceFlops,
                          ::testing::Values(NormPlacement::Pre, NormPlacement::Post));
 
 // The modern block counted by hand: grouped-query Q/K/V widths, the gated MLP's three GEMMs,
-// norms without beta, biases on Q/K/V only (Qwen2) or everywhere (NeoX, parallel residual).
+// norms without beta, biases on Q/K/V only (Qwen2) or everywhere (NeoX, parallel residual),
+// QK-norm's two gammas of a head's size (Qwen3).
 struct ModernCase {
   const char* name;
   int64_t kv_heads;
   Activation act;
   NormKind norm;
-  bool bias, qkv_bias, parallel;
+  bool bias, qkv_bias, parallel, qk_norm = false;
 };
 
 class TraceModernBlock : public ::testing::TestWithParam<ModernCase> {};
@@ -112,6 +113,7 @@ TEST_P(TraceModernBlock, ParametersAndGemmFlopsMatchHandCount) {
   m.bias = k.bias;
   m.qkv_bias = k.qkv_bias;
   m.parallel_residual = k.parallel;
+  m.qk_norm = k.qk_norm;
   r.batch = b;
   r.seq = s;
   const Workload w = trace_step(r);
@@ -120,11 +122,12 @@ TEST_P(TraceModernBlock, ParametersAndGemmFlopsMatchHandCount) {
   const int64_t mlp_mats = is_gated(k.act) ? 3 : 2, fc1 = is_gated(k.act) ? 2 * f : f;
   const int64_t norm = k.norm == NormKind::RmsNorm ? h : 2 * h;
   const int64_t biases = k.bias ? qkv + h + fc1 + h : k.qkv_bias ? qkv : 0;
-  const int64_t per_layer = 2 * norm + h * qkv + h * h + mlp_mats * h * f + biases;
+  const int64_t qk_norm = k.qk_norm ? 2 * hd : 0;
+  const int64_t per_layer = 2 * norm + qk_norm + h * qkv + h * h + mlp_mats * h * f + biases;
   EXPECT_EQ(w.parameters, V * h + L * per_layer + norm + V * h);  // no position table
 
   double layer_fwd = 0, layer_bwd = 0;
-  int rope_ops = 0, rotary_backwards = 0, glu_ops = 0;
+  int rope_ops = 0, rotary_backwards = 0, glu_ops = 0, head_norms = 0;
   for (const OpRecord& op : w.ops) {
     if (op.scope.rfind("layers.", 0) == 0)
       (op.phase == Phase::Forward ? layer_fwd : layer_bwd) += op.gemm_flops();
@@ -132,6 +135,7 @@ TEST_P(TraceModernBlock, ParametersAndGemmFlopsMatchHandCount) {
     rotary_backwards +=
         op.op == Op::attention_backward && op.detail.find("rotary_dim=") != std::string::npos;
     glu_ops += op.op == Op::glu_forward || op.op == Op::glu_backward;
+    head_norms += op.op == Op::head_norm_forward || op.op == Op::head_norm_backward;
   }
   const double bs = static_cast<double>(b * s);
   const double gemms = 2 * bs * static_cast<double>(h * qkv + h * h + mlp_mats * h * f);
@@ -143,6 +147,7 @@ TEST_P(TraceModernBlock, ParametersAndGemmFlopsMatchHandCount) {
   EXPECT_EQ(rope_ops, L);
   EXPECT_EQ(rotary_backwards, L);
   EXPECT_EQ(glu_ops, is_gated(k.act) ? 2 * L : 0);
+  EXPECT_EQ(head_norms, k.qk_norm ? 2 * L : 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -151,6 +156,7 @@ INSTANTIATE_TEST_SUITE_P(
         ModernCase{"llama", 2, Activation::SwiGlu, NormKind::RmsNorm, false, false, false},
         ModernCase{"qwen2", 1, Activation::SwiGlu, NormKind::RmsNorm, false, true, false},
         ModernCase{"gemma", 4, Activation::GeGlu, NormKind::RmsNorm, false, false, false},
+        ModernCase{"qwen3", 2, Activation::SwiGlu, NormKind::RmsNorm, false, false, false, true},
         ModernCase{"neox", 0, Activation::Gelu, NormKind::LayerNorm, true, false, true}),
     [](const auto& kind) { return std::string(kind.param.name); });
 

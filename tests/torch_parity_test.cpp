@@ -193,6 +193,33 @@ Case qwen2_classify() {
   return c;
 }
 
+// Qwen3's block: Llama's with QK-norm (RMSNorm over each q and k head before the rotation),
+// theta 10^6, grouped-query attention and a tied LM head.
+Case qwen3_lm() {
+  Case c{"qwen3_lm", {}, {}};
+  ModelConfig& m = c.model;
+  m.vocab_size = 23;
+  m.vocab_multiple = m.ffn_multiple = m.hidden_multiple = 1;
+  m.max_seq = 8;
+  m.hidden = 32;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.ffn = 36;
+  m.layers = 2;
+  m.dropout = m.attn_dropout = 0;
+  m.causal = true;
+  m.norm_kind = NormKind::RmsNorm;
+  m.ln_eps = 1e-6;
+  m.qk_norm = true;
+  m.position = Position::Rope;
+  m.rope.theta = 1e6;
+  m.activation = Activation::SwiGlu;
+  m.bias = false;
+  m.head = Task::Lm;
+  c.batches = {make_batch(m, 2, 8, {8, 8}, 11), make_batch(m, 3, 5, {5, 5, 5}, 12)};
+  return c;
+}
+
 // GPT-NeoX's (Pythia's) block: parallel attention and MLP, LayerNorm with biases, a quarter of
 // each head rotated, an untied LM head.
 Case neox_lm() {
@@ -222,7 +249,8 @@ Case neox_lm() {
 void randomize(ParamStore& ps, bool bf16_values) {
   std::vector<float> host = test::randn(ps.count(), 77, 0.3f);
   for (const ParamInfo& p : ps.infos())
-    if (p.name.find("ln") != std::string::npos && p.name.ends_with(".weight"))
+    if ((p.name.find("ln") != std::string::npos || p.name.find("_norm") != std::string::npos) &&
+        p.name.ends_with(".weight"))
       for (int64_t i = 0; i < p.shape.numel(); ++i) host[static_cast<size_t>(p.offset + i)] += 1.0f;
   if (bf16_values)
     for (float& v : host) v = bf16_to_float(float_to_bf16(v));
@@ -310,8 +338,8 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
   if (!torch_available())
     GTEST_SKIP() << "skipped: " << torch_python()
                  << " has no torch (apt install python3-torch, or set HWT_TORCH_PYTHON)";
-  static const std::function<Case()> kCases[] = {encoder_joint, decoder_lm,     encoder_mean_pool,
-                                                 llama_lm,      qwen2_classify, neox_lm};
+  static const std::function<Case()> kCases[] = {
+      encoder_joint, decoder_lm, encoder_mean_pool, llama_lm, qwen2_classify, neox_lm, qwen3_lm};
   const Case c = kCases[which]();
   // Everything else of the Llama-style case in bf16 is within the bound below, but its losses
   // of steps 7 to 10 drift to 4-6 times the oracle's own bf16 error (H200, docs/cuda.md); until
@@ -451,8 +479,8 @@ TEST_P(TorchParity, LogitsGradientsAndTenSteps) {
 }
 
 std::string parity_name(const ::testing::TestParamInfo<TorchParity::ParamType>& info) {
-  static const char* const kCase[] = {"encoder_joint", "decoder_lm", "encoder_mean",
-                                      "llama_lm",      "qwen2",      "neox_lm"};
+  static const char* const kCase[] = {"encoder_joint", "decoder_lm", "encoder_mean", "llama_lm",
+                                      "qwen2",         "neox_lm",    "qwen3_lm"};
   static const char* const kTarget[] = {"cpu", "cuda_f32", "cuda_bf16"};
   const auto [which, opt, target] = info.param;
   return std::string(kCase[which]) + (opt == OptimizerKind::AdamW ? "_adamw_" : "_adan_") +
@@ -461,7 +489,7 @@ std::string parity_name(const ::testing::TestParamInfo<TorchParity::ParamType>& 
 
 INSTANTIATE_TEST_SUITE_P(
     Models, TorchParity,
-    ::testing::Combine(::testing::Values(0, 1, 2, 3, 4, 5),
+    ::testing::Combine(::testing::Values(0, 1, 2, 3, 4, 5, 6),
                        ::testing::Values(OptimizerKind::AdamW, OptimizerKind::Adan),
                        ::testing::Values(Target::Cpu, Target::CudaF32, Target::CudaBf16)),
     parity_name);

@@ -107,6 +107,9 @@ struct ModelConfig {
   // Attention and MLP both read the block input: x + attn(LN1(x)) + mlp(LN2(x)) (GPT-J,
   // GPT-NeoX, Pythia); pre-norm only.
   bool parallel_residual = false;
+  // RMSNorm over each q and k head before the rotation, a gamma of head_dim each (Qwen3,
+  // Dehghani et al. 2023), with epsilon ln_eps.
+  bool qk_norm = false;
   Position position = Position::Learned;
   RopeConfig rope;
   bool bias = true;       // biases of the blocks' linear maps

@@ -144,6 +144,11 @@ void add_model_keys(Keys& k) {
       "Attention and MLP both read the block input, x + attn(ln1(x)) + mlp(ln2(x)) (GPT-NeoX, "
       "Pythia; pre-norm)",
       [](R & c) -> auto& { return c.model.parallel_residual; });
+  k.add(
+      "model.qk_norm",
+      "RMSNorm over each query and key head before the rotation, one gamma per head size, "
+      "epsilon model.ln_eps (Qwen3)",
+      [](R & c) -> auto& { return c.model.qk_norm; });
   k.add_choice(
       "model.norm_kind",
       "Normalisation: layernorm (GPT-2, BERT) or rmsnorm (Llama), epsilon "

@@ -47,6 +47,11 @@ Block::Block(const ModelConfig& cfg, ParamStore& ps, int index) : cfg_(cfg), ind
   out_ = Projection(ps, p + "attn.out", ctx, h, cfg.bias, std, tt_chain(attn, TtRole::Plain), pad_h,
                     per_head);
   ln2_ = NormParams(ps, p + "ln2", h, hidden_pad, cfg.norm_kind);
+  if (cfg.qk_norm) {
+    const int64_t head_pad = head - cfg.head_dim();
+    q_norm_ = NormParams(ps, p + "attn.q_norm", head, head_pad, NormKind::RmsNorm);
+    k_norm_ = NormParams(ps, p + "attn.k_norm", head, head_pad, NormKind::RmsNorm);
+  }
   // A gated MLP's first projection is the gate's rows, then the up projection's, each padded.
   const int64_t ffn = cfg.padded_ffn(), fc1_out = cfg.gated() ? 2 * ffn : ffn;
   const DimPad pad_ffn{ffn - cfg.ffn, ffn};
@@ -73,6 +78,11 @@ void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
   ln1_mean_ = arena.reserve(DType::F32, max_rows);
   ln1_rstd_ = arena.reserve(DType::F32, max_rows);
   qkv_act_ = arena.reserve(dt, max_rows * cfg_.padded_qkv());
+  if (cfg_.qk_norm) {
+    const int64_t normed = qk_norm_shape().normed();
+    qk_in_ = arena.reserve(dt, max_rows * normed * cfg_.padded_head_dim());
+    qk_rstd_ = arena.reserve(DType::F32, max_rows * normed);
+  }
   ctx_ = arena.reserve(dt, max_rows * ctx);
   lse_ = arena.reserve(DType::F32, cfg_.heads * max_rows);
   sum1_ = arena.reserve(dt, max_rows * h);
@@ -121,6 +131,19 @@ Rope Block::rope(const StepContext& c, Tensor qkv) const {
               cfg_.rotary_dim()};
 }
 
+HeadNormShape Block::qk_norm_shape() const {
+  return {cfg_.heads, cfg_.kv(), cfg_.padded_head_dim(), cfg_.head_dim(),
+          static_cast<float>(cfg_.ln_eps)};
+}
+
+Tensor Block::qk_in(const StepContext& c) const {
+  return c.act(qk_in_, qk_norm_shape().normed() * cfg_.padded_head_dim());
+}
+
+Tensor Block::qk_rstd(const StepContext& c) const {
+  return c.arena.view(qk_rstd_, Shape{c.rows(), qk_norm_shape().normed()});
+}
+
 Tensor Block::forward(const StepContext& c, Tensor x) const {
   const int64_t h = cfg_.padded_hidden(), rows = c.rows();
   const bool pre = cfg_.norm == NormPlacement::Pre;
@@ -141,6 +164,9 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   const Tensor tmp = c.act(scratch_, h);
   qkv_.forward(c, attn_in, qkv);
   c.prune_activation(PrunePoint::Qkv, qkv);
+  if (cfg_.qk_norm)
+    be.head_norm_forward(
+        {qk_norm_shape(), qkv, q_norm_.gamma(c), k_norm_.gamma(c), qk_in(c), qk_rstd(c)});
   if (cfg_.position == Position::Rope) be.rope_forward(rope(c, qkv));
   be.attention_forward({attention_dims(c), qkv, ctx,
                         c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq}),
@@ -288,6 +314,9 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
   be.attention_backward({attention_dims(c), qkv, ctx, dctx,
                          c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq}), dqkv,
                          cfg_.position == Position::Rope ? rope(c, dqkv) : Rope{}});
+  if (cfg_.qk_norm)
+    be.head_norm_backward({qk_norm_shape(), dqkv, qk_in(c), qk_rstd(c), q_norm_.gamma(c),
+                           k_norm_.gamma(c), q_norm_.dgamma(c), k_norm_.dgamma(c)});
   if (!pre) {
     qkv_.backward(c, x, dqkv, dres, true);
     c.prune_activation_grad(PrunePoint::QkvGrad, dres);

@@ -1,7 +1,7 @@
-// One transformer block: self-attention (multi-head or grouped-query, rotary positions
-// optional) and a feed-forward network (GELU or ReLU, or gated: SwiGLU, GeGLU), each wrapped in a
-// residual connection with a norm (LayerNorm or RMSNorm) before (pre-LN: GPT-2, Llama) or after
-// (post-LN: BERT) the sublayer.
+// One transformer block: self-attention (multi-head or grouped-query, QK-norm and rotary
+// positions optional) and a feed-forward network (GELU or ReLU, or gated: SwiGLU, GeGLU), each
+// wrapped in a residual connection with a norm (LayerNorm or RMSNorm) before (pre-LN: GPT-2, Llama)
+// or after (post-LN: BERT) the sublayer.
 #pragma once
 
 #include <string>
@@ -35,6 +35,10 @@ class Block {
  private:
   AttentionDims attention_dims(const StepContext& c) const;
   Rope rope(const StepContext& c, Tensor qkv) const;
+  // QK-norm's shape, and its saved q and k heads and their 1/rms (in the slots).
+  HeadNormShape qk_norm_shape() const;
+  Tensor qk_in(const StepContext& c) const;
+  Tensor qk_rstd(const StepContext& c) const;
   // Adds to dres the gradient through norm `ln` (saved statistics in the slots) of the block
   // input x, given dy, the gradient of the norm's output.
   void input_norm_backward(const StepContext& c, const NormParams& ln, ActivationArena::Slot mean,
@@ -46,6 +50,7 @@ class Block {
   const ModelConfig& cfg_;
   int index_;
   NormParams ln1_, ln2_;
+  NormParams q_norm_, k_norm_;  // QK-norm's gammas, [head_dim] each (model.qk_norm)
   Projection qkv_, out_, fc1_, fc2_;
   // Saved activations (slots in the arena). sum1_ is the pre-LN1 sum in post-LN blocks and
   // LN2's output (the FFN input) in pre-LN blocks. f_pre_ is the first FFN projection's output
@@ -53,6 +58,8 @@ class Block {
   ActivationArena::Slot ln1_out_ = 0, ln1_mean_ = 0, ln1_rstd_ = 0, qkv_act_ = 0, ctx_ = 0,
                         lse_ = 0, sum1_ = 0, x1_ = 0, ln2_mean_ = 0, ln2_rstd_ = 0, f_pre_ = 0,
                         f_ = 0, sum2_ = 0, out_act_ = 0, scratch_ = 0;
+  // QK-norm: the q and k heads before it, and their 1/rms.
+  ActivationArena::Slot qk_in_ = 0, qk_rstd_ = 0;
 };
 
 }  // namespace hwt

@@ -3,7 +3,7 @@
 Reads a JSON case written by tests/torch_parity_test.cpp: the model config, every parameter
 under hwt's names, batches and optimizer settings. Rebuilds the same transformer with plain
 torch ops in float64 from the parts' definitions (LayerNorm or RMSNorm, learned or rotary
-positions, multi-head or grouped-query attention, GELU/ReLU or gated SwiGLU/GeGLU MLPs, with
+positions, QK-norm, multi-head or grouped-query attention, GELU/ReLU or gated SwiGLU/GeGLU MLPs, with
 or without biases), then writes the logits, every parameter gradient of the first batch and
 the loss of each of N optimizer steps (AdamW via torch.optim, Adan written from Xie et al. 2022 and sail-sg/Adan).
 
@@ -105,6 +105,10 @@ class Transformer:
             return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.c["ln_eps"]) * w
         return F.layer_norm(x, (self.c["hidden"],), w, self.p[name + ".bias"], self.c["ln_eps"])
 
+    def head_norm(self, x, name):
+        x = x.to(torch.get_default_dtype())
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.c["ln_eps"]) * self.p[name + ".weight"]
+
     def linear(self, x, name):
         return F.linear(x, self.p[name + ".weight"], self.p.get(name + ".bias"))
 
@@ -116,6 +120,8 @@ class Transformer:
         q, k, v = self.linear(x, name + ".qkv").split([nh * d, kv * d, kv * d], dim=2)
         q = q.view(B, S, nh, d).transpose(1, 2)
         k, v = (t.view(B, S, kv, d).transpose(1, 2) for t in (k, v))
+        if self.c["qk_norm"]:  # RMSNorm over each head, before the rotation (Qwen3)
+            q, k = (self.head_norm(t, name + part) for t, part in ((q, ".q_norm"), (k, ".k_norm")))
         if self.c["position"] == "rope":
             q, k = rotate(q, self.c), rotate(k, self.c)
         # Grouped-query attention: each K/V head serves nh / kv consecutive query heads.
