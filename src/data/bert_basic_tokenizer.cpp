@@ -102,7 +102,8 @@ int BertBasicTokenizer::normalize(char32_t cp, char32_t* out, Role* roles) const
   const auto cp32 = static_cast<utf8proc_int32_t>(cp);
   const utf8proc_category_t cat = utf8proc_category(cp32);
   switch (cat) {
-    case UTF8PROC_CATEGORY_CN:  // unassigned
+    // Control, format and private-use characters go; unassigned ones (Cn) stay, as in Hugging
+    // Face tokenizers (Google's BERT drops them too).
     case UTF8PROC_CATEGORY_CC:
     case UTF8PROC_CATEGORY_CF:
     case UTF8PROC_CATEGORY_CO:
