@@ -90,7 +90,7 @@ void add_model_keys(Keys& k) {
   k.add(
       "model.vocab_size",
       "Vocabulary size; 0 takes the tokenizer's size (analyses, which do not read the data: "
-      "data.max_vocab for a word tokenizer, 50257 for gpt2)",
+      "data.max_vocab for a word tokenizer, 50257 for gpt2, 30522 (BERT's) otherwise)",
       [](R & c) -> auto& { return c.model.vocab_size; });
   k.add(
       "model.vocab_multiple",
