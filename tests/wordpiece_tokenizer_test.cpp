@@ -135,7 +135,7 @@ TEST(WordPieceBasic, ControlCharactersDroppedAndWhitespaceSplits) {
             (Words{"a", "b", "c", "d"}));
   EXPECT_EQ(words("a\xEF\xBF\xBD"
                   "b \xEE\x80\x80"),
-            (Words{"ab"}));  // U+FFFD, private use
+            (Words{"ab"}));                             // U+FFFD, private use
   EXPECT_EQ(words("a\xCD\xB8"), (Words{"a\xCD\xB8"}));  // unassigned U+0378 stays
 }
 
