@@ -271,6 +271,27 @@ TEST(WordPieceTokenizer, FixtureTextsGiveIdsInRangeAndNoSpecials) {
   }
 }
 
+TEST(WordPieceTokenizer, RandomBytesGiveIdsInRange) {
+  std::mt19937_64 rng(11);
+  const std::vector<std::string> fragments = {
+      "the", " ",  "##", "[CLS]",    "\xC3\xA9",        "\xE4\xB8\x96",
+      "\t",  "\n", "!",  "\xCC\x81", "\xF0\x9F\x98\x80"};
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    for (size_t i = 0, n = rng() % 200; i < n; ++i)
+      text += rng() % 3 == 0 ? fragments[rng() % fragments.size()]
+                             : std::string(1, static_cast<char>(rng() % 256));
+    for (bool lower : {true, false}) {
+      const WordPieceTokenizer& tok = fixture(lower);
+      for (int32_t id : tok.encode(text)) {
+        ASSERT_GE(id, 0);
+        ASSERT_LT(id, tok.vocab_size());
+        ASSERT_TRUE(id != tok.pad_id() && id != tok.cls_id() && id != tok.sep_id());
+      }
+    }
+  }
+}
+
 // One JSON array per line of `path`.
 std::vector<Ids> read_jsonl(const std::filesystem::path& path) {
   std::vector<Ids> rows;
