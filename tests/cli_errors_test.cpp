@@ -189,7 +189,7 @@ TEST_F(CliErrors, TokenizerCommand) {
   dir.write("negative.ids", "[-1]\n");
   expect_one_line_error(run_hwt("tokenizer encode " + (dir / "none.txt"), dir), "none.txt");
   expect_one_line_error(run_hwt("tokenizer encode --tokenizer gpt3 " + (dir / "text.txt"), dir),
-                        "unknown tokenizer 'gpt3' (expected gpt2)");
+                        "unknown tokenizer 'gpt3' (expected gpt2 or wordpiece)");
   expect_one_line_error(run_hwt("tokenizer decode --tokenizer bpe " + (dir / "range.ids"), dir),
                         "unknown tokenizer 'bpe'");
   expect_one_line_error(run_hwt("tokenizer decode " + (dir / "none.ids"), dir), "none.ids");
@@ -220,6 +220,40 @@ TEST_F(CliErrors, TokenizerEncodeDecodeRoundTrip) {
   EXPECT_NE(lines.out.find("\n[]\n"), std::string::npos) << lines.out;  // the empty line
   dir.write("lines.ids", lines.out);
   EXPECT_EQ(run_hwt("tokenizer decode --lines " + (dir / "lines.ids"), dir).out, text);
+}
+
+TEST_F(CliErrors, WordPieceTokenizerCommandAndConfig) {
+  dir.write("text.txt", "Hello world\n");
+  dir.write("no_unk.txt", "[PAD]\n[CLS]\n[SEP]\nhello\n");
+  const std::string text = " " + (dir / "text.txt");
+  const std::string wp = "tokenizer encode --tokenizer wordpiece";
+  expect_one_line_error(run_hwt(wp + text, dir),
+                        "the wordpiece tokenizer needs a vocab file (--vocab FILE)");
+  expect_one_line_error(run_hwt(wp + " --vocab " + (dir / "none.txt") + text, dir),
+                        "cannot read WordPiece vocabulary " + (dir / "none.txt"));
+  expect_one_line_error(run_hwt(wp + " --vocab " + (dir / "no_unk.txt") + text, dir),
+                        "WordPiece vocabulary " + (dir / "no_unk.txt") + " has no [UNK] token");
+  expect_one_line_error(run_hwt("tokenizer decode --tokenizer wordpiece" + text, dir),
+                        "needs a vocab file");
+  expect_one_line_error(run_hwt("tokenizer encode --pair" + text, dir),
+                        "--pair needs --tokenizer wordpiece");
+  expect_one_line_error(run_hwt("tokenizer encode --vocab " + (dir / "no_unk.txt") + text, dir),
+                        "a vocab file is for the wordpiece tokenizer");
+
+  expect_one_line_error(run_hwt(train_args("--set data.tokenizer=wordpiece"), dir),
+                        "config data.tokenizer=\"wordpiece\" needs data.vocab");
+  expect_one_line_error(
+      run_hwt(train_args("--set data.tokenizer=wordpiece --set data.vocab=" + (dir / "none.txt")),
+              dir),
+      "none.txt");
+  expect_one_line_error(
+      run_hwt(train_args("--set data.tokenizer=wordpiece --set data.vocab=" + (dir / "no_unk.txt")),
+              dir),
+      "has no [UNK] token");
+  expect_one_line_error(run_hwt(train_args("--set data.tokenizer=wordpiece --set data.vocab=" +
+                                           (dir / "no_unk.txt") + " --set model.head=tokens"),
+                                dir),
+                        "data.tokenizer=\"wordpiece\" cannot be used with model.head=tokens");
 }
 
 TEST_F(CliErrors, Gpt2TokenizerConfig) {

@@ -1,11 +1,15 @@
 // `hwt tokenizer encode|decode`: text to token ids and back with a ready-made tokenizer.
+#include <fmt/format.h>
+
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "core/error.h"
 #include "core/files.h"
 #include "data/text_io.h"
 #include "data/token_id_text.h"
 #include "data/tokenizer.h"
+#include "data/wordpiece_tokenizer.h"
 
 namespace hwt {
 namespace {
@@ -16,14 +20,58 @@ void write_stdout(std::string_view s) {
 
 struct TokenizerOpts {
   std::string tokenizer = "gpt2";
-  bool lines = false, special = false;
+  std::string vocab;  // wordpiece
+  bool lines = false, special = false, cased = false, pair = false;
   std::vector<std::string> files;  // encode
   std::string file;                // decode
 };
 
 void add_common_options(CLI::App* cmd, TokenizerOpts& o) {
-  cmd->add_option("--tokenizer", o.tokenizer, "Which tokenizer: gpt2 (GPT-2's byte-level BPE)")
+  cmd->add_option("--tokenizer", o.tokenizer,
+                  "Which tokenizer: gpt2 (GPT-2's byte-level BPE) or wordpiece (BERT's WordPiece, "
+                  "with --vocab)")
       ->capture_default_str();
+  cmd->add_option("--vocab", o.vocab,
+                  "wordpiece: BERT's vocab.txt (one token a line, id = line number)");
+  cmd->add_flag("--cased", o.cased,
+                "wordpiece: a cased model's normalisation (case and accents kept); default "
+                "uncased");
+}
+
+std::unique_ptr<Tokenizer> make_tokenizer(const TokenizerOpts& o) {
+  PretrainedTokenizerOptions p;
+  p.special_in_text = o.special && o.tokenizer == "gpt2";
+  p.vocab = o.vocab;
+  p.lowercase = !o.cased;
+  return pretrained_tokenizer(o.tokenizer, p);
+}
+
+// InputError naming `flag` unless --tokenizer is wordpiece (checked before the tokenizer is
+// made, so the message does not depend on other files).
+void require_wordpiece(const TokenizerOpts& o, std::string_view flag) {
+  if (o.tokenizer != "wordpiece") fail_input("{} needs --tokenizer wordpiece", flag);
+}
+
+const WordPieceTokenizer& as_wordpiece(const Tokenizer& tok) {
+  const auto* wp = dynamic_cast<const WordPieceTokenizer*>(&tok);
+  HWT_CHECK(wp != nullptr, "--tokenizer wordpiece made another kind");
+  return *wp;
+}
+
+// --pair: "a<TAB>b" is BERT's sentence pair, a line without a tab one sentence.
+std::string pair_json(const WordPieceTokenizer& tok, std::string_view line) {
+  const size_t tab = line.find('\t');
+  const WordPieceTokenizer::Encoding e =
+      tab == std::string_view::npos ? tok.encode_single(line)
+                                    : tok.encode_pair(line.substr(0, tab), line.substr(tab + 1));
+  return fmt::format("{{\"ids\": {}, \"type_ids\": {}}}", token_ids_json(e.ids),
+                     token_ids_json(e.type_ids));
+}
+
+std::vector<int32_t> encode_text(const Tokenizer& tok, const TokenizerOpts& o,
+                                 std::string_view text) {
+  if (o.special && o.tokenizer == "wordpiece") return as_wordpiece(tok).encode_single(text).ids;
+  return tok.encode(text);
 }
 
 }  // namespace
@@ -38,17 +86,26 @@ void add_tokenizer_command(CLI::App& app) {
   add_common_options(encode, *e);
   encode->add_flag("--lines", e->lines, "One array per input line (the newline left out)");
   encode->add_flag("--special", e->special,
-                   "Read <|endoftext|> in the text as the end-of-text token, not as characters");
+                   "gpt2: read <|endoftext|> in the text as the end-of-text token, not as "
+                   "characters; wordpiece: put [CLS] before and [SEP] after each text");
+  encode->add_flag("--pair", e->pair,
+                   "wordpiece: each line (as with --lines) is a sentence pair, the two split at "
+                   "the first tab; prints {\"ids\": [CLS] a [SEP] b [SEP], \"type_ids\": 0s then "
+                   "1s} per line");
   encode->add_option("FILE", e->files, "Text files")->required();
   encode->callback([e] {
-    const auto tok = pretrained_tokenizer(e->tokenizer, e->special);
+    if (e->pair) require_wordpiece(*e, "--pair");
+    const auto tok = make_tokenizer(*e);
+    const WordPieceTokenizer* wp = e->pair ? &as_wordpiece(*tok) : nullptr;
     for (const std::string& file : e->files) {
       const std::string text = read_file(file, "text file");
-      if (e->lines) {
+      if (wp != nullptr) {
+        for (std::string_view line : split_lines(text)) write_stdout(pair_json(*wp, line) + "\n");
+      } else if (e->lines) {
         for (std::string_view line : split_lines(text))
-          write_stdout(token_ids_json(tok->encode(line)) + "\n");
+          write_stdout(token_ids_json(encode_text(*tok, *e, line)) + "\n");
       } else {
-        write_stdout(token_ids_json(tok->encode(text)) + "\n");
+        write_stdout(token_ids_json(encode_text(*tok, *e, text)) + "\n");
       }
     }
   });
@@ -60,7 +117,7 @@ void add_tokenizer_command(CLI::App& app) {
   decode->add_flag("--lines", d->lines, "End each array's text with a newline");
   decode->add_option("FILE", d->file, "A file of token id arrays")->required();
   decode->callback([d] {
-    const auto tok = pretrained_tokenizer(d->tokenizer, false);
+    const auto tok = make_tokenizer(*d);
     for (const std::vector<int32_t>& ids :
          parse_token_id_lines(read_file(d->file, "token id file"), d->file, tok->vocab_size()))
       write_stdout(tok->decode(ids) + (d->lines ? "\n" : ""));

@@ -10,7 +10,7 @@ namespace hwt {
 enum class DataFormat : uint8_t { Spam, JointBert, Tsv, Csv, Jsonl, Text };
 std::string_view format_name(DataFormat f);  // the data.format value: "spam", "jointbert", ...
 
-enum class TokenizerKind : uint8_t { Word, Char, Gpt2 };
+enum class TokenizerKind : uint8_t { Word, Char, Gpt2, WordPiece };
 enum class UnseenLabels : uint8_t { Error, Unk };
 
 struct DataConfig {
@@ -21,6 +21,7 @@ struct DataConfig {
   std::string text_field = "text";
   std::string label_field = "label";
   TokenizerKind tokenizer = TokenizerKind::Word;
+  std::string vocab;  // wordpiece: BERT's vocab.txt (found as data.path is)
   bool lowercase = true;
   int64_t min_freq = 2;
   int64_t max_vocab = 20000;

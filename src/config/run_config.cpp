@@ -90,7 +90,7 @@ void add_model_keys(Keys& k) {
   k.add(
       "model.vocab_size",
       "Vocabulary size; 0 takes the tokenizer's size (analyses, which do not read the data: "
-      "data.max_vocab for a word tokenizer, 50257 for gpt2)",
+      "data.max_vocab for a word tokenizer, 50257 for gpt2, 30522 (BERT's) otherwise)",
       [](R & c) -> auto& { return c.model.vocab_size; });
   k.add(
       "model.vocab_multiple",
@@ -257,14 +257,21 @@ void add_data_keys(Keys& k) {
       [](R & c) -> auto& { return c.data.label_field; });
   k.add_choice(
       "data.tokenizer",
-      "word (vocabulary from training data), char (bytes seen in training data) or gpt2 "
-      "(GPT-2's byte-level BPE, 50257 tokens; data.format=text only)",
+      "word (vocabulary from training data), char (bytes seen in training data), gpt2 "
+      "(GPT-2's byte-level BPE, 50257 tokens; data.format=text only) or wordpiece (BERT's "
+      "WordPiece with the vocabulary in data.vocab; data.lowercase picks uncased or cased)",
       [](R & c) -> auto& { return c.data.tokenizer; },
       std::vector<std::pair<std::string, TokenizerKind>>{{"word", TokenizerKind::Word},
                                                          {"char", TokenizerKind::Char},
-                                                         {"gpt2", TokenizerKind::Gpt2}});
+                                                         {"gpt2", TokenizerKind::Gpt2},
+                                                         {"wordpiece", TokenizerKind::WordPiece}});
   k.add(
-      "data.lowercase", "Lowercase text before word tokenisation",
+      "data.vocab",
+      "wordpiece: BERT's vocab.txt (one token a line, id = line number), found as data.path is",
+      [](R & c) -> auto& { return c.data.vocab; });
+  k.add(
+      "data.lowercase",
+      "Lowercase text before word tokenisation (wordpiece: an uncased model's, accents stripped)",
       [](R & c) -> auto& { return c.data.lowercase; });
   k.add(
       "data.min_freq", "Words seen fewer times in training become [UNK]",
@@ -614,6 +621,14 @@ void validate(const RunConfig& c) {
   if (d.tokenizer == TokenizerKind::Gpt2 && d.word_dropout > 0)
     fail_input(
         "config data.word_dropout needs a tokenizer with [UNK], not data.tokenizer=\"gpt2\"");
+  if (d.tokenizer == TokenizerKind::WordPiece && d.vocab.empty())
+    fail_input("config data.tokenizer=\"wordpiece\" needs data.vocab (BERT's vocab.txt)");
+  // Word pieces do not line up with the per-word tags of token labels.
+  if (d.tokenizer == TokenizerKind::WordPiece && has_token_labels(c.model.head))
+    fail_input(
+        "config data.tokenizer=\"wordpiece\" cannot be used with model.head={} (its tags "
+        "are per word, not per word piece)",
+        task_name(c.model.head));
   if (d.max_len > c.model.max_seq)
     fail_input("config data.max_len={} exceeds model.max_seq={}", d.max_len, c.model.max_seq);
   if (t.batch_size < 1) fail_input("config train.batch_size={} must be positive", t.batch_size);

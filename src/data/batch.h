@@ -8,7 +8,7 @@ namespace hwt {
 
 struct Batch {
   int64_t batch = 0, seq = 0;         // padded shape
-  std::vector<int32_t> ids;           // [batch*seq], padding is id 0 ([PAD])
+  std::vector<int32_t> ids;           // [batch*seq], padding is the tokenizer's [PAD]
   std::vector<int32_t> lengths;       // [batch], tokens before padding (>= 1)
   std::vector<int32_t> seq_labels;    // [batch], class per example; empty without a sequence task
   std::vector<int32_t> token_labels;  // [batch*seq], class or next token; -1 = ignored; empty

@@ -110,7 +110,9 @@ bool BatchIterator::next(Batch& out) {
     const auto length = [&](int64_t i) { return std::min(std::ssize(example(i).ids), max_len_); };
     out.seq = 1;
     for (int64_t i = 0; i < b; ++i) out.seq = std::max(out.seq, length(i));
-    out.ids.assign(static_cast<size_t>(b * out.seq), Tokenizer::kPad);
+    // The tokenizer's [PAD] (a dataset made without a tokenizer, in tests, uses kPad).
+    const int32_t pad = data_.tokenizer ? data_.tokenizer->pad_id() : Tokenizer::kPad;
+    out.ids.assign(static_cast<size_t>(b * out.seq), pad);
     const bool seq_task = task == Task::Classify || task == Task::Joint;
     const bool token_task = task == Task::Tokens || task == Task::Joint;
     if (seq_task)
@@ -141,11 +143,13 @@ bool BatchIterator::next(Batch& out) {
 void BatchIterator::drop_words(Batch& out) const {
   const uint64_t key = mix_seed(mix_seed(seed_ ^ 0x776f7264ull) + static_cast<uint64_t>(epoch_));
   const uint64_t base = static_cast<uint64_t>(position_ * batch_size_ * max_len_);
+  const Tokenizer* t = data_.tokenizer.get();
+  const int32_t pad = t ? t->pad_id() : Tokenizer::kPad, cls = t ? t->cls_id() : Tokenizer::kCls,
+                unk = t ? t->unk_id() : Tokenizer::kUnk, sep = t ? t->sep_id() : -1;
   for (size_t i = 0; i < out.ids.size(); ++i) {
     int32_t& id = out.ids[i];
-    if (id != Tokenizer::kPad && id != Tokenizer::kCls &&
-        philox_uniform(key, base + i) < word_dropout_)
-      id = Tokenizer::kUnk;
+    if (id != pad && id != cls && id != sep && philox_uniform(key, base + i) < word_dropout_)
+      id = unk;
   }
 }
 

@@ -49,20 +49,21 @@ int32_t label_id(const LabelSet& set, const std::string& name, const DataConfig&
 
 Example encode(const RawExample& r, const Dataset& d, const DataConfig& c) {
   Example e;
-  e.ids.push_back(Tokenizer::kCls);
-  const std::vector<int32_t> tokens = has_token_labels(d.task)
-                                          ? d.tokenizer->encode(r.text)
-                                          : d.tokenizer->encode_prefix(r.text, c.max_len - 1);
-  e.ids.insert(e.ids.end(), tokens.begin(), tokens.end());
   if (has_sequence_labels(d.task)) e.label = label_id(d.labels, r.label, c, *r.label_file, r.line);
-  if (has_token_labels(d.task)) {
-    HWT_CHECK(r.tags.size() == tokens.size(), "{} tags for {} tokens", r.tags.size(),
-              tokens.size());
-    e.token_labels.push_back(-1);
-    for (const std::string& tag : r.tags)
-      e.token_labels.push_back(label_id(d.token_labels, tag, c, *r.tags_file, r.line));
-    e.token_labels.resize(std::min<size_t>(e.token_labels.size(), static_cast<size_t>(c.max_len)));
+  if (!has_token_labels(d.task)) {
+    // The tokenizer's own [CLS] (and [SEP] for BERT's WordPiece).
+    e.ids = d.tokenizer->encode_example(r.text, c.max_len);
+    return e;
   }
+  // Token labels: word tokenizers only (run_config.cpp), one token per word and no [SEP].
+  e.ids.push_back(d.tokenizer->cls_id());
+  const std::vector<int32_t> tokens = d.tokenizer->encode(r.text);
+  e.ids.insert(e.ids.end(), tokens.begin(), tokens.end());
+  HWT_CHECK(r.tags.size() == tokens.size(), "{} tags for {} tokens", r.tags.size(), tokens.size());
+  e.token_labels.push_back(-1);
+  for (const std::string& tag : r.tags)
+    e.token_labels.push_back(label_id(d.token_labels, tag, c, *r.tags_file, r.line));
+  e.token_labels.resize(std::min<size_t>(e.token_labels.size(), static_cast<size_t>(c.max_len)));
   e.ids.resize(std::min<size_t>(e.ids.size(), static_cast<size_t>(c.max_len)));
   return e;
 }
@@ -84,7 +85,8 @@ int64_t Split::size() const {
 
 Dataset load_dataset(const DataConfig& config, Task task) {
   DataConfig c = config;
-  for (std::string* path : {&c.path, &c.valid_path, &c.test_path}) *path = shipped_or_given(*path);
+  for (std::string* path : {&c.path, &c.valid_path, &c.test_path, &c.vocab})
+    *path = shipped_or_given(*path);
   check_compatible(c.format, task);
   if (task == Task::Lm) return load_lm_dataset(c);
   RawSplits raw = c.format == DataFormat::Spam ? read_spam(c)

@@ -16,8 +16,9 @@
 
 namespace hwt {
 
-// One encoded example. ids start with [CLS] for every task but LM; token_labels align with
-// ids (-1 where nothing is predicted, e.g. at [CLS]).
+// One encoded example. ids start with the tokenizer's [CLS] for every task but LM (and end with
+// its [SEP] when it has one: WordPiece); token_labels align with ids (-1 where nothing is
+// predicted, e.g. at [CLS]).
 struct Example {
   std::vector<int32_t> ids;
   int32_t label = -1;
@@ -65,8 +66,9 @@ class BatchIterator {
   int64_t position() const { return position_; }
   void seek(int64_t epoch, int64_t position);
   int64_t batches_per_epoch() const;
-  // Replaces each input token (not [PAD] or [CLS]) by [UNK] with probability p, drawn from
-  // (seed, epoch, position), so the model learns to use context for words it never saw.
+  // Replaces each input token (not [PAD], [CLS] or [SEP]) by the tokenizer's [UNK] with probability
+  // p, drawn from (seed, epoch, position), so the model learns to use context for words it never
+  // saw.
   void set_word_dropout(double p) { word_dropout_ = p; }
   // Data parallel: batch_size is the global batch; each batch is split into `ranks` contiguous
   // slices as even as they can be, and next() fills `rank`'s. An epoch's last batch is dropped

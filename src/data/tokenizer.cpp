@@ -2,12 +2,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "data/char_tokenizer.h"
 #include "data/gpt2_tokenizer.h"
 #include "data/word_tokenizer.h"
+#include "data/wordpiece_tokenizer.h"
 
 namespace hwt {
+
+std::vector<int32_t> Tokenizer::encode_example(std::string_view text, int64_t max_len) const {
+  const int32_t sep = sep_id();
+  const int64_t room = std::max<int64_t>(0, max_len - 1 - (sep >= 0 ? 1 : 0));
+  std::vector<int32_t> ids{cls_id()};
+  const std::vector<int32_t> tokens = encode_prefix(text, room);
+  ids.insert(ids.end(), tokens.begin(), tokens.end());
+  if (sep >= 0) ids.push_back(sep);
+  return ids;
+}
 
 std::unique_ptr<Tokenizer> Tokenizer::from_json(const nlohmann::json& j) {
   try {
@@ -16,7 +29,8 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json(const nlohmann::json& j) {
     if (kind == "word") return WordTokenizer::from_json(j);
     if (kind == "char") return CharTokenizer::from_json(j);
     if (kind == "gpt2") return Gpt2Tokenizer::from_json(j);
-    fail_input("tokenizer JSON: unknown kind '{}' (expected word, char or gpt2)", kind);
+    if (kind == "wordpiece") return WordPieceTokenizer::from_json(j);
+    fail_input("tokenizer JSON: unknown kind '{}' (expected word, char, gpt2 or wordpiece)", kind);
   } catch (const nlohmann::json::exception& e) {
     fail_input("tokenizer JSON: {}", e.what());
   }
@@ -26,6 +40,11 @@ std::unique_ptr<Tokenizer> train_tokenizer(const DataConfig& c,
                                            const std::vector<std::string_view>& texts) {
   if (c.tokenizer == TokenizerKind::Char) return CharTokenizer::train(texts);
   if (c.tokenizer == TokenizerKind::Gpt2) return Gpt2Tokenizer::load_installed(false);
+  if (c.tokenizer == TokenizerKind::WordPiece) {
+    if (c.vocab.empty())
+      fail_input("config data.tokenizer=\"wordpiece\" needs data.vocab (BERT's vocab.txt)");
+    return WordPieceTokenizer::load(c.vocab, c.lowercase);
+  }
   WordTokenizerOptions o;
   o.split = c.format == DataFormat::JointBert ? WordSplit::Whitespace : WordSplit::Words;
   o.lowercase = c.lowercase;
@@ -36,9 +55,24 @@ std::unique_ptr<Tokenizer> train_tokenizer(const DataConfig& c,
   return WordTokenizer::train(texts, o);
 }
 
+std::unique_ptr<Tokenizer> pretrained_tokenizer(std::string_view name,
+                                                const PretrainedTokenizerOptions& o) {
+  if (name == "gpt2") {
+    if (!o.vocab.empty())
+      fail_input("a vocab file is for the wordpiece tokenizer; gpt2 uses its installed files");
+    return Gpt2Tokenizer::load_installed(o.special_in_text);
+  }
+  if (name == "wordpiece") {
+    if (o.vocab.empty()) fail_input("the wordpiece tokenizer needs a vocab file (--vocab FILE)");
+    return WordPieceTokenizer::load(o.vocab, o.lowercase);
+  }
+  fail_input("unknown tokenizer '{}' (expected gpt2 or wordpiece)", name);
+}
+
 std::unique_ptr<Tokenizer> pretrained_tokenizer(std::string_view name, bool special_in_text) {
-  if (name == "gpt2") return Gpt2Tokenizer::load_installed(special_in_text);
-  fail_input("unknown tokenizer '{}' (expected gpt2)", name);
+  PretrainedTokenizerOptions o;
+  o.special_in_text = special_in_text;
+  return pretrained_tokenizer(name, o);
 }
 
 }  // namespace hwt

@@ -1,6 +1,8 @@
 // Tokenizer: text to token ids and back. Ids 0..2 are the specials on the kinds learned from
 // data (word, char), so padding and the classification token mean the same thing whatever the
 // vocabulary; GPT-2's tokenizer keeps GPT-2's own ids and serves language modelling only.
+// BERT's WordPiece keeps its vocabulary's ids too, specials included: datasets and batches ask
+// pad_id(), unk_id(), cls_id() and sep_id() rather than using kPad, kUnk and kCls.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -23,6 +25,15 @@ class Tokenizer {
 
   virtual ~Tokenizer() = default;
   virtual int64_t vocab_size() const = 0;
+  // The specials examples and batches are made of (GPT-2 has none: it serves LM only).
+  virtual int32_t pad_id() const { return kPad; }
+  virtual int32_t unk_id() const { return kUnk; }
+  virtual int32_t cls_id() const { return kCls; }
+  // Ends an example after its text when >= 0 (BERT's [SEP]); -1: examples have no end token.
+  virtual int32_t sep_id() const { return -1; }
+  // A classification example: cls_id(), the first ids of `text`, then sep_id() when there is
+  // one; max_len ids at most (max_len >= 2).
+  std::vector<int32_t> encode_example(std::string_view text, int64_t max_len) const;
   // Token ids of `text`, without [CLS]; unknown pieces become [UNK].
   std::vector<int32_t> encode(std::string_view text) const {
     return encode_prefix(text, std::numeric_limits<int64_t>::max());
@@ -39,14 +50,22 @@ class Tokenizer {
 };
 
 // The tokenizer data.tokenizer names, learned from `texts` with the data.* vocabulary rules
-// (gpt2: the installed GPT-2 files, `texts` unused).
+// (gpt2: the installed GPT-2 files; wordpiece: data.vocab; `texts` unused by both).
 // JointBERT text is split on whitespace only, so tokens stay aligned with their tags.
 std::unique_ptr<Tokenizer> train_tokenizer(const DataConfig& c,
                                            const std::vector<std::string_view>& texts);
 
 // A tokenizer that comes ready-made rather than learned from data, by name: "gpt2" (with
-// special_in_text, "<|endoftext|>" in text is GPT-2's end-of-text token). InputError on another
-// name.
+// special_in_text, "<|endoftext|>" in text is GPT-2's end-of-text token) or "wordpiece" (BERT's
+// vocab.txt at `vocab`, uncased with `lowercase`). InputError on another name, and on a vocab
+// given to gpt2 or missing for wordpiece.
+struct PretrainedTokenizerOptions {
+  bool special_in_text = false;  // gpt2
+  std::string vocab;             // wordpiece: the vocab.txt file
+  bool lowercase = true;         // wordpiece: an uncased model's normalisation
+};
+std::unique_ptr<Tokenizer> pretrained_tokenizer(std::string_view name,
+                                                const PretrainedTokenizerOptions& o);
 std::unique_ptr<Tokenizer> pretrained_tokenizer(std::string_view name, bool special_in_text);
 
 }  // namespace hwt

@@ -48,8 +48,7 @@ TextPrediction predict_text(LoadedModel& m, const std::string& text) {
   const Tokenizer& tok = *m.vocab.tokenizer;
   const int64_t max_len = m.config.data.max_len;
   Batch b;
-  b.ids = {Tokenizer::kCls};
-  for (int32_t id : tok.encode_prefix(text, max_len - 1)) b.ids.push_back(id);
+  b.ids = tok.encode_example(text, max_len);
   b.batch = 1;
   b.seq = std::ssize(b.ids);
   b.lengths = {static_cast<int32_t>(b.seq)};
