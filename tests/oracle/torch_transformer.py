@@ -82,7 +82,10 @@ def rope_inverse_frequencies(c, dim):
 def rotate(x, c):
     """Rotary embedding of x [B, heads, S, d] in the rotate-half layout (GPT-NeoX, Llama).
 
-    The angles in float64 (as hwt computes its tables), cos and sin in x's precision."""
+    The angles in float64 (as hwt computes its tables); cos, sin and the products in fp32 in the
+    bf16 run, on q and k as stored, rounded once afterwards (by the attention's products under
+    autocast), as hwt rotates them."""
+    x = x.to(torch.get_default_dtype())
     S, d = x.shape[2], x.shape[3]
     dim = int(c["rotary_fraction"] * d)
     dim -= dim % 2
