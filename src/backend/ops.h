@@ -180,6 +180,7 @@ struct AttentionPrune {
 struct Rope {
   Tensor qkv, cos, sin;
   int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0, rotary_dim = 0;
+  int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }  // 0 K/V heads: one per head
 };
 
 // QK-norm (Qwen3; Dehghani et al. 2023): RMSNorm over each q head and each k head of packed

@@ -9,7 +9,7 @@ void rotate(const Rope& a, float sign) {
   expect_f32(a.qkv, "rope qkv");
   expect_f32(a.cos, "rope cos");
   expect_f32(a.sin, "rope sin");
-  const int64_t kv = a.kv_heads > 0 ? a.kv_heads : a.heads, D = a.head_dim, half = a.rotary_dim / 2;
+  const int64_t kv = a.kv(), D = a.head_dim, half = a.rotary_dim / 2;
   HWT_CHECK(a.rotary_dim % 2 == 0 && a.rotary_dim <= D, "rope rotary_dim {} for head_dim {}",
             a.rotary_dim, D);
   HWT_CHECK(a.qkv.cols() == (a.heads + 2 * kv) * D && a.qkv.rows() % a.seq == 0,

@@ -81,7 +81,7 @@ cuda::RopeArgs rope_args(const Rope& a, bool inverse) {
   cuda::expect_float(a.qkv, "rope qkv");
   cuda::expect_dtype(a.cos, DType::F32, "rope cos");
   cuda::expect_dtype(a.sin, DType::F32, "rope sin");
-  const int64_t kv = a.kv_heads > 0 ? a.kv_heads : a.heads, D = a.head_dim;
+  const int64_t kv = a.kv(), D = a.head_dim;
   HWT_CHECK(a.rotary_dim % 2 == 0 && a.rotary_dim >= 0 && a.rotary_dim <= D,
             "rope rotary_dim {} for head_dim {}", a.rotary_dim, D);
   HWT_CHECK(a.seq >= 1 && a.qkv.cols() == (a.heads + 2 * kv) * D && a.qkv.rows() % a.seq == 0,

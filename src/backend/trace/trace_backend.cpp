@@ -331,7 +331,7 @@ void TraceBackend::head_norm_backward(const HeadNormBwd& a) {
 namespace {
 
 void rope_record(OpRecord& r, const Rope& a) {
-  const int64_t kv = a.kv_heads > 0 ? a.kv_heads : a.heads;
+  const int64_t kv = a.kv();
   const double rotated = static_cast<double>(a.qkv.rows() * (a.heads + kv) * a.rotary_dim);
   const double share = rotated / n(a.qkv);  // of qkv read and written: the rotated q and k
   r.elements = static_cast<int64_t>(rotated);
