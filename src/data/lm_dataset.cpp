@@ -31,18 +31,15 @@ void require_window(const std::vector<int32_t>& stream, const char* part, const 
 }
 
 // The addresses as one stream. Each is encoded alone, as GPT-2's training documents were, and
-// followed by <|endoftext|> but the last; without such a token they are joined by a blank line.
+// followed by <|endoftext|> but the last; without such a token they are joined by a blank line,
+// which the learned vocabularies then hold too.
 std::vector<int32_t> encode_documents(Dataset& d, const DataConfig& c,
                                       const std::vector<Document>& docs) {
-  std::vector<std::string_view> texts;
-  for (const Document& doc : docs) texts.push_back(doc.text);
-  d.tokenizer = train_tokenizer(c, texts);
+  std::string joined;
+  for (const Document& doc : docs) joined += (joined.empty() ? "" : "\n\n") + doc.text;
+  d.tokenizer = train_tokenizer(c, {joined});
   const int32_t separator = d.tokenizer->end_of_text_id();
-  if (separator < 0) {
-    std::string joined;
-    for (const Document& doc : docs) joined += (joined.empty() ? "" : "\n\n") + doc.text;
-    return d.tokenizer->encode(joined);
-  }
+  if (separator < 0) return d.tokenizer->encode(joined);
   std::vector<int32_t> all;
   for (const Document& doc : docs) {
     if (!all.empty()) all.push_back(separator);
