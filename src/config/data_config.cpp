@@ -16,8 +16,14 @@ std::string_view format_name(DataFormat f) {
       return "jsonl";
     case DataFormat::Text:
       return "text";
+    case DataFormat::Sotu:
+      return "sotu";
   }
   return "?";
+}
+
+bool is_lm_format(DataFormat f) {
+  return f == DataFormat::Text || f == DataFormat::Sotu;
 }
 
 }  // namespace hwt

@@ -7,8 +7,10 @@
 
 namespace hwt {
 
-enum class DataFormat : uint8_t { Spam, JointBert, Tsv, Csv, Jsonl, Text };
+enum class DataFormat : uint8_t { Spam, JointBert, Tsv, Csv, Jsonl, Text, Sotu };
 std::string_view format_name(DataFormat f);  // the data.format value: "spam", "jointbert", ...
+// Formats read as one token stream for language modelling (model.head = "lm"): text, sotu.
+bool is_lm_format(DataFormat f);
 
 enum class TokenizerKind : uint8_t { Word, Char, Gpt2, WordPiece };
 enum class UnseenLabels : uint8_t { Error, Unk };

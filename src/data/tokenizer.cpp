@@ -51,7 +51,7 @@ std::unique_ptr<Tokenizer> train_tokenizer(const DataConfig& c,
   o.min_freq = c.min_freq;
   o.max_vocab = c.max_vocab;
   // Examples keep data.max_len - 1 tokens after [CLS]; an LM keeps its whole stream.
-  if (c.format != DataFormat::Text) o.max_pieces = c.max_len - 1;
+  if (!is_lm_format(c.format)) o.max_pieces = c.max_len - 1;
   return WordTokenizer::train(texts, o);
 }
 

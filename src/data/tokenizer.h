@@ -31,6 +31,9 @@ class Tokenizer {
   virtual int32_t cls_id() const { return kCls; }
   // Ends an example after its text when >= 0 (BERT's [SEP]); -1: examples have no end token.
   virtual int32_t sep_id() const { return -1; }
+  // The token that separates documents in an LM stream when >= 0 (GPT-2's <|endoftext|>); -1:
+  // none, documents are joined by a blank line instead.
+  virtual int32_t end_of_text_id() const { return -1; }
   // A classification example: cls_id(), the first ids of `text`, then sep_id() when there is
   // one; max_len ids at most (max_len >= 2).
   std::vector<int32_t> encode_example(std::string_view text, int64_t max_len) const;
