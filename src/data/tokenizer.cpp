@@ -69,10 +69,4 @@ std::unique_ptr<Tokenizer> pretrained_tokenizer(std::string_view name,
   fail_input("unknown tokenizer '{}' (expected gpt2 or wordpiece)", name);
 }
 
-std::unique_ptr<Tokenizer> pretrained_tokenizer(std::string_view name, bool special_in_text) {
-  PretrainedTokenizerOptions o;
-  o.special_in_text = special_in_text;
-  return pretrained_tokenizer(name, o);
-}
-
 }  // namespace hwt

@@ -69,6 +69,5 @@ struct PretrainedTokenizerOptions {
 };
 std::unique_ptr<Tokenizer> pretrained_tokenizer(std::string_view name,
                                                 const PretrainedTokenizerOptions& o);
-std::unique_ptr<Tokenizer> pretrained_tokenizer(std::string_view name, bool special_in_text);
 
 }  // namespace hwt

@@ -109,11 +109,10 @@ class Transformer:
         return F.layer_norm(x, (self.c["hidden"],), w, self.p[name + ".bias"], self.c["ln_eps"])
 
     def head_norm(self, x, name):
-        """QK-norm in fp32, its output kept as hwt keeps it (bf16 in the bf16 run) and rotated
-        from there in fp32."""
+        """QK-norm in fp32, its output kept as hwt keeps it (bf16 in the bf16 run)."""
         x = x.to(torch.get_default_dtype())
-        y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.c["ln_eps"]) * self.p[name + ".weight"]
-        return stored(y).to(torch.get_default_dtype())
+        return stored(x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.c["ln_eps"])
+                      * self.p[name + ".weight"])
 
     def linear(self, x, name):
         return F.linear(x, self.p[name + ".weight"], self.p.get(name + ".bias"))
