@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <limits>
 
 #include "cli/commands.h"
 #include "core/error.h"
@@ -70,7 +71,8 @@ std::string pair_json(const WordPieceTokenizer& tok, std::string_view line) {
 
 std::vector<int32_t> encode_text(const Tokenizer& tok, const TokenizerOpts& o,
                                  std::string_view text) {
-  if (o.special && o.tokenizer == "wordpiece") return as_wordpiece(tok).encode_single(text).ids;
+  if (o.special && o.tokenizer == "wordpiece")
+    return tok.encode_example(text, std::numeric_limits<int64_t>::max());
   return tok.encode(text);
 }
 

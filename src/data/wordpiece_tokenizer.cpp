@@ -198,10 +198,7 @@ std::string WordPieceTokenizer::decode(const std::vector<int32_t>& ids) const {
 
 WordPieceTokenizer::Encoding WordPieceTokenizer::encode_single(std::string_view a) const {
   Encoding e;
-  e.ids.push_back(cls_);
-  const std::vector<int32_t> pieces = encode(a);
-  e.ids.insert(e.ids.end(), pieces.begin(), pieces.end());
-  e.ids.push_back(sep_);
+  e.ids = encode_example(a, std::numeric_limits<int64_t>::max());
   e.type_ids.assign(e.ids.size(), 0);
   return e;
 }
