@@ -89,7 +89,7 @@ TEST(HfImport, BertWithoutAnEquivalentHeadKeepsTheEncoder) {
     const SafetensorsFile hf = SafetensorsFile::open((dir / "model.safetensors").string());
     const auto pos = hf.get(b + "embeddings.position_embeddings.weight");
     const auto types = hf.get(b + "embeddings.token_type_embeddings.weight");
-    const auto ours = ckpt.tensors().get("embed.positions.weight");
+    const auto ours = ckpt.tensors().get("embed.positions");
     const auto* p = static_cast<const float*>(pos.data);
     const auto* t = static_cast<const float*>(types.data);
     const auto* o = static_cast<const float*>(ours.data);

@@ -156,7 +156,9 @@ TEST_P(RoundTrip, WeightsConfigAndLogitsComeBack) {
   EXPECT_EQ(config["architectures"], json::array({c.architecture}));
   EXPECT_EQ(config["torch_dtype"], "float32");
   EXPECT_TRUE(config.contains("model_type"));
-  if (c.model.head == Task::Tokens) EXPECT_EQ(config["id2label"]["1"], "B-x");
+  if (c.model.head == Task::Tokens) {
+    EXPECT_EQ(config["id2label"]["1"], "B-x");
+  }
 
   const ImportReport r = import_hf_model(tmp / "hf", tmp / "b.safetensors");
   EXPECT_EQ(r.architecture, c.architecture);
@@ -187,7 +189,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"neox_parallel", neox(true), "GPTNeoXForCausalLM"},
                       Case{"neox_sequential", neox(false), "GPTNeoXForCausalLM"},
                       Case{"bert_tagger", bert_tagger(), "BertForTokenClassification"}),
-    [](const auto& info) { return std::string(info.param.name); });
+    [](const auto& param_info) { return std::string(param_info.param.name); });
 
 // transformers does not store a tied LM head; an untied one it does, under lm_head.weight.
 TEST(HfExport, StoresTheLmHeadOnlyWhenUntied) {

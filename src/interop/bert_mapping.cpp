@@ -101,9 +101,9 @@ HfTensorPlan bert_tensors(const ModelConfig& m, Head head) {
     same(hwt + ".bias", hf + ".bias", {n});
   };
   const std::string e = b + "embeddings.";
-  same("embed.tokens.weight", e + "word_embeddings.weight", {m.vocab_size, n});
+  same("embed.tokens", e + "word_embeddings.weight", {m.vocab_size, n});
   // Token types: any number of rows (type_vocab_size), of which hwt adds row 0.
-  p.links.push_back({"embed.positions.weight",
+  p.links.push_back({"embed.positions",
                      HfLayout::PlusFirstRow,
                      {{e + "position_embeddings.weight", {m.max_seq, n}},
                       {e + "token_type_embeddings.weight", {-1, n}}}});

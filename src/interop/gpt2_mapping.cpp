@@ -76,8 +76,8 @@ HfTensorPlan tensors(const ModelConfig& m) {
   auto conv1d = [&](std::string hwt, std::string hf, std::vector<int64_t> in_out) {
     p.links.push_back({std::move(hwt), HfLayout::Transposed, {{std::move(hf), std::move(in_out)}}});
   };
-  same("embed.tokens.weight", "transformer.wte.weight", {v, n});
-  same("embed.positions.weight", "transformer.wpe.weight", {m.max_seq, n});
+  same("embed.tokens", "transformer.wte.weight", {v, n});
+  same("embed.positions", "transformer.wpe.weight", {m.max_seq, n});
   for (int64_t i = 0; i < m.layers; ++i) {
     const std::string h = fmt::format("transformer.h.{}.", i), l = fmt::format("layers.{}.", i);
     for (const auto& [ours, theirs] : {std::pair{"ln1", "ln_1"}, std::pair{"ln2", "ln_2"}}) {

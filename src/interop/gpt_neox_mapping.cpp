@@ -90,7 +90,7 @@ HfTensorPlan tensors(const ModelConfig& m) {
     same(hwt + ".weight", hf + ".weight", {n});
     same(hwt + ".bias", hf + ".bias", {n});
   };
-  same("embed.tokens.weight", "gpt_neox.embed_in.weight", {v, n});
+  same("embed.tokens", "gpt_neox.embed_in.weight", {v, n});
   for (int64_t i = 0; i < m.layers; ++i) {
     const std::string h = fmt::format("gpt_neox.layers.{}.", i), l = fmt::format("layers.{}.", i);
     norm(l + "ln1", h + "input_layernorm");

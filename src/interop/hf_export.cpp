@@ -107,7 +107,8 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
   nlohmann::ordered_json config = {{"architectures", {arch.name}}, {"model_type", arch.model_type}};
   const std::vector<std::string> labels =
       label_names(ckpt.info().vocab, m.head == Task::Tokens ? "token_labels" : "labels");
-  for (const auto& [key, value] : arch.write_config(m, labels).items()) config[key] = value;
+  const nlohmann::ordered_json fields = arch.write_config(m, labels);
+  for (auto it = fields.begin(); it != fields.end(); ++it) config[it.key()] = it.value();
   config["torch_dtype"] = "float32";
   write_file_atomic((work.path() / "config.json").string(), config.dump(2) + "\n");
 

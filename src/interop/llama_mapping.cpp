@@ -145,7 +145,7 @@ HfTensorPlan family_tensors(const ModelConfig& m) {
   auto stacked = [&](std::string hwt, std::vector<HfTensor> parts) {
     p.links.push_back({std::move(hwt), HfLayout::Stacked, std::move(parts)});
   };
-  same("embed.tokens.weight", "model.embed_tokens.weight", {v, n});
+  same("embed.tokens", "model.embed_tokens.weight", {v, n});
   for (int64_t i = 0; i < m.layers; ++i) {
     const std::string h = fmt::format("model.layers.{}.", i), l = fmt::format("layers.{}.", i);
     const std::string a = h + "self_attn.", mlp = h + "mlp.";
