@@ -119,9 +119,10 @@ ModelConfig bert_tagger() {
 json model_keys(const ModelConfig& m) {
   RunConfig c;
   c.model = m;
+  const json all = to_json(c);
   json out;
-  for (const auto& [k, v] : to_json(c).items())
-    if (k.rfind("model.", 0) == 0) out[k] = v;
+  for (auto it = all.begin(); it != all.end(); ++it)
+    if (it.key().rfind("model.", 0) == 0) out[it.key()] = it.value();
   return out;
 }
 
