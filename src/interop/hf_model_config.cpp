@@ -33,6 +33,11 @@ HfModelConfig read_hf_config(const std::string& path) {
   r.model = r.architecture->read_config(c);
   r.run.model = r.model.model;
   r.run.data.max_len = std::min(r.run.data.max_len, r.run.model.max_seq);
+  // The precision the weights were published in is the one to train and analyse them in
+  // (transformers 5 names the field dtype).
+  const std::string dtype = c.string("torch_dtype", c.string("dtype", "float32"));
+  if (dtype == "bfloat16") apply_override(r.run, "train.precision=bf16");
+  if (dtype == "float16") apply_override(r.run, "train.precision=fp16");
   try {
     validate(r.run);
   } catch (const InputError& e) {

@@ -12,7 +12,9 @@ namespace hwt {
 struct HfModelConfig {
   const HfArchitecture* architecture = nullptr;
   HfModel model;
-  RunConfig run;  // hwt's defaults around model; data.max_len within model.max_seq
+  // hwt's defaults around model; data.max_len within model.max_seq; train.precision bf16 or
+  // fp16 when torch_dtype says the weights are.
+  RunConfig run;
 };
 
 // True when `path` names a Hugging Face config: a .json file, or a folder with a config.json.
