@@ -64,7 +64,7 @@ struct LinkedParameter {
         parts.push_back(to_f32(v));
         shapes.push_back(v.shape);
       }
-      values = hwt_from_hf(*link, parts, shapes);
+      values = hwt_from_hf(*link, std::move(parts), shapes);
     }
     std::memcpy(dst, reinterpret_cast<const char*>(values.data()) + offset, n);
     if (offset + n == values.size() * sizeof(float)) std::vector<float>().swap(values);

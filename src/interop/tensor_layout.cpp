@@ -60,12 +60,12 @@ std::vector<float> to_f32(const SafetensorsFile::View& v) {
   return out;
 }
 
-std::vector<float> hwt_from_hf(const TensorLink& link, const std::vector<std::vector<float>>& parts,
+std::vector<float> hwt_from_hf(const TensorLink& link, std::vector<std::vector<float>> parts,
                                const std::vector<std::vector<int64_t>>& shapes) {
-  const std::vector<float>& first = parts.at(0);
+  std::vector<float>& first = parts.at(0);
   switch (link.layout) {
     case HfLayout::Same:
-      return first;
+      return std::move(first);
     case HfLayout::Transposed: {
       const int64_t in = shapes[0][0], out = shapes[0][1];
       std::vector<float> t(first.size());
@@ -88,9 +88,8 @@ std::vector<float> hwt_from_hf(const TensorLink& link, const std::vector<std::ve
     }
     case HfLayout::PlusFirstRow: {
       const int64_t width = width_of(shapes[0]);
-      std::vector<float> t(first);
-      for (size_t i = 0; i < t.size(); ++i) t[i] += parts[1][i % size_t(width)];
-      return t;
+      for (size_t i = 0; i < first.size(); ++i) first[i] += parts[1][i % size_t(width)];
+      return std::move(first);
     }
   }
   return {};

@@ -12,8 +12,9 @@ namespace hwt {
 // A tensor's values as fp32 (F32, F16 and BF16 convert exactly).
 std::vector<float> to_f32(const SafetensorsFile::View& v);
 
-// The hwt parameter `link` makes of `parts` (fp32, in link.hf's order and shapes `shapes`).
-std::vector<float> hwt_from_hf(const TensorLink& link, const std::vector<std::vector<float>>& parts,
+// The hwt parameter `link` makes of `parts` (fp32, in link.hf's order and shapes `shapes`),
+// reusing their storage where the layout allows (one copy of a large tensor, not two).
+std::vector<float> hwt_from_hf(const TensorLink& link, std::vector<std::vector<float>> parts,
                                const std::vector<std::vector<int64_t>>& shapes);
 
 // Hugging Face tensor `part` of `link` (shape `shape`) from the hwt parameter's values.
