@@ -208,5 +208,35 @@ TEST(HfExport, StoresTheLmHeadOnlyWhenUntied) {
   }
 }
 
+// A checkpoint `hwt train` wrote (its vocabulary size left to the tokenizer, optimizer state
+// beside the weights) through the commands: exported, imported, the same weights.
+TEST(HfExport, ATrainedCheckpointGoesThroughTheCommands) {
+  test::TempDir tmp("interop_trained");
+  const test::CliResult trained = test::run_hwt(
+      "train --config " + std::string(HWT_TEST_DIR) +
+          "/../configs/shakespeare_char_cpu.toml --set train.max_steps=2 --set model.layers=1 "
+          "--set model.hidden=32 --set model.heads=2 --set model.ffn=64 --quiet --out " +
+          (tmp / "run"),
+      tmp);
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  const std::string ckpt = tmp / "run/checkpoint.safetensors";
+  const test::CliResult exported =
+      test::run_hwt("export " + ckpt + " --format hf --out " + (tmp / "hf"), tmp);
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_NE(exported.out.find("exported GPT2LMHeadModel"), std::string::npos) << exported.out;
+  const test::CliResult imported =
+      test::run_hwt("import " + (tmp / "hf") + " --out " + (tmp / "back.safetensors"), tmp);
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  const SafetensorsFile a = SafetensorsFile::open(ckpt),
+                        b = SafetensorsFile::open(tmp / "back.safetensors");
+  for (const std::string& name : b.names()) {
+    ASSERT_TRUE(a.contains(name)) << name;
+    const auto va = a.get(name), vb = b.get(name);
+    ASSERT_EQ(vb.shape, va.shape) << name;
+    EXPECT_EQ(std::memcmp(va.data, vb.data, va.bytes), 0) << name << " differs";
+  }
+  EXPECT_EQ(b.names().size(), 4u + 12u) << "embeddings, final norm and one block's 12 tensors";
+}
+
 }  // namespace
 }  // namespace hwt
