@@ -36,9 +36,9 @@ ModelConfig tiny_llama() {
   return m;
 }
 
-class ImportErrors : public ::testing::Test {
+class InteropErrors : public ::testing::Test {
  protected:
-  ImportErrors() : tmp_("interop_errors") {
+  InteropErrors() : tmp_("interop_errors") {
     test::write_random_checkpoint(tmp_ / "m.safetensors", tiny_llama());
     export_hf_model(tmp_ / "m.safetensors", tmp_ / "good");
   }
@@ -78,14 +78,14 @@ class ImportErrors : public ::testing::Test {
   std::vector<float> extra_ = std::vector<float>(16, 1.0f);
 };
 
-TEST_F(ImportErrors, TheGoodFolderImports) {
+TEST_F(InteropErrors, TheGoodFolderImports) {
   const test::CliResult r =
       test::run_hwt("import " + (tmp_ / "good") + " --out " + (tmp_ / "ok.safetensors"), tmp_);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("imported LlamaForCausalLM"), std::string::npos) << r.out;
 }
 
-TEST_F(ImportErrors, MissingTensor) {
+TEST_F(InteropErrors, MissingTensor) {
   const std::string dir = copy("missing");
   edit_weights(dir, [](auto& e) {
     std::erase_if(e, [](const SafetensorsEntry& t) {
@@ -95,7 +95,7 @@ TEST_F(ImportErrors, MissingTensor) {
   expect_refused(dir, "tensor 'model.layers.0.self_attn.k_proj.weight' missing");
 }
 
-TEST_F(ImportErrors, ExtraTensor) {
+TEST_F(InteropErrors, ExtraTensor) {
   const std::string dir = copy("extra");
   edit_weights(dir, [&](auto& e) {
     e.push_back({"model.layers.0.self_attn.rope_gate", DType::F32, {16}, extra_.data()});
@@ -103,7 +103,7 @@ TEST_F(ImportErrors, ExtraTensor) {
   expect_refused(dir, "unexpected tensor 'model.layers.0.self_attn.rope_gate'");
 }
 
-TEST_F(ImportErrors, ShapeDisagreesWithConfig) {
+TEST_F(InteropErrors, ShapeDisagreesWithConfig) {
   const std::string dir = copy("shape");
   json c = config(dir);
   c["intermediate_size"] = 32;
@@ -113,7 +113,7 @@ TEST_F(ImportErrors, ShapeDisagreesWithConfig) {
                  "config.json gives [32, 16]");
 }
 
-TEST_F(ImportErrors, UnsupportedArchitecture) {
+TEST_F(InteropErrors, UnsupportedArchitecture) {
   const std::string dir = copy("arch");
   json c = config(dir);
   c["architectures"] = {"T5ForConditionalGeneration"};
@@ -121,7 +121,7 @@ TEST_F(ImportErrors, UnsupportedArchitecture) {
   expect_refused(dir, "architecture 'T5ForConditionalGeneration' is not supported");
 }
 
-TEST_F(ImportErrors, UnknownRopeScaling) {
+TEST_F(InteropErrors, UnknownRopeScaling) {
   const std::string dir = copy("yarn");
   json c = config(dir);
   c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
@@ -129,7 +129,7 @@ TEST_F(ImportErrors, UnknownRopeScaling) {
   expect_refused(dir, "rope scaling type 'yarn' is not supported");
 }
 
-TEST_F(ImportErrors, UnsupportedFieldValue) {
+TEST_F(InteropErrors, UnsupportedFieldValue) {
   const std::string dir = copy("bias");
   json c = config(dir);
   c["mlp_bias"] = true;  // with attention_bias false: hwt's one bias flag cannot say it
@@ -137,14 +137,14 @@ TEST_F(ImportErrors, UnsupportedFieldValue) {
   expect_refused(dir, "mlp_bias=true");
 }
 
-TEST_F(ImportErrors, NoWeights) {
+TEST_F(InteropErrors, NoWeights) {
   const std::string dir = copy("empty");
   fs::remove(dir + "/model.safetensors");
   expect_refused(dir, "no model.safetensors or model.safetensors.index.json");
 }
 
 // A sequence classifier reads BERT's pooler, which hwt lacks: refused, and no folder appears.
-TEST_F(ImportErrors, ExportRefusesAModelNoArchitectureHolds) {
+TEST_F(InteropErrors, ExportRefusesAModelNoArchitectureHolds) {
   ModelConfig m;
   m.head = Task::Classify;
   m.norm = NormPlacement::Post;
@@ -164,7 +164,7 @@ TEST_F(ImportErrors, ExportRefusesAModelNoArchitectureHolds) {
   EXPECT_FALSE(fs::exists(out));
 }
 
-TEST_F(ImportErrors, ExportRefusesAFolderInUse) {
+TEST_F(InteropErrors, ExportRefusesAFolderInUse) {
   const test::CliResult r = test::run_hwt(
       "export " + (tmp_ / "m.safetensors") + " --format hf --out " + (tmp_ / "good"), tmp_);
   EXPECT_EQ(r.exit_code, 2);

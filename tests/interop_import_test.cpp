@@ -65,8 +65,8 @@ TEST_P(HfFolder, LogitsMatchTheArchitecturesDefinition) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, HfFolder,
-                         ::testing::Values("gpt2", "llama", "mistral", "qwen2", "gpt_neox",
-                                           "bert_tokens"));
+                         ::testing::Values("gpt2", "gpt2_base_names", "llama", "mistral", "qwen2",
+                                           "gpt_neox", "bert_tokens"));
 
 // BERT with heads hwt has no equivalent for: the encoder imports (positions plus token type 0),
 // the pooler and classifier are left out and the classifier starts fresh, as the notes say.

@@ -128,15 +128,16 @@ def merge(x):  # [n, s, d] -> [s, n*d]
     return x.transpose(0, 1).reshape(x.shape[1], -1)
 
 
-def gpt2(out):
+def gpt2(out, name, t):
+    """t: where the base model lies in tensor names ("transformer."; "" as the Hub's gpt2 has it)."""
     n, layers, nh, ffn, vocab, pos = 24, 2, 3, 40, 67, 16
     c = {"architectures": ["GPT2LMHeadModel"], "model_type": "gpt2", "vocab_size": vocab,
          "n_positions": pos, "n_embd": n, "n_layer": layers, "n_head": nh, "n_inner": ffn,
          "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5, "resid_pdrop": 0.1,
          "embd_pdrop": 0.1, "attn_pdrop": 0.1, "tie_word_embeddings": True}
-    w = {"transformer.wte.weight": rnd(vocab, n), "transformer.wpe.weight": rnd(pos, n)}
+    w = {t + "wte.weight": rnd(vocab, n), t + "wpe.weight": rnd(pos, n)}
     for i in range(layers):
-        p = "transformer.h.%d." % i
+        p = t + "h.%d." % i
         w.update({p + "ln_1.weight": 1 + rnd(n), p + "ln_1.bias": rnd(n),
                   p + "attn.c_attn.weight": rnd(n, 3 * n), p + "attn.c_attn.bias": rnd(3 * n),
                   p + "attn.c_proj.weight": rnd(n, n), p + "attn.c_proj.bias": rnd(n),
@@ -145,12 +146,12 @@ def gpt2(out):
                   p + "mlp.c_proj.weight": rnd(ffn, n), p + "mlp.c_proj.bias": rnd(n),
                   # the causal-mask buffer files saved before transformers 4.x hold
                   p + "attn.bias": torch.tril(torch.ones(pos, pos)).view(1, 1, pos, pos)})
-    w.update({"transformer.ln_f.weight": 1 + rnd(n), "transformer.ln_f.bias": rnd(n)})
+    w.update({t + "ln_f.weight": 1 + rnd(n), t + "ln_f.bias": rnd(n)})
     ids = torch.randint(0, vocab, (11,))
-    w = write_folder(out, "gpt2", c, w, torch.float32)
-    x = w["transformer.wte.weight"][ids] + w["transformer.wpe.weight"][: len(ids)]
+    w = write_folder(out, name, c, w, torch.float32)
+    x = w[t + "wte.weight"][ids] + w[t + "wpe.weight"][: len(ids)]
     for i in range(layers):
-        p = "transformer.h.%d." % i
+        p = t + "h.%d." % i
         a = layer_norm(x, w[p + "ln_1.weight"], w[p + "ln_1.bias"], 1e-5)
         q, k, v = (a @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]).split(n, -1)
         ctx = merge(attention(heads(q, nh), heads(k, nh), heads(v, nh), True))
@@ -158,9 +159,9 @@ def gpt2(out):
         m = layer_norm(x, w[p + "ln_2.weight"], w[p + "ln_2.bias"], 1e-5)
         hdn = F.gelu(m @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"], approximate="tanh")
         x = x + hdn @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
-    x = layer_norm(x, w["transformer.ln_f.weight"], w["transformer.ln_f.bias"], 1e-5)
-    logits = x @ w["transformer.wte.weight"].T
-    write_folder(out, "gpt2", c, w, torch.float32, ids=ids, logits=logits)
+    x = layer_norm(x, w[t + "ln_f.weight"], w[t + "ln_f.bias"], 1e-5)
+    logits = x @ w[t + "wte.weight"].T
+    write_folder(out, name, c, w, torch.float32, ids=ids, logits=logits)
 
 
 def llama_family(out, name, arch, model_type, extra, qkv_bias, tied, dtype, shards, scaling):
@@ -315,7 +316,8 @@ def bert(out, name, arch, prefix, head):
 def main():
     out = sys.argv[1]
     torch.manual_seed(2026)
-    gpt2(out)
+    gpt2(out, "gpt2", "transformer.")
+    gpt2(out, "gpt2_base_names", "")
     llama_family(out, "llama", "LlamaForCausalLM", "llama", {}, False, False, torch.bfloat16, 3, True)
     llama_family(out, "mistral", "MistralForCausalLM", "mistral", {"sliding_window": 32}, False,
                  True, torch.float32, 1, False)
