@@ -79,8 +79,13 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
 
   std::vector<OutTensor> out;
   for (const TensorLink& link : plan.links) {
-    HWT_CHECK(saved.contains(link.hwt), "checkpoint {} lacks {} of its own model", checkpoint,
-              link.hwt);
+    if (!saved.contains(link.hwt))
+      fail_input("export: checkpoint {} has no tensor '{}', which its model has", checkpoint,
+                 link.hwt);
+    const SafetensorsFile::View v = saved.get(link.hwt);
+    if (v.dtype != DType::F32 || static_cast<int64_t>(v.bytes / 4) != hwt_elements(link))
+      fail_input("export: checkpoint {}: tensor '{}' does not match its model's config", checkpoint,
+                 link.hwt);
     std::vector<std::vector<int64_t>> shapes;
     for (const HfTensor& t : link.hf) {
       std::vector<int64_t> s = t.shape;

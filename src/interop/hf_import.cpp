@@ -21,17 +21,13 @@
 namespace hwt {
 namespace {
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 // The name a file holds a tensor under: as the plan says, or without (or with) the base
 // prefix, as files saved from the base model alone ("gpt2", BertModel) have them.
 std::string resolve(const HfWeights& w, const HfArchitecture& a, const std::string& name) {
   if (w.contains(name)) return name;
   const std::string_view base = a.base_prefix;
-  const std::string other =
-      starts_with(name, base) ? name.substr(base.size()) : std::string(base) + name;
+  const std::string other = std::string_view(name).starts_with(base) ? name.substr(base.size())
+                                                                     : std::string(base) + name;
   return w.contains(other) ? other : name;
 }
 
@@ -116,8 +112,9 @@ ImportReport import_hf_model(const std::string& dir, const std::string& out) {
   std::set<std::string> dropped;
   for (const std::string& name : weights.names()) {
     if (used.count(name)) continue;
-    const std::string stripped =
-        starts_with(name, arch.base_prefix) ? name.substr(arch.base_prefix.size()) : name;
+    const std::string stripped = std::string_view(name).starts_with(arch.base_prefix)
+                                     ? name.substr(arch.base_prefix.size())
+                                     : name;
     const auto ignored = [&](const std::string& n) {
       return std::find(plan.ignored.begin(), plan.ignored.end(), n) != plan.ignored.end();
     };
@@ -126,7 +123,7 @@ ImportReport import_hf_model(const std::string& dir, const std::string& out) {
       continue;
     }
     const auto prefix = std::find_if(plan.dropped.begin(), plan.dropped.end(),
-                                     [&](const std::string& d) { return starts_with(name, d); });
+                                     [&](const std::string& d) { return name.starts_with(d); });
     if (prefix == plan.dropped.end())
       fail_input(
           "import {}: unexpected tensor '{}' in {} ({} with this config.json has no such "
