@@ -22,13 +22,22 @@ namespace hwt {
 namespace {
 
 // The name a file holds a tensor under: as the plan says, or without (or with) the base
-// prefix, as files saved from the base model alone ("gpt2", BertModel) have them.
+// prefix, as files saved from the base model alone ("gpt2", BertModel) have them; and a
+// LayerNorm's weight and bias under their TensorFlow names gamma and beta, as BERT checkpoints
+// converted from Google's (bert-base-cased) still have them.
 std::string resolve(const HfWeights& w, const HfArchitecture& a, const std::string& name) {
-  if (w.contains(name)) return name;
   const std::string_view base = a.base_prefix;
   const std::string other = std::string_view(name).starts_with(base) ? name.substr(base.size())
                                                                      : std::string(base) + name;
-  return w.contains(other) ? other : name;
+  for (const std::string& n : {name, other}) {
+    if (w.contains(n)) return n;
+    for (const auto& [ours, tf] : {std::pair{".weight", ".gamma"}, std::pair{".bias", ".beta"}})
+      if (n.ends_with(ours) && n.find("LayerNorm") != std::string::npos) {
+        const std::string renamed = n.substr(0, n.size() - std::string_view(ours).size()) + tf;
+        if (w.contains(renamed)) return renamed;
+      }
+  }
+  return name;
 }
 
 std::string shape_text(const std::vector<int64_t>& s) {

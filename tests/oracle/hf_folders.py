@@ -46,13 +46,16 @@ def save_safetensors(path, tensors):
             f.write(b)
 
 
-def write_folder(out, name, config, weights, dtype, shards=1, ids=None, logits=None):
-    """Stores weights rounded to dtype; the logits must come from the rounded values."""
+def write_folder(out, name, config, weights, dtype, shards=1, ids=None, logits=None,
+                 file_name=lambda k: k):
+    """Stores weights rounded to dtype (under file_name(key)); the logits must come from the
+    rounded values, which it returns under their keys."""
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(config, f, indent=2)
-    stored = {k: v.to(dtype) for k, v in weights.items()}
+    rounded = {k: v.to(dtype) for k, v in weights.items()}
+    stored = {file_name(k): v for k, v in rounded.items()}
     names = list(stored)
     if shards == 1:
         save_safetensors(os.path.join(d, "model.safetensors"), stored)
@@ -68,7 +71,7 @@ def write_folder(out, name, config, weights, dtype, shards=1, ids=None, logits=N
     if ids is not None:
         with open(os.path.join(d, "expected.json"), "w") as f:
             json.dump({"ids": ids.tolist(), "logits": logits.flatten().tolist()}, f)
-    return {k: v.to(torch.float64) for k, v in stored.items()}
+    return {k: v.to(torch.float64) for k, v in rounded.items()}
 
 
 def rnd(*shape, std=0.2):
@@ -259,7 +262,12 @@ def gpt_neox(out):
     write_folder(out, "gpt_neox", c, w, torch.float16, ids=ids, logits=x @ w["embed_out.weight"].T)
 
 
-def bert(out, name, arch, prefix, head):
+def tensorflow_names(key):
+    """LayerNorm weights as BERT checkpoints converted from Google's name them."""
+    return key.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta")
+
+
+def bert(out, name, arch, prefix, head, file_name=lambda k: k):
     n, layers, nh, ffn, vocab, pos, types, eps, labels = 24, 2, 4, 36, 50, 20, 2, 1e-12, 5
     c = {"architectures": [arch], "model_type": "bert", "vocab_size": vocab, "hidden_size": n,
          "num_hidden_layers": layers, "num_attention_heads": nh, "intermediate_size": ffn,
@@ -290,7 +298,7 @@ def bert(out, name, arch, prefix, head):
     if head == "sequence":
         w.update({"classifier.weight": rnd(labels, n), "classifier.bias": rnd(labels)})
     ids = torch.randint(0, vocab, (10,))
-    w = write_folder(out, name, c, w, torch.float32)
+    w = write_folder(out, name, c, w, torch.float32, file_name=file_name)
     e = b + "embeddings."
     x = (w[e + "word_embeddings.weight"][ids] + w[e + "token_type_embeddings.weight"][0]
          + w[e + "position_embeddings.weight"][: len(ids)])
@@ -310,7 +318,7 @@ def bert(out, name, arch, prefix, head):
         logits = x @ w["classifier.weight"].T + w["classifier.bias"]
     else:  # hwt has no pooler: the encoder's output is what an import can be checked on
         logits = x
-    write_folder(out, name, c, w, torch.float32, ids=ids, logits=logits)
+    write_folder(out, name, c, w, torch.float32, ids=ids, logits=logits, file_name=file_name)
 
 
 def main():
@@ -326,7 +334,7 @@ def main():
     gpt_neox(out)
     bert(out, "bert_tokens", "BertForTokenClassification", "bert.", "token")
     bert(out, "bert_sequence", "BertForSequenceClassification", "bert.", "sequence")
-    bert(out, "bert_model", "BertModel", "", "none")
+    bert(out, "bert_model", "BertModel", "", "none", tensorflow_names)
 
 
 if __name__ == "__main__":
