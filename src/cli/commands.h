@@ -19,5 +19,7 @@ void add_estimate_command(CLI::App& app);
 void add_compress_command(CLI::App& app);
 void add_codesign_command(CLI::App& app);
 void add_tokenizer_command(CLI::App& app);
+void add_import_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 
 }  // namespace hwt

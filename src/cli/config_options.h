@@ -18,7 +18,9 @@ struct ConfigOptions {
   std::vector<std::string> sets;
   int64_t batch = 0, seq = 0;
 
-  RunConfig load() const { return load_run_config(config, sets); }
+  // The TOML config, or a Hugging Face model's config.json (or the folder holding it: see
+  // docs/interop.md), with the --set overrides applied.
+  RunConfig load() const;
   // The step `c` describes at --batch and --seq (step_spec's defaults where they are not given).
   StepSpec step(RunConfig c, TraceMode mode = TraceMode::Train) const {
     return step_spec(std::move(c), batch, seq, mode);
@@ -28,7 +30,8 @@ struct ConfigOptions {
 // --config and --set.
 inline void add_config_options(CLI::App* cmd, ConfigOptions& o) {
   cmd->add_option("--config", o.config,
-                  "Config TOML file, or the name of one in configs/ (gpt2_124m, bert_base, ...)");
+                  "Config TOML file, the name of one in configs/ (gpt2_124m, bert_base, ...), or a "
+                  "Hugging Face model folder or its config.json");
   cmd->add_option("--set", o.sets, "Override a config key: --set model.hidden=512 (repeatable)");
 }
 

@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   hwt::add_compress_command(app);
   hwt::add_codesign_command(app);
   hwt::add_tokenizer_command(app);
+  hwt::add_import_command(app);
+  hwt::add_export_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,6 +1,7 @@
 #include "core/files.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,6 +90,35 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
   AtomicFileWriter w(path);
   w.write(contents);
   w.commit();
+}
+
+std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path, std::string_view what) {
+  const std::string named = what.empty() ? path : fmt::format("{} {}", what, path);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail_input("cannot read {}: {}", named, errno_text());
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail_input("cannot read {}: not a regular file", named);
+  }
+  std::shared_ptr<MappedFile> f(new MappedFile);
+  f->size_ = static_cast<size_t>(st.st_size);
+  if (f->size_ > 0) {  // mmap refuses a length of 0; an empty file maps to ""
+    void* p = ::mmap(nullptr, f->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      const std::string reason = errno_text();
+      ::close(fd);
+      fail_input("cannot read {}: {}", named, reason);
+    }
+    f->data_ = static_cast<const char*>(p);
+    f->mapped_ = true;
+  }
+  ::close(fd);  // the mapping keeps the file open
+  return f;
+}
+
+MappedFile::~MappedFile() {
+  if (mapped_) ::munmap(const_cast<char*>(data_), size_);
 }
 
 std::string read_file(const std::string& path, std::string_view what) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,28 @@ void write_file_atomic(const std::string& path, std::string_view contents);
 // The whole file; throws hwt::InputError "cannot read <what> <path>: <reason>" (`what` names
 // the kind of file, e.g. "config", "data file"; empty: just the path).
 std::string read_file(const std::string& path, std::string_view what = {});
+
+// A whole file mapped read-only into memory: pages are read from disk when touched and can be
+// dropped again by the OS, so a file larger than free memory can be read tensor by tensor.
+// InputError like read_file's when it cannot be opened or mapped.
+class MappedFile {
+ public:
+  static std::shared_ptr<const MappedFile> open(const std::string& path,
+                                                std::string_view what = {});
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+  std::string_view bytes() const { return {data_, size_}; }
+
+ private:
+  MappedFile() = default;
+  const char* data_ = "";
+  size_t size_ = 0;
+  bool mapped_ = false;
+};
 
 // Creates the folder `dir` (and its parents) that a command writes into; InputError "cannot
 // create output folder <dir>: <reason>".

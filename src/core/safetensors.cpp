@@ -93,7 +93,7 @@ template <class... Args>
   fail_input("checkpoint {}: {}", path, fmt::format(f, std::forward<Args>(args)...));
 }
 
-uint64_t read_header_length(const std::string& path, const std::string& bytes) {
+uint64_t read_header_length(const std::string& path, std::string_view bytes) {
   if (bytes.size() < 8)
     bad(path, "too short ({} bytes) to hold the 8-byte header length", bytes.size());
   uint64_t n = 0;
@@ -248,11 +248,12 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsEnt
 SafetensorsFile SafetensorsFile::open(const std::string& path) {
   SafetensorsFile f;
   f.path_ = path;
-  f.bytes_ = read_file(path);
-  uint64_t header_bytes = read_header_length(path, f.bytes_);
+  f.file_ = MappedFile::open(path);
+  const std::string_view bytes = f.file_->bytes();
+  uint64_t header_bytes = read_header_length(path, bytes);
   size_t data_start = 8 + header_bytes;
-  uint64_t data_size = f.bytes_.size() - data_start;
-  json header = parse_header(path, f.bytes_.data() + 8, f.bytes_.data() + data_start);
+  uint64_t data_size = bytes.size() - data_start;
+  json header = parse_header(path, bytes.data() + 8, bytes.data() + data_start);
 
   std::vector<Span> spans;
   for (const auto& [name, value] : header.items()) {
@@ -283,14 +284,14 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   check_layout(path, spans, data_size);
   for (const Span& s : spans) f.order_.push_back(*s.name);
 
-  // Writers pad the header so data starts 8-byte aligned; shift an unpadded file's data down
-  // so that views are as aligned as their offsets.
-  size_t aligned = data_start & ~size_t{7};
-  if (aligned != data_start) {
-    std::memmove(f.bytes_.data() + aligned, f.bytes_.data() + data_start, data_size);
-    f.bytes_.resize(aligned + data_size);
+  // Writers pad the header so data starts 8-byte aligned; copy an unpadded file's data so that
+  // views are as aligned as their offsets.
+  f.data_ = bytes.data() + data_start;
+  if (data_start % 8 != 0) {
+    f.aligned_copy_.resize((data_size + 7) / 8);
+    std::memcpy(f.aligned_copy_.data(), f.data_, data_size);
+    f.data_ = reinterpret_cast<const char*>(f.aligned_copy_.data());
   }
-  f.data_start_ = aligned;
   return f;
 }
 
@@ -302,7 +303,7 @@ SafetensorsFile::View SafetensorsFile::get(const std::string& name) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) bad(path_, "tensor '{}' missing", name);
   const Entry& e = it->second;
-  return {e.dtype, e.shape, bytes_.data() + data_start_ + e.begin, e.end - e.begin};
+  return {e.dtype, e.shape, data_ + e.begin, e.end - e.begin};
 }
 
 }  // namespace hwt

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/files.h"
 
 namespace hwt {
 
@@ -34,8 +36,9 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsEnt
                        const std::map<std::string, std::string>& metadata,
                        size_t piece_bytes = size_t{64} << 20);
 
-// A whole file read into memory and fully validated on open(): every malformed input raises
-// hwt::InputError "checkpoint <path>: <problem>".
+// A whole file mapped into memory (MappedFile: a tensor's pages are read when it is read) and
+// fully validated on open(): every malformed input raises hwt::InputError
+// "checkpoint <path>: <problem>".
 class SafetensorsFile {
  public:
   struct View {
@@ -63,8 +66,11 @@ class SafetensorsFile {
   SafetensorsFile() = default;
 
   std::string path_;
-  std::string bytes_;  // the whole file; views point into it by offset, so moves are safe
-  size_t data_start_ = 0;
+  std::shared_ptr<const MappedFile> file_;
+  // A file whose data section does not start 8-byte aligned (no writer pads its header so) is
+  // copied here, to alignment (a vector's buffer survives moves).
+  std::vector<uint64_t> aligned_copy_;
+  const char* data_ = nullptr;  // the data section, 8-byte aligned
   std::map<std::string, Entry> entries_;
   std::vector<std::string> order_;
   std::map<std::string, std::string> metadata_;

@@ -135,6 +135,10 @@ Dataset dataset_from_vocab_json(const nlohmann::json& j, Task task) {
     const std::string stored = j.at("task").get<std::string>();
     if (stored != task_name(task))
       fail_input("checkpoint vocabulary is for model.head={}, not {}", stored, task_name(task));
+    if (j.at("tokenizer").is_null())
+      fail_input(
+          "checkpoint has no tokenizer (imported from a Hugging Face folder: hwt does not "
+          "read tokenizer files yet, docs/interop.md)");
     Dataset d;
     d.task = task;
     d.tokenizer = Tokenizer::from_json(j.at("tokenizer"));

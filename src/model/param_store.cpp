@@ -135,22 +135,26 @@ void ParamStore::allocate(Backend& backend, DType compute, int64_t storage_multi
       backend.fill({t.flat_slice(count_, storage_ - count_), 0});
 }
 
+void initial_values(const ParamInfo& p, uint64_t seed, float* data) {
+  const int64_t n = p.data_shape().numel();
+  switch (p.init) {
+    case Init::Zeros:
+      std::fill_n(data, n, 0.0f);
+      break;
+    case Init::Ones:
+      std::fill_n(data, n, 1.0f);
+      break;
+    case Init::Normal:
+      fill_normal(data, n, p.std, mix_seed(seed ^ hash_name(p.name)));
+      break;
+  }
+}
+
 void ParamStore::initialize(uint64_t seed) {
   std::vector<float> host(static_cast<size_t>(count_)), data;  // the padding stays zero
   for (const ParamInfo& p : infos_) {
-    const int64_t n = p.data_shape().numel();
-    data.resize(static_cast<size_t>(n));
-    switch (p.init) {
-      case Init::Zeros:
-        std::fill_n(data.data(), n, 0.0f);
-        break;
-      case Init::Ones:
-        std::fill_n(data.data(), n, 1.0f);
-        break;
-      case Init::Normal:
-        fill_normal(data.data(), n, p.std, mix_seed(seed ^ hash_name(p.name)));
-        break;
-    }
+    data.resize(static_cast<size_t>(p.data_shape().numel()));
+    initial_values(p, seed, data.data());
     scatter_data(p, data.data(), host.data());
   }
   backend_->upload(params_flat(), host.data());

@@ -55,6 +55,10 @@ struct ParamInfo {
 void scatter_data(const ParamInfo& p, const float* data, float* flat);
 void gather_data(const ParamInfo& p, const float* flat, float* data);
 
+// A parameter's initial values (data_shape(), dense), as ParamStore::initialize(seed) sets them:
+// a function of (seed, its name) only.
+void initial_values(const ParamInfo& p, uint64_t seed, float* data);
+
 class ParamStore {
  public:
   using Handle = size_t;

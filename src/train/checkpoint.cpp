@@ -68,6 +68,17 @@ TrainState state_from_json(const nlohmann::json& j) {
 
 }  // namespace
 
+std::map<std::string, std::string> checkpoint_metadata(const RunConfig& config,
+                                                       const nlohmann::json& vocab,
+                                                       const TrainState& state) {
+  return {{"format", kFormat},
+          {"hwt_version", HWT_VERSION},
+          {"config", to_json(config).dump()},
+          {"vocab", vocab.dump()},
+          {"state", state_json(state).dump()},
+          {"optimizer", ""}};
+}
+
 void save_checkpoint(const std::string& path, const RunConfig& config, const nlohmann::json& vocab,
                      const TrainState& state, const ParamStore& params,
                      const std::vector<std::pair<std::string, Tensor>>* optimizer_state) {
@@ -103,13 +114,8 @@ void save_checkpoint(const std::string& path, const RunConfig& config, const nlo
     for (const auto& [name, t] : *optimizer_state)
       entries.push_back(
           {"optim." + name, DType::F32, {params.count()}, nullptr, reader(t, 0, whole)});
-  std::map<std::string, std::string> meta = {
-      {"format", kFormat},
-      {"hwt_version", HWT_VERSION},
-      {"config", to_json(config).dump()},
-      {"vocab", vocab.dump()},
-      {"state", state_json(state).dump()},
-      {"optimizer", optimizer_state ? to_json(config)["optim.name"].get<std::string>() : ""}};
+  std::map<std::string, std::string> meta = checkpoint_metadata(config, vocab, state);
+  if (optimizer_state) meta["optimizer"] = to_json(config)["optim.name"].get<std::string>();
   write_safetensors(path, entries, meta);
 }
 

@@ -31,6 +31,12 @@ struct CheckpointInfo {
   bool has_optimizer = false;
 };
 
+// The metadata of a checkpoint without optimizer state, for writers that stream parameters
+// from elsewhere (`hwt import`): write them under their ParamInfo names and data shapes.
+std::map<std::string, std::string> checkpoint_metadata(const RunConfig& config,
+                                                       const nlohmann::json& vocab,
+                                                       const TrainState& state);
+
 // optimizer_state: Optimizer::full_state()'s tensors (count() elements each); null saves none.
 void save_checkpoint(const std::string& path, const RunConfig& config, const nlohmann::json& vocab,
                      const TrainState& state, const ParamStore& params,
@@ -41,6 +47,8 @@ class Checkpoint {
  public:
   explicit Checkpoint(const std::string& path);
   const CheckpointInfo& info() const { return info_; }
+  // The saved tensors, each parameter under its name in its data shape (no padding).
+  const SafetensorsFile& tensors() const { return file_; }
   // Copies parameters into `params` of a model built as `model`; InputError naming the first
   // architecture key (heads, norm, positions, activation, biases…) the checkpoint's model set
   // otherwise, or the first tensor whose name or shape differs (another model shape).

@@ -1,0 +1,34 @@
+// `hwt export --format hf`: an hwt checkpoint into a Hugging Face model folder (docs/interop.md).
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "interop/hf_export.h"
+
+namespace hwt {
+
+void add_export_command(CLI::App& app) {
+  CLI::App* cmd =
+      app.add_subcommand("export",
+                         "Write an hwt checkpoint as a Hugging Face model folder (config.json, "
+                         "model.safetensors) that transformers' from_pretrained loads");
+  struct Opts {
+    std::string checkpoint, format, out;
+    int64_t shard_bytes = kDefaultShardBytes;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("CHECKPOINT", o->checkpoint, "An hwt checkpoint (.safetensors)")->required();
+  cmd->add_option("--format", o->format, "The format to write: hf (Hugging Face transformers)")
+      ->required()
+      ->check(CLI::IsMember({"hf"}));
+  cmd->add_option("--out", o->out, "The model folder to create (absent or empty)")->required();
+  cmd->add_option("--shard-bytes", o->shard_bytes,
+                  "Largest shard of model.safetensors before it is split (default 5 GiB)")
+      ->check(CLI::PositiveNumber);
+  cmd->callback([o] {
+    const ExportReport r = export_hf_model(o->checkpoint, o->out, o->shard_bytes);
+    fmt::print("exported {} ({} tensors, {} bytes in {} file{}); wrote {}\n", r.architecture,
+               r.tensors, r.bytes, r.shards, r.shards == 1 ? "" : "s", o->out);
+  });
+}
+
+}  // namespace hwt

@@ -1,0 +1,27 @@
+// `hwt import`: a Hugging Face model folder into an hwt checkpoint (docs/interop.md).
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "interop/hf_import.h"
+
+namespace hwt {
+
+void add_import_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "import",
+      "Read a Hugging Face model folder (config.json and model.safetensors or its shards) into an "
+      "hwt checkpoint");
+  struct Opts {
+    std::string dir, out;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("MODEL_DIR", o->dir, "The Hugging Face model folder")->required();
+  cmd->add_option("--out", o->out, "The checkpoint to write (.safetensors)")->required();
+  cmd->callback([o] {
+    const ImportReport r = import_hf_model(o->dir, o->out);
+    for (const std::string& note : r.notes) fmt::print("note: {}\n", note);
+    fmt::print("imported {} ({} parameters); wrote {}\n", r.architecture, r.parameters, o->out);
+  });
+}
+
+}  // namespace hwt

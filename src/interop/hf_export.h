@@ -1,0 +1,26 @@
+// `hwt export --format hf`: an hwt checkpoint into a Hugging Face model folder.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hwt {
+
+// transformers' default shard size for save_pretrained.
+constexpr int64_t kDefaultShardBytes = int64_t{5} << 30;
+
+struct ExportReport {
+  std::string architecture;
+  int64_t tensors = 0, bytes = 0, shards = 0;
+};
+
+// Writes `dir`/config.json and model.safetensors (fp32), or shards of at most `shard_bytes`
+// (a tensor larger than that gets a shard of its own) with model.safetensors.index.json,
+// under the names transformers' from_pretrained expects for the architecture that holds the
+// model (hf_architecture_for). The folder is built beside `dir` and renamed into place:
+// `dir` must not exist or be empty, and a failure leaves nothing. InputError when no
+// architecture holds the model.
+ExportReport export_hf_model(const std::string& checkpoint, const std::string& dir,
+                             int64_t shard_bytes = kDefaultShardBytes);
+
+}  // namespace hwt

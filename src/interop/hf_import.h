@@ -1,0 +1,23 @@
+// `hwt import`: a Hugging Face model folder into an hwt checkpoint.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hwt {
+
+struct ImportReport {
+  std::string architecture;
+  int64_t parameters = 0;          // written to the checkpoint
+  std::vector<std::string> notes;  // what hwt changed, left out or initialised fresh
+};
+
+// Reads config.json and the weights of `dir` and writes the checkpoint `out` (fp32 master
+// weights; no optimizer state, step 0), tensor by tensor from the memory-mapped shards: the
+// import holds one converted tensor at a time. Every check (architecture, config values, each
+// tensor's presence, shape and dtype, no tensor left over) runs before anything is written;
+// InputError naming the first failure, and `out` is then untouched.
+ImportReport import_hf_model(const std::string& dir, const std::string& out);
+
+}  // namespace hwt

@@ -1,0 +1,79 @@
+// Helpers of the Hugging Face interop tests: a checkpoint's logits on the CPU, tiny models of
+// each exportable architecture.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "model/model.h"
+#include "train/checkpoint.h"
+
+namespace hwt::test {
+
+// Logits of one sequence `ids` (batch 1) through the checkpoint's model, fp32 on the CPU:
+// [ids.size(), classes] (an LM's padded vocabulary rows cut off).
+inline std::vector<float> checkpoint_logits(const std::string& path,
+                                            const std::vector<int32_t>& ids) {
+  const Checkpoint ckpt(path);
+  const ModelConfig& m = ckpt.info().config.model;
+  CpuBackend cpu(2);
+  Model model(m, cpu, DType::F32);
+  const auto seq = static_cast<int64_t>(ids.size());
+  model.plan(1, seq);
+  ckpt.load_parameters(model.params(), m);
+  Batch b;
+  b.batch = 1;
+  b.seq = seq;
+  b.ids = ids;
+  b.lengths = {static_cast<int32_t>(seq)};
+  if (has_sequence_labels(m.head)) b.seq_labels = {0};
+  if (has_token_outputs(m.head)) b.token_labels.assign(ids.size(), -1);
+  model.set_batch(b);
+  model.forward(false, 0);
+  const Tensor t = has_token_outputs(m.head) ? model.token_logits() : model.seq_logits();
+  std::vector<float> all(static_cast<size_t>(t.numel()));
+  cpu.download(all.data(), t);
+  const int64_t width = t.cols(), classes = m.head == Task::Lm          ? m.vocab_size
+                                            : has_token_outputs(m.head) ? m.num_token_labels
+                                                                        : m.num_labels;
+  std::vector<float> out;
+  for (int64_t r = 0; r < t.rows(); ++r)
+    out.insert(out.end(), all.begin() + r * width, all.begin() + r * width + classes);
+  return out;
+}
+
+// A checkpoint of `m` with random weights (train.seed 7), as `hwt train` writes one.
+inline void write_random_checkpoint(const std::string& path, const ModelConfig& m,
+                                    const std::vector<std::string>& token_labels = {}) {
+  CpuBackend cpu(2);
+  Model model(m, cpu, DType::F32);
+  model.init_parameters(7);
+  // Random biases and norms too (initialisation makes them 0 and 1), so a mapping that swaps
+  // or drops one shows.
+  std::vector<float> host(static_cast<size_t>(model.params().count()));
+  cpu.download(host.data(), model.params().params_flat());
+  for (size_t i = 0; i < host.size(); ++i)
+    if (host[i] == 0.0f || host[i] == 1.0f) host[i] += 0.01f * static_cast<float>(i % 97) - 0.4f;
+  std::vector<float> clean(host.size(), 0.0f), data;  // the storage padding stays zero
+  for (const ParamInfo& p : model.params().infos()) {
+    data.resize(static_cast<size_t>(p.data_shape().numel()));
+    gather_data(p, host.data(), data.data());
+    scatter_data(p, data.data(), clean.data());
+  }
+  cpu.upload(model.params().params_flat(), clean.data());
+  RunConfig rc;
+  rc.model = m;
+  rc.data.max_len = std::min<int64_t>(rc.data.max_len, m.max_seq);
+  const nlohmann::json vocab = {{"task", task_name(m.head)},
+                                {"tokenizer", nullptr},
+                                {"labels", nlohmann::json::array()},
+                                {"token_labels", token_labels}};
+  save_checkpoint(path, rc, vocab, TrainState{}, model.params(), nullptr);
+}
+
+}  // namespace hwt::test
