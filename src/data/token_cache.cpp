@@ -45,6 +45,13 @@ std::string token_cache_dir(const std::string& configured) {
   return (fs::path(user_cache_dir()) / "tokens").string();
 }
 
+std::string token_cache_entry(const Corpus& corpus, const std::string& tokenizer_json,
+                              const std::string& cache_dir) {
+  const uint64_t key = fingerprint(corpus.location + "\n" + corpus.recipe + "\n" + tokenizer_json);
+  return (fs::path(cache_dir) / fmt::format("{}-{:016x}.tokens", file_label(corpus.label), key))
+      .string();
+}
+
 TokenStream cached_tokens(const Corpus& corpus, const Tokenizer& tok, int32_t separator,
                           const std::string& cache_dir, const TokenizeOptions& o) {
   const auto say = [&](const std::string& line) {
@@ -61,11 +68,7 @@ TokenStream cached_tokens(const Corpus& corpus, const Tokenizer& tok, int32_t se
   if (cache_dir.empty()) return encode();
 
   const TokenShardIdentity identity{tok.to_json().dump(), corpus_fingerprint(corpus, separator)};
-  const std::string path =
-      (fs::path(cache_dir) / fmt::format("{}-{:016x}.tokens", file_label(corpus.label),
-                                         fingerprint(corpus.location + "\n" + corpus.recipe + "\n" +
-                                                     identity.tokenizer_json)))
-          .string();
+  const std::string path = token_cache_entry(corpus, identity.tokenizer_json, cache_dir);
   OpenedShard found;
   try {
     found = open_token_shard(path, identity);

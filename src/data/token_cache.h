@@ -29,6 +29,12 @@ struct Corpus {
   std::vector<std::string_view> documents;
 };
 
+// The file in `cache_dir` that holds `corpus` encoded by the tokenizer whose to_json().dump() is
+// `tokenizer_json`: <label>-<16 hex digits>.tokens, the digits a fingerprint of where the corpus
+// was read, its recipe and the tokenizer, so corpora and tokenizers live side by side.
+std::string token_cache_entry(const Corpus& corpus, const std::string& tokenizer_json,
+                              const std::string& cache_dir);
+
 struct TokenizeOptions {
   int64_t threads = 0;                             // encoding threads; <= 0: every core
   std::function<void(const std::string&)> notice;  // one-line messages; null: none
