@@ -59,8 +59,8 @@ TokenStream cached_tokens(const Corpus& corpus, const Tokenizer& tok, int32_t se
   };
   const auto encode = [&] {
     const auto report = [&](const EncodeProgress& p) {
-      say(fmt::format("token cache: encoding {}: {} of {} in {:.0f} s ({:.0f} tokens/s)",
-                      corpus.label, megabytes(p.bytes_done), megabytes(p.bytes_total), p.seconds,
+      say(fmt::format("encoding {}: {} of {} in {:.0f} s ({:.0f} tokens/s)", corpus.label,
+                      megabytes(p.bytes_done), megabytes(p.bytes_total), p.seconds,
                       static_cast<double>(p.tokens_done) / p.seconds));
     };
     return encode_documents(tok, corpus.documents, separator, o.threads, report);
