@@ -309,8 +309,8 @@ void add_data_keys(Keys& k) {
   k.add(
       "data.cache_dir",
       "LM (text, sotu): folder of token shards, each corpus encoded once and memory-mapped by "
-      "later runs; empty: $HWT_CACHE_DIR, $XDG_CACHE_HOME/hwt or ~/.cache/hwt, then /tokens; "
-      "\"off\": encode in memory at every start",
+      "later runs; empty: tokens/ in $HWT_CACHE_DIR, else $XDG_CACHE_HOME/hwt, else "
+      "~/.cache/hwt; \"off\": encode in memory at every start",
       [](R & c) -> auto& { return c.data.cache_dir; });
 }
 
