@@ -60,19 +60,16 @@ TokenStream encode_addresses(Dataset& d, const DataConfig& c, const std::vector<
   for (const Document& doc : docs) joined += (joined.empty() ? "" : "\n\n") + doc.text;
   d.tokenizer = train_tokenizer(c, {joined});
   const int32_t separator = d.tokenizer->end_of_text_id();
-  Corpus corpus{
-      "sotu",
-      location,
-      "sotu: the .txt files in name order, trailing whitespace dropped, each encoded alone",
-      {}};
-  if (separator < 0) {
-    corpus.recipe =
-        "sotu: the .txt files in name order, trailing whitespace dropped, joined by a "
-        "blank line and encoded as one text";
-    corpus.documents = {joined};
-  } else {
+  const bool alone = separator >= 0;
+  Corpus corpus{"sotu",
+                location,
+                fmt::format("sotu: the .txt files in name order, trailing whitespace dropped, {}",
+                            alone ? "each encoded alone" : "joined by a blank line as one text"),
+                {}};
+  if (alone)
     for (const Document& doc : docs) corpus.documents.push_back(doc.text);
-  }
+  else
+    corpus.documents = {joined};
   return cached_tokens(corpus, *d.tokenizer, separator, token_cache_dir(c.cache_dir), o);
 }
 
