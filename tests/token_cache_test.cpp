@@ -68,7 +68,7 @@ class TokenCache : public ::testing::Test {
     return {"speeches", dir / "speeches", "test: one document a string", views(docs)};
   }
   TokenStream load() { return cached_tokens(corpus(), *tok, Tokenizer::kCls, cache, options); }
-  std::string entry() const { return token_cache_entry(corpus(), tok->to_json().dump(), cache); }
+  std::string entry() const { return token_cache_entry(corpus(), *tok, cache); }
   std::vector<int32_t> expected() const { return serial(*tok, docs, Tokenizer::kCls); }
   // The last notice, and it only, mentions `what`.
   void expect_notice(const std::string& what) {

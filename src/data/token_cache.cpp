@@ -38,6 +38,21 @@ std::string megabytes(size_t bytes) {
   return fmt::format("{:.1f} MB", static_cast<double>(bytes) / 1e6);
 }
 
+// What encodes: the tokenizer's JSON names its vocabulary, and hwt's version stands for the
+// code that encodes with it, so a release that changes an encoder does not reuse its ids.
+std::string made_by(const Tokenizer& tok) {
+  nlohmann::json j = tok.to_json();
+  j["hwt_version"] = HWT_VERSION;
+  return j.dump();
+}
+
+std::string entry_path(const Corpus& corpus, const std::string& made_by_json,
+                       const std::string& cache_dir) {
+  const uint64_t key = fingerprint(corpus.location + "\n" + corpus.recipe + "\n" + made_by_json);
+  return (fs::path(cache_dir) / fmt::format("{}-{:016x}.tokens", file_label(corpus.label), key))
+      .string();
+}
+
 }  // namespace
 
 std::string token_cache_dir(const std::string& configured) {
@@ -46,11 +61,9 @@ std::string token_cache_dir(const std::string& configured) {
   return (fs::path(user_cache_dir()) / "tokens").string();
 }
 
-std::string token_cache_entry(const Corpus& corpus, const std::string& tokenizer_json,
+std::string token_cache_entry(const Corpus& corpus, const Tokenizer& tok,
                               const std::string& cache_dir) {
-  const uint64_t key = fingerprint(corpus.location + "\n" + corpus.recipe + "\n" + tokenizer_json);
-  return (fs::path(cache_dir) / fmt::format("{}-{:016x}.tokens", file_label(corpus.label), key))
-      .string();
+  return entry_path(corpus, made_by(tok), cache_dir);
 }
 
 TokenStream cached_tokens(const Corpus& corpus, const Tokenizer& tok, int32_t separator,
@@ -68,8 +81,8 @@ TokenStream cached_tokens(const Corpus& corpus, const Tokenizer& tok, int32_t se
   };
   if (cache_dir.empty()) return encode();
 
-  const TokenShardIdentity identity{tok.to_json().dump(), corpus_fingerprint(corpus, separator)};
-  const std::string path = token_cache_entry(corpus, identity.tokenizer_json, cache_dir);
+  const TokenShardIdentity identity{made_by(tok), corpus_fingerprint(corpus, separator)};
+  const std::string path = entry_path(corpus, identity.tokenizer_json, cache_dir);
   OpenedShard found;
   try {
     found = open_token_shard(path, identity);

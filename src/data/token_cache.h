@@ -29,10 +29,10 @@ struct Corpus {
   std::vector<std::string_view> documents;
 };
 
-// The file in `cache_dir` that holds `corpus` encoded by the tokenizer whose to_json().dump() is
-// `tokenizer_json`: <label>-<16 hex digits>.tokens, the digits a fingerprint of where the corpus
-// was read, its recipe and the tokenizer, so corpora and tokenizers live side by side.
-std::string token_cache_entry(const Corpus& corpus, const std::string& tokenizer_json,
+// The file in `cache_dir` that holds `corpus` encoded by `tok`: <label>-<16 hex digits>.tokens,
+// the digits a fingerprint of where the corpus was read, its recipe, the tokenizer's to_json()
+// and hwt's version, so corpora and tokenizers live side by side.
+std::string token_cache_entry(const Corpus& corpus, const Tokenizer& tok,
                               const std::string& cache_dir);
 
 struct TokenizeOptions {

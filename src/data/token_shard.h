@@ -5,13 +5,13 @@
 //   8  uint32 version      kTokenShardVersion
 //  12  uint32 width        bytes per id: 2 when every id of the vocabulary fits in uint16, else 4
 //  16  uint64 count        ids in the payload
-//  24  uint64 tokenizer    fingerprint of the tokenizer's to_json()
+//  24  uint64 tokenizer    fingerprint of the tokenizer JSON below
 //  32  uint64 corpus       fingerprint of the corpus bytes and of how they became one stream
 //  40  uint64 checksum     fingerprint of the payload bytes
 //  48  uint64 json_bytes   length of the tokenizer JSON that follows the header
 //  56  uint64 payload_at   offset of the payload (a multiple of 8)
-// then the tokenizer's JSON (so a person can see what made the shard), zero padding, and the
-// payload: `count` ids of `width` bytes.
+// then the tokenizer's JSON (its to_json() and hwt's version: what made the ids), zero padding, and
+// the payload: `count` ids of `width` bytes.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,7 @@ inline constexpr uint32_t kTokenShardVersion = 1;
 
 // What a shard was made from; a shard is only used for the identity it was written with.
 struct TokenShardIdentity {
-  std::string tokenizer_json;  // the tokenizer's to_json().dump()
+  std::string tokenizer_json;  // the tokenizer's to_json().dump(), with what else made the ids
   uint64_t corpus = 0;         // see the header's corpus field
 };
 
