@@ -308,5 +308,28 @@ TEST(TokenCacheDataset, SotuWithGpt2MatchesTheInMemoryStream) {
     EXPECT_EQ((mapped.*split).stream.to_vector(), (in_memory.*split).stream.to_vector());
 }
 
+// `hwt train` says what the cache did, on stderr, unless --quiet; a second run reuses it.
+TEST(TokenCacheCli, TrainSaysBuiltThenReused) {
+  test::TempDir dir{"token_cache_cli"};
+  const std::string train =
+      "train --set data.format=text --set data.path=" HWT_TEST_DIR
+      "/fixtures/golden/lm.txt --set data.tokenizer=char --set data.max_len=16 "
+      "--set model.max_seq=16 --set model.head=lm --set model.causal=true --set model.hidden=16 "
+      "--set model.heads=2 --set model.ffn=32 --set train.max_steps=1 --set train.batch_size=2 "
+      "--set train.threads=1 --set data.cache_dir=" +
+      (dir / "cache") + " --out ";
+  const test::CliResult first = test::run_hwt(train + (dir / "a"), dir);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("token cache: built " + (dir / "cache")), std::string::npos)
+      << first.err;
+  const test::CliResult second = test::run_hwt(train + (dir / "b"), dir);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.err.find("token cache: reused " + (dir / "cache")), std::string::npos)
+      << second.err;
+  const test::CliResult quiet = test::run_hwt(train + (dir / "c") + " --quiet", dir);
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err.find("token cache"), std::string::npos) << quiet.err;
+}
+
 }  // namespace
 }  // namespace hwt
