@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <numeric>
 #include <set>
 
 #include "data/char_tokenizer.h"
@@ -151,7 +152,9 @@ TEST(DataBatch, WordDropoutReplacesTokensWithUnkButNotPadOrCls) {
 Dataset lm_dataset(int n, int64_t window) {
   Dataset d;
   d.task = Task::Lm;
-  for (int i = 0; i < n; ++i) d.train.stream.push_back(i);
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  std::iota(ids.begin(), ids.end(), 0);
+  d.train.stream = std::move(ids);
   d.train.window = window;
   return d;
 }

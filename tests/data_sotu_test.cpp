@@ -70,9 +70,11 @@ TEST_F(DataSotu, JoinsByEndOfTextAndHoldsOutTheTail) {
     expected.insert(expected.end(), ids.begin(), ids.end());
   }
   // Train, then test, then validation: the stream in order, the last quarter validating.
-  std::vector<int32_t> all = d.train.stream;
-  all.insert(all.end(), d.test.stream.begin(), d.test.stream.end());
-  all.insert(all.end(), d.valid.stream.begin(), d.valid.stream.end());
+  std::vector<int32_t> all = d.train.stream.to_vector();
+  for (const TokenStream* part : {&d.test.stream, &d.valid.stream}) {
+    const std::vector<int32_t> ids = part->to_vector();
+    all.insert(all.end(), ids.begin(), ids.end());
+  }
   EXPECT_EQ(all, expected);
   const auto quarter = static_cast<size_t>(std::llround(static_cast<double>(expected.size()) / 4));
   EXPECT_EQ(d.valid.stream.size(), quarter);
@@ -88,7 +90,7 @@ TEST_F(DataSotu, TokenizersWithoutEndOfTextJoinByABlankLine) {
   DataConfig c = sotu(dir.path().string(), TokenizerKind::Char);
   c.valid_fraction = c.test_fraction = 0;
   const Dataset d = load_dataset(c, Task::Lm);
-  EXPECT_EQ(d.tokenizer->decode(d.train.stream),
+  EXPECT_EQ(d.tokenizer->decode(d.train.stream.to_vector()),
             "Fellow-Citizens of the Senate.\n\nSecond address.\n\nThird one here.");
 }
 

@@ -199,12 +199,7 @@ std::string calibration_file_name(const std::string& gpu, Precision p) {
 }
 
 std::string calibration_cache_dir() {
-  if (const char* d = std::getenv("HWT_CACHE_DIR"); d && *d) return d;
-  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d)
-    return (std::filesystem::path(d) / "hwt").string();
-  if (const char* h = std::getenv("HOME"); h && *h)
-    return (std::filesystem::path(h) / ".cache" / "hwt").string();
-  return ".hwt-cache";
+  return user_cache_dir();
 }
 
 ResolvedConstants resolve_constants(const GpuSpec& gpu, Precision p,

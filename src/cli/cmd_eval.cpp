@@ -30,7 +30,9 @@ void add_eval_command(CLI::App& app) {
   cmd->callback([o] {
     const Checkpoint ckpt(o->checkpoint);
     const RunConfig cfg = checkpoint_config(ckpt, o->checkpoint, o->sets);
-    const Dataset data = load_dataset(cfg.data, cfg.model.head);
+    const TokenizeOptions tokenize{
+        cfg.train.threads, [](const std::string& line) { fmt::print(stderr, "{}\n", line); }};
+    const Dataset data = load_dataset(cfg.data, cfg.model.head, tokenize);
     if (data.vocab_json() != ckpt.info().vocab)
       fail_input("the data's vocabulary or labels differ from those {} was trained with",
                  o->checkpoint);

@@ -34,6 +34,8 @@ struct DataConfig {
   double word_dropout = 0;   // training inputs only
   int64_t max_examples = 0;  // 0: all
   int64_t seed = 1234;       // split and shuffle seed
+  // LM token shards: "" = the user's cache folder (user_cache_dir()/tokens), "off" = none.
+  std::string cache_dir;
 };
 
 }  // namespace hwt

@@ -306,6 +306,12 @@ void add_data_keys(Keys& k) {
   k.add(
       "data.seed", "Seed of the train/validation/test split",
       [](R & c) -> auto& { return c.data.seed; });
+  k.add(
+      "data.cache_dir",
+      "LM (text, sotu): folder of token shards, each corpus encoded once and memory-mapped by "
+      "later runs; empty: tokens/ in $HWT_CACHE_DIR, else $XDG_CACHE_HOME/hwt, else "
+      "~/.cache/hwt; \"off\": encode in memory at every start",
+      [](R & c) -> auto& { return c.data.cache_dir; });
 }
 
 void add_train_keys(Keys& k) {

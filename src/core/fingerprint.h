@@ -7,8 +7,11 @@
 
 namespace hwt {
 
-inline uint64_t fingerprint(std::string_view text) {
-  uint64_t h = 1469598103934665603ull;
+inline constexpr uint64_t kFingerprintStart = 1469598103934665603ull;
+
+// fingerprint(b, fingerprint(a)) == fingerprint(a + b): a long input can be fingerprinted in
+// parts without joining them.
+inline uint64_t fingerprint(std::string_view text, uint64_t h = kFingerprintStart) {
   for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
   return h;
 }

@@ -57,4 +57,13 @@ std::string resolve_named_file(const std::string& arg, const std::string& folder
   fail_input("{} '{}' is neither a file nor a shipped name ({})", flag, arg, list);
 }
 
+std::string user_cache_dir() {
+  if (const char* d = std::getenv("HWT_CACHE_DIR"); d && *d) return d;
+  if (const char* d = std::getenv("XDG_CACHE_HOME"); d && *d)
+    return (std::filesystem::path(d) / "hwt").string();
+  if (const char* h = std::getenv("HOME"); h && *h)
+    return (std::filesystem::path(h) / ".cache" / "hwt").string();
+  return ".hwt-cache";
+}
+
 }  // namespace hwt

@@ -20,4 +20,8 @@ std::string require_shipped_file(const std::string& relative);
 std::string resolve_named_file(const std::string& arg, const std::string& folder,
                                const std::string& flag);
 
+// The folder for caches hwt can rebuild (GEMM calibrations, token shards): $HWT_CACHE_DIR, else
+// $XDG_CACHE_HOME/hwt, else ~/.cache/hwt, else .hwt-cache in the working directory.
+std::string user_cache_dir();
+
 }  // namespace hwt

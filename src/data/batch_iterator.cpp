@@ -97,10 +97,10 @@ bool BatchIterator::next(Batch& out) {
     out.token_labels.resize(out.ids.size());
     out.seq_labels.clear();
     for (int64_t i = 0; i < b; ++i) {
-      const auto start = split_.stream.begin() + phase_ + index(i) * max_len_;
-      const auto row = static_cast<ptrdiff_t>(i * max_len_);
-      std::copy(start, start + max_len_, out.ids.begin() + row);
-      std::copy(start + 1, start + max_len_ + 1, out.token_labels.begin() + row);
+      const int64_t start = phase_ + index(i) * max_len_;
+      const auto row = static_cast<size_t>(i * max_len_);
+      split_.stream.read(start, max_len_, out.ids.data() + row);
+      split_.stream.read(start + 1, max_len_, out.token_labels.data() + row);
       out.lengths[static_cast<size_t>(i)] = static_cast<int32_t>(max_len_);
     }
   } else {

@@ -84,12 +84,12 @@ int64_t Split::size() const {
   return std::ssize(stream) > window ? (std::ssize(stream) - 1) / window : 0;
 }
 
-Dataset load_dataset(const DataConfig& config, Task task) {
+Dataset load_dataset(const DataConfig& config, Task task, const TokenizeOptions& o) {
   DataConfig c = config;
   for (std::string* path : {&c.path, &c.valid_path, &c.test_path, &c.vocab})
     *path = shipped_or_given(*path);
   check_compatible(c.format, task);
-  if (task == Task::Lm) return load_lm_dataset(c);
+  if (task == Task::Lm) return load_lm_dataset(c, o);
   RawSplits raw = c.format == DataFormat::Spam ? read_spam(c)
                   : c.format == DataFormat::JointBert
                       ? read_jointbert(c, has_sequence_labels(task), has_token_labels(task))

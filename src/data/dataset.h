@@ -12,6 +12,8 @@
 #include "config/model_config.h"
 #include "data/batch.h"
 #include "data/labels.h"
+#include "data/token_cache.h"
+#include "data/token_stream.h"
 #include "data/tokenizer.h"
 
 namespace hwt {
@@ -27,7 +29,7 @@ struct Example {
 
 struct Split {
   std::vector<Example> examples;  // classification-style tasks
-  std::vector<int32_t> stream;    // LM: the split's whole token stream
+  TokenStream stream;             // LM: the split's whole token stream
   int64_t window = 0;             // LM: data.max_len, the window size() counts in
   int64_t size() const;           // examples, or LM windows of data.max_len tokens
 };
@@ -45,7 +47,9 @@ struct Dataset {
 };
 
 // Loads, cleans, splits and encodes the dataset named by the config. Bad files raise InputError.
-Dataset load_dataset(const DataConfig& config, Task task);
+// LM streams are encoded (on o.threads threads) into data.cache_dir's token cache or read from
+// it; o.notice hears what the cache did.
+Dataset load_dataset(const DataConfig& config, Task task, const TokenizeOptions& o = {});
 
 // Rebuilds the tokenizer and label sets stored by vocab_json() (splits stay empty).
 Dataset dataset_from_vocab_json(const nlohmann::json& j, Task task);

@@ -12,8 +12,9 @@ namespace hwt {
 // tokenised alone and joined by the tokenizer's end_of_text_id(), GPT-2's <|endoftext|>, or by
 // a blank line for tokenizers without one). Without data.valid_path/test_path, the last
 // data.valid_fraction of the tokens validate and the data.test_fraction before them test
-// (nanoGPT's convention).
-Dataset load_lm_dataset(const DataConfig& c);
+// (nanoGPT's convention). The stream before splitting comes from the token cache in
+// data.cache_dir (token_cache.h), encoded on o.threads threads when it must be built.
+Dataset load_lm_dataset(const DataConfig& c, const TokenizeOptions& o);
 
 // One document of a corpus kept as many files.
 struct Document {

@@ -112,7 +112,11 @@ class Run {
 void Run::setup() {
   const auto t0 = Clock::now();
   if (!req_.resume.empty()) resume_.emplace(req_.resume);
-  data_ = load_dataset(cfg_.data, cfg_.model.head);
+  TokenizeOptions tokenize{cfg_.train.threads, nullptr};
+  // The token cache's lines (built, reused, stale) are progress output: the leader's, not --quiet.
+  if (req_.progress && leader())
+    tokenize.notice = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
+  data_ = load_dataset(cfg_.data, cfg_.model.head, tokenize);
   times_.data_load = seconds_since(t0);
   if (resume_ && resume_->info().vocab != data_.vocab_json())
     fail_input(

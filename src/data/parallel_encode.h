@@ -1,0 +1,31 @@
+// Encoding a corpus of documents on several threads with ids identical to encoding them one
+// after another: each thread takes whole documents, and the results are joined in document
+// order. It relies only on Tokenizer::encode being const and safe to call from several threads
+// at once (GPT-2's tokenizer takes turns on its piece cache, so it gains nothing yet).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "data/tokenizer.h"
+
+namespace hwt {
+
+struct EncodeProgress {
+  size_t bytes_done = 0, bytes_total = 0;
+  size_t tokens_done = 0;
+  double seconds = 0;
+};
+
+// The ids of `docs`, each encoded alone, with `separator` between consecutive documents when it
+// is >= 0. `threads` <= 0 uses every core; never more threads than documents. `report`, when
+// set, is called on this thread about every `report_every_s` seconds while documents remain.
+std::vector<int32_t> encode_documents(const Tokenizer& tok,
+                                      const std::vector<std::string_view>& docs, int32_t separator,
+                                      int64_t threads,
+                                      const std::function<void(const EncodeProgress&)>& report = {},
+                                      double report_every_s = 2.0);
+
+}  // namespace hwt
