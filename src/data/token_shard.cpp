@@ -4,12 +4,12 @@
 
 #include <bit>
 #include <cstring>
+#include <filesystem>
 #include <string_view>
 
 #include "core/error.h"
 #include "core/files.h"
 #include "core/fingerprint.h"
-#include "core/mapped_file.h"
 
 namespace hwt {
 namespace {
@@ -70,9 +70,9 @@ void write_token_shard(const std::string& path, const TokenShardIdentity& identi
 }
 
 OpenedShard open_token_shard(const std::string& path, const TokenShardIdentity& expected) {
-  std::shared_ptr<const MappedFile> file = MappedFile::open(path);
   OpenedShard out;
-  if (!file) return out;
+  if (!std::filesystem::exists(path)) return out;
+  std::shared_ptr<const MappedFile> file = MappedFile::open(path, "token shard");
   out.found = true;
   const auto problem = [&](std::string why) {
     out.problem = std::move(why);
@@ -92,7 +92,7 @@ OpenedShard open_token_shard(const std::string& path, const TokenShardIdentity& 
   if (h.tokenizer != fingerprint(expected.tokenizer_json))
     return problem("made by another tokenizer");
   if (h.corpus != expected.corpus) return problem("made from another corpus");
-  const std::byte* payload = file->data() + h.payload_at;
+  const auto* payload = reinterpret_cast<const std::byte*>(file->data()) + h.payload_at;
   if (fingerprint(bytes_of(payload, h.count * h.width)) != h.checksum)
     return problem("payload checksum mismatch");
   out.tokens.emplace(std::move(file), payload, static_cast<int>(h.width),
