@@ -1,15 +1,75 @@
 #include "data/piece_cache.h"
 
+#include <algorithm>
+#include <functional>
+#include <thread>
+
 namespace hwt {
 
-void PieceCache::add(std::string_view piece, const int32_t* ids, size_t count) {
-  if (piece.size() > kMaxPieceBytes) return;
-  if (spans_.size() >= kMaxPieces) {
-    spans_.clear();
-    ids_.clear();
+void PieceCache::grow() {
+  const size_t size = slots_.empty() ? 4096 : slots_.size() * 2;
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(size, Slot{});
+  const size_t mask = size - 1;
+  for (const Slot& s : old) {
+    if (s.key_size == 0) continue;
+    size_t i = hash_bytes({bytes_.data() + s.key_offset, s.key_size}) & mask;
+    while (slots_[i].key_size != 0) i = (i + 1) & mask;
+    slots_[i] = s;
   }
-  const Span span{static_cast<uint32_t>(ids_.size()), static_cast<uint32_t>(count)};
-  if (spans_.emplace(std::string(piece), span).second) ids_.insert(ids_.end(), ids, ids + count);
 }
+
+void PieceCache::add(std::string_view piece, const int32_t* ids, size_t count) {
+  if (piece.empty() || piece.size() > kMaxPieceBytes || count == 0 || count > UINT16_MAX) return;
+  if (count_ >= kMaxPieces) {
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    bytes_.clear();
+    ids_.clear();
+    count_ = 0;
+  }
+  if ((count_ + 1) * 2 > slots_.size()) grow();
+  const uint64_t h = hash_bytes(piece);
+  const size_t mask = slots_.size() - 1;
+  size_t i = h & mask;
+  for (; slots_[i].key_size != 0; i = (i + 1) & mask) {
+    const Slot& s = slots_[i];
+    if (s.key_size == piece.size() &&
+        std::memcmp(bytes_.data() + s.key_offset, piece.data(), piece.size()) == 0)
+      return;
+  }
+  slots_[i] = {static_cast<uint32_t>(h >> 32), static_cast<uint32_t>(bytes_.size()),
+               static_cast<uint32_t>(ids_.size()), static_cast<uint16_t>(piece.size()),
+               static_cast<uint16_t>(count)};
+  bytes_.insert(bytes_.end(), piece.begin(), piece.end());
+  ids_.insert(ids_.end(), ids, ids + count);
+  ++count_;
+}
+
+PieceCachePool::~PieceCachePool() {
+  for (Slot& s : slots_) delete s.cache.load();
+}
+
+PieceCachePool::Lease PieceCachePool::lease() const {
+  const size_t home = std::hash<std::thread::id>{}(std::this_thread::get_id()) % kSlots;
+  for (size_t k = 0; k < kSlots; ++k) {
+    std::atomic<PieceCache*>& slot = slots_[(home + k) % kSlots].cache;
+    if (slot.load(std::memory_order_relaxed) == nullptr) continue;
+    if (PieceCache* cache = slot.exchange(nullptr, std::memory_order_acquire))
+      return Lease(*this, home, std::unique_ptr<PieceCache>(cache));
+  }
+  return Lease(*this, home, std::make_unique<PieceCache>());
+}
+
+void PieceCachePool::put_back(size_t home, std::unique_ptr<PieceCache> cache) const {
+  for (size_t k = 0; k < kSlots; ++k) {
+    std::atomic<PieceCache*>& slot = slots_[(home + k) % kSlots].cache;
+    PieceCache* empty = nullptr;
+    if (slot.load(std::memory_order_relaxed) == nullptr &&
+        slot.compare_exchange_strong(empty, cache.get(), std::memory_order_release)) {
+      cache.release();
+      return;
+    }
+  }
+}  // every slot holds a cache: this one is dropped
 
 }  // namespace hwt
