@@ -13,6 +13,7 @@
 #include "core/paths.h"
 #include "data/byte_pair_encoder.h"
 #include "data/gpt2_tokenizer.h"
+#include "data/gpt2_vocabulary.h"
 #include "data/text_io.h"
 
 namespace hwt {
@@ -138,7 +139,8 @@ TEST(Gpt2Tokenizer, ParallelEncodeGivesTheSerialIds) {
   REQUIRE_GPT2_FILES();
   const auto special = Gpt2Tokenizer::load_installed(true);
   for (const std::string& text : long_texts()) {
-    for (const Gpt2Tokenizer* tok : {installed(), special.get()}) {
+    for (const Gpt2Tokenizer* tok :
+         {installed(), static_cast<const Gpt2Tokenizer*>(special.get())}) {
       const std::vector<int32_t> serial = tok->encode(text);
       for (int threads : {1, 2, 3, 8})
         ASSERT_EQ(tok->encode_parallel(text, threads), serial)
@@ -201,6 +203,34 @@ TEST(BytePairEncoder, MergesLowestRankFirstLeftToRight) {
   std::string word;
   for (int i = 0; i < 10000; ++i) word += "ab";
   EXPECT_EQ(encode(word), std::vector<int32_t>(10000, 256));
+}
+
+TEST(BytePairEncoder, StackMergesOfShortPiecesMatchTheHeapsOnGpt2sVocabulary) {
+  REQUIRE_GPT2_FILES();
+  const Gpt2Vocabulary v = read_installed_gpt2_vocabulary();
+  const BytePairEncoder bpe(v.byte_ids, v.merges, std::ssize(v.token_bytes));
+  // Every piece of the mixed-script fixture, and random byte strings, up to the short limit.
+  const std::string text = test::slurp(std::string(HWT_TEST_DIR) + "/fixtures/gpt2/mixed_text.txt");
+  std::vector<std::string> pieces;
+  const Gpt2Pretokenizer pre;
+  Gpt2Pretokenizer::Cursor cursor(pre, text);
+  for (std::string_view piece; cursor.next(piece);) pieces.emplace_back(piece);
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 20000; ++i) {
+    std::string s(1 + rng() % BytePairEncoder::kShortPiece, ' ');
+    for (char& c : s)
+      c = rng() % 2 ? static_cast<char>('a' + rng() % 26) : static_cast<char>(rng());
+    pieces.push_back(s);
+  }
+  size_t short_ones = 0;
+  for (const std::string& piece : pieces) {
+    std::vector<int32_t> fast, heap;
+    bpe.encode(piece, fast);
+    bpe.encode_long(piece, heap);
+    ASSERT_EQ(fast, heap) << "piece \"" << piece << "\"";
+    short_ones += piece.size() <= BytePairEncoder::kShortPiece;
+  }
+  EXPECT_GT(short_ones, 50000u);
 }
 
 TEST(BytePairEncoder, RejectsMergesOutOfOrder) {

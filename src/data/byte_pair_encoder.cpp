@@ -82,6 +82,7 @@ void BytePairEncoder::encode_short(std::string_view piece, std::vector<int32_t>&
 
 void BytePairEncoder::encode_long(std::string_view piece, std::vector<int32_t>& out) const {
   const size_t n = piece.size();
+  if (n == 0) return;
   // The word as a linked list of symbols; a symbol merged into its left neighbour is dead.
   constexpr uint32_t kNone = UINT32_MAX;
   std::vector<int32_t> id(n);

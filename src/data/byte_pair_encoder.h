@@ -27,6 +27,9 @@ class BytePairEncoder {
   // instead of a rescan of the word after every merge.
   static constexpr size_t kShortPiece = 32;
   void encode(std::string_view piece, std::vector<int32_t>& out) const;
+  // The heap's merges for a piece of any length; the same ids as encode() (public so that tests
+  // compare the two ways).
+  void encode_long(std::string_view piece, std::vector<int32_t>& out) const;
 
  private:
   struct RankedMerge {
@@ -48,7 +51,6 @@ class BytePairEncoder {
     }
   }
   void encode_short(std::string_view piece, std::vector<int32_t>& out) const;
-  void encode_long(std::string_view piece, std::vector<int32_t>& out) const;
 
   static constexpr uint64_t kEmpty = UINT64_MAX;  // no pair of ids >= 0 has this key
   struct Slot {
