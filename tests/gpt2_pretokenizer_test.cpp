@@ -186,6 +186,28 @@ TEST(PieceCache, ReturnsWhatWasAddedAndGrowsAndEmptiesWhenFull) {
   EXPECT_TRUE(cache.append("new", out));
 }
 
+TEST(PieceCache, TellsApartPiecesThatDifferInOneByteAtAnyLength) {
+  // Short pieces are compared as two packed words, longer ones byte by byte: every length on
+  // both sides of each packing, every position changed.
+  PieceCache cache;
+  int32_t next_id = 0;
+  std::vector<std::pair<std::string, int32_t>> added;
+  for (size_t n = 1; n <= 40; ++n) {
+    const std::string base(n, 'a');
+    for (size_t at = 0; at <= n; ++at) {
+      std::string piece = base;
+      if (at < n) piece[at] = 'b';  // at == n: the base itself
+      cache.add(piece, &next_id, 1);
+      added.emplace_back(piece, next_id++);
+    }
+  }
+  for (const auto& [piece, id] : added) {
+    std::vector<int32_t> out;
+    ASSERT_TRUE(cache.append(piece, out)) << piece;
+    EXPECT_EQ(out, std::vector<int32_t>{id}) << piece;
+  }
+}
+
 TEST(PieceCachePool, ConcurrentLeasesGetDistinctCachesAndReuseThem) {
   const PieceCachePool pool;
   std::set<PieceCache*> seen;

@@ -6,6 +6,11 @@
 
 namespace hwt {
 
+uint64_t PieceCache::hash_of(const Slot& s) const {
+  return s.key_size > kInlineBytes ? hash_bytes({bytes_.data() + s.key_offset, s.key_size})
+                                   : hash_words(s.w0, s.w1, s.key_size);
+}
+
 void PieceCache::grow() {
   const size_t size = slots_.empty() ? 4096 : slots_.size() * 2;
   std::vector<Slot> old = std::move(slots_);
@@ -13,7 +18,7 @@ void PieceCache::grow() {
   const size_t mask = size - 1;
   for (const Slot& s : old) {
     if (s.key_size == 0) continue;
-    size_t i = hash_bytes({bytes_.data() + s.key_offset, s.key_size}) & mask;
+    size_t i = hash_of(s) & mask;
     while (slots_[i].key_size != 0) i = (i + 1) & mask;
     slots_[i] = s;
   }
@@ -28,20 +33,29 @@ void PieceCache::add(std::string_view piece, const int32_t* ids, size_t count) {
     count_ = 0;
   }
   if ((count_ + 1) * 2 > slots_.size()) grow();
-  const uint64_t h = hash_bytes(piece);
+  const Key key(piece);
   const size_t mask = slots_.size() - 1;
-  size_t i = h & mask;
-  for (; slots_[i].key_size != 0; i = (i + 1) & mask) {
-    const Slot& s = slots_[i];
-    if (s.key_size == piece.size() &&
-        std::memcmp(bytes_.data() + s.key_offset, piece.data(), piece.size()) == 0)
-      return;
+  size_t i = key.hash & mask;
+  for (; slots_[i].key_size != 0; i = (i + 1) & mask)
+    if (matches(slots_[i], key, piece)) return;
+  Slot& s = slots_[i];
+  s = {key.w0,
+       key.w1,
+       0,
+       0,
+       static_cast<uint16_t>(piece.size()),
+       static_cast<uint16_t>(count),
+       static_cast<uint32_t>(key.hash >> 32)};
+  if (piece.size() > kInlineBytes) {
+    s.key_offset = static_cast<uint32_t>(bytes_.size());
+    bytes_.insert(bytes_.end(), piece.begin(), piece.end());
   }
-  slots_[i] = {static_cast<uint32_t>(h >> 32), static_cast<uint32_t>(bytes_.size()),
-               static_cast<uint32_t>(ids_.size()), static_cast<uint16_t>(piece.size()),
-               static_cast<uint16_t>(count)};
-  bytes_.insert(bytes_.end(), piece.begin(), piece.end());
-  ids_.insert(ids_.end(), ids, ids + count);
+  if (count == 1) {
+    s.ids = static_cast<uint32_t>(ids[0]);
+  } else {
+    s.ids = static_cast<uint32_t>(ids_.size());
+    ids_.insert(ids_.end(), ids, ids + count);
+  }
   ++count_;
 }
 

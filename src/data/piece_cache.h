@@ -25,22 +25,19 @@ class PieceCache {
   // Appends the cached ids of `piece` to `out`; false (nothing appended) when not cached.
   bool append(std::string_view piece, std::vector<int32_t>& out) const {
     if (slots_.empty() || piece.size() > kMaxPieceBytes) return false;
-    const uint64_t h = hash_bytes(piece);
-    const auto tag = static_cast<uint32_t>(h >> 32);
+    const Key key(piece);
     const size_t mask = slots_.size() - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
+    for (size_t i = key.hash & mask;; i = (i + 1) & mask) {
       const Slot& s = slots_[i];
       if (s.key_size == 0) return false;
-      if (s.tag == tag && s.key_size == piece.size() &&
-          std::memcmp(bytes_.data() + s.key_offset, piece.data(), piece.size()) == 0) {
-        if (s.id_count == 1) {
-          out.push_back(ids_[s.ids_offset]);
-        } else {
-          const auto first = ids_.begin() + s.ids_offset;
-          out.insert(out.end(), first, first + s.id_count);
-        }
-        return true;
+      if (!matches(s, key, piece)) continue;
+      if (s.id_count == 1) {
+        out.push_back(static_cast<int32_t>(s.ids));
+      } else {
+        const auto first = ids_.begin() + s.ids;
+        out.insert(out.end(), first, first + s.id_count);
       }
+      return true;
     }
   }
   // Remembers that `piece` encodes to `ids` (count >= 1); a piece already cached is left as is.
@@ -48,18 +45,61 @@ class PieceCache {
   size_t size() const { return count_; }
 
  private:
+  // Pieces of up to kInlineBytes are compared in the slot, as two words that hold all their
+  // bytes (overlapping loads: with the size, they tell any two such pieces apart); longer ones
+  // against their bytes in bytes_.
+  static constexpr size_t kInlineBytes = 16;
+  static uint64_t load(const char* p, size_t bytes) {  // bytes: 4 or 8
+    uint64_t v = 0;
+    std::memcpy(&v, p, bytes);
+    return v;
+  }
+  static uint64_t hash_words(uint64_t w0, uint64_t w1, size_t size) {
+    uint64_t h = (w0 ^ (size * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 31) ^ w1) * 0x94D049BB133111EBull;
+    return h ^ (h >> 29);
+  }
+  struct Key {
+    explicit Key(std::string_view piece) {
+      const char* p = piece.data();
+      const size_t n = piece.size();
+      if (n > kInlineBytes) {
+        hash = hash_bytes(piece);
+        return;
+      }
+      if (n > 8) {
+        w0 = load(p, 8);
+        w1 = load(p + n - 8, 8);
+      } else if (n >= 4) {
+        w0 = load(p, 4) | load(p + n - 4, 4) << 32;
+      } else if (n > 0) {
+        w0 = uint64_t{static_cast<unsigned char>(p[0])} |
+             uint64_t{static_cast<unsigned char>(p[n / 2])} << 8 |
+             uint64_t{static_cast<unsigned char>(p[n - 1])} << 16;
+      }
+      hash = hash_words(w0, w1, n);
+    }
+    uint64_t w0 = 0, w1 = 0, hash = 0;
+  };
   struct Slot {
-    uint32_t tag = 0;         // the hash's high half, to skip most unequal keys unread
-    uint32_t key_offset = 0;  // into bytes_
-    uint32_t ids_offset = 0;  // into ids_
+    uint64_t w0 = 0, w1 = 0;  // Key's words (pieces of up to kInlineBytes)
+    uint32_t key_offset = 0;  // into bytes_ (longer pieces)
+    uint32_t ids = 0;         // the id itself when id_count is 1, else an offset into ids_
     uint16_t key_size = 0;    // 0: empty slot (pieces are never empty)
     uint16_t id_count = 0;
+    uint32_t tag = 0;  // the hash's high half, to skip most unequal keys unread
   };
+  bool matches(const Slot& s, const Key& key, std::string_view piece) const {
+    if (s.key_size != piece.size() || s.tag != static_cast<uint32_t>(key.hash >> 32)) return false;
+    if (piece.size() <= kInlineBytes) return s.w0 == key.w0 && s.w1 == key.w1;
+    return std::memcmp(bytes_.data() + s.key_offset, piece.data(), piece.size()) == 0;
+  }
+  uint64_t hash_of(const Slot& s) const;
   void grow();
 
   std::vector<Slot> slots_;   // a power of two, at most half full
-  std::vector<char> bytes_;   // every cached piece's bytes, back to back
-  std::vector<int32_t> ids_;  // every cached piece's ids, back to back
+  std::vector<char> bytes_;   // the bytes of every cached piece longer than kInlineBytes
+  std::vector<int32_t> ids_;  // the ids of every cached piece of more than one token
   size_t count_ = 0;
 };
 
