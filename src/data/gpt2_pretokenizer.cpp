@@ -92,7 +92,7 @@ size_t Gpt2Pretokenizer::Cursor::ascii_piece_end() const {
         return pos + 3;
     }
   }
-  CharClass k = class_of(c);
+  const CharClass k = class_of(c);
   if (c == ' ' && pos + 1 < n) {  // " ?" joins a space to the letters, digits or others after
     const CharClass next = class_of(text_[pos + 1]);
     if (next == kNonAscii) return 0;
