@@ -6,12 +6,14 @@
 
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "cli_util.h"
 #include "core/error.h"
 #include "core/paths.h"
 #include "data/byte_pair_encoder.h"
 #include "data/gpt2_tokenizer.h"
+#include "data/gpt2_vocabulary.h"
 #include "data/text_io.h"
 
 namespace hwt {
@@ -114,6 +116,70 @@ TEST(Gpt2Tokenizer, JsonRoundTripKeepsTheOption) {
   EXPECT_THROW(Tokenizer::from_json(other), InputError);
 }
 
+// Long texts for the parallel encoder: real English, and adversarial text (whitespace runs,
+// newlines, contractions, digits, non-ASCII, invalid UTF-8, "<|endoftext|>") long enough to
+// be cut into several parts.
+std::vector<std::string> long_texts() {
+  std::vector<std::string> texts;
+  if (const auto path = find_shipped_file("data/tinyshakespeare/input.txt"))
+    texts.push_back(read_text_file(*path));
+  texts.push_back(test::slurp(std::string(HWT_TEST_DIR) + "/fixtures/gpt2/mixed_text.txt"));
+  const std::vector<std::string> fragments = {
+      "a", " the", "  ",       "\n\n", " \n",          "\t", "'s",   "'ll",      " 're",
+      "7", " 42",  "\xC3\xA9", "\xFF", "\xE2\x80\x94", "!?", "\r\n", "\xC2\xA0", "<|endoftext|>"};
+  std::mt19937_64 rng(11);
+  std::string adversarial;
+  while (adversarial.size() < 4 * Gpt2Tokenizer::kMinPartBytes)
+    adversarial += fragments[rng() % fragments.size()];
+  texts.push_back(adversarial);
+  return texts;
+}
+
+TEST(Gpt2Tokenizer, ParallelEncodeGivesTheSerialIds) {
+  REQUIRE_GPT2_FILES();
+  const auto special = Gpt2Tokenizer::load_installed(true);
+  for (const std::string& text : long_texts()) {
+    for (const Gpt2Tokenizer* tok :
+         {installed(), static_cast<const Gpt2Tokenizer*>(special.get())}) {
+      const std::vector<int32_t> serial = tok->encode(text);
+      for (int threads : {1, 2, 3, 8})
+        ASSERT_EQ(tok->encode_parallel(text, threads), serial)
+            << threads << " threads, " << text.size() << " bytes";
+    }
+  }
+  EXPECT_EQ(installed()->encode_parallel("Hello world", 4), (std::vector<int32_t>{15496, 995}));
+  EXPECT_TRUE(installed()->encode_parallel("", 4).empty());
+}
+
+TEST(Gpt2Tokenizer, ConcurrentEncodesOnOneTokenizerGiveTheSerialIds) {
+  REQUIRE_GPT2_FILES();
+  const auto tok = Gpt2Tokenizer::load_installed(false);  // its own caches, filled concurrently
+  const std::vector<std::string> texts = long_texts();
+  std::vector<std::vector<int32_t>> serial;
+  for (const std::string& text : texts) serial.push_back(installed()->encode(text));
+  std::vector<int> wrong(4, 0);
+  {
+    std::vector<std::jthread> threads;
+    for (size_t t = 0; t < wrong.size(); ++t)
+      threads.emplace_back([&, t] {
+        // Documents of a few lines each, in a different order on each thread.
+        for (size_t k = 0; k < texts.size(); ++k) {
+          const size_t which = (k + t) % texts.size();
+          const std::string_view text = texts[which];
+          std::vector<int32_t> ids;
+          for (size_t begin = 0; begin < text.size();) {
+            const size_t end = Gpt2Pretokenizer::next_cut(text, begin + 200 + 50 * t);
+            const std::vector<int32_t> part = tok->encode(text.substr(begin, end - begin));
+            ids.insert(ids.end(), part.begin(), part.end());
+            begin = end;
+          }
+          if (ids != serial[which]) ++wrong[t];
+        }
+      });
+  }
+  EXPECT_EQ(wrong, std::vector<int>(wrong.size(), 0));
+}
+
 // Toy vocabulary: bytes are ids 0..255, merges (a,b)->256 rank 0, (b,c)->257 rank 1,
 // (256,c)->258 rank 2.
 BytePairEncoder toy_encoder() {
@@ -137,6 +203,34 @@ TEST(BytePairEncoder, MergesLowestRankFirstLeftToRight) {
   std::string word;
   for (int i = 0; i < 10000; ++i) word += "ab";
   EXPECT_EQ(encode(word), std::vector<int32_t>(10000, 256));
+}
+
+TEST(BytePairEncoder, StackMergesOfShortPiecesMatchTheHeapsOnGpt2sVocabulary) {
+  REQUIRE_GPT2_FILES();
+  const Gpt2Vocabulary v = read_installed_gpt2_vocabulary();
+  const BytePairEncoder bpe(v.byte_ids, v.merges, std::ssize(v.token_bytes));
+  // Every piece of the mixed-script fixture, and random byte strings, up to the short limit.
+  const std::string text = test::slurp(std::string(HWT_TEST_DIR) + "/fixtures/gpt2/mixed_text.txt");
+  std::vector<std::string> pieces;
+  const Gpt2Pretokenizer pre;
+  Gpt2Pretokenizer::Cursor cursor(pre, text);
+  for (std::string_view piece; cursor.next(piece);) pieces.emplace_back(piece);
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 20000; ++i) {
+    std::string s(1 + rng() % BytePairEncoder::kShortPiece, ' ');
+    for (char& c : s)
+      c = rng() % 2 ? static_cast<char>('a' + rng() % 26) : static_cast<char>(rng());
+    pieces.push_back(s);
+  }
+  size_t short_ones = 0;
+  for (const std::string& piece : pieces) {
+    std::vector<int32_t> fast, heap;
+    bpe.encode(piece, fast);
+    bpe.encode_long(piece, heap);
+    ASSERT_EQ(fast, heap) << "piece \"" << piece << "\"";
+    short_ones += piece.size() <= BytePairEncoder::kShortPiece;
+  }
+  EXPECT_GT(short_ones, 50000u);
 }
 
 TEST(BytePairEncoder, RejectsMergesOutOfOrder) {

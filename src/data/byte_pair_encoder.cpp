@@ -1,6 +1,7 @@
 #include "data/byte_pair_encoder.h"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <queue>
 
@@ -18,7 +19,9 @@ BytePairEncoder::BytePairEncoder(const std::array<int32_t, 256>& byte_ids,
       fail_input("BPE: byte token {} is out of range or repeated", id);
     made[static_cast<size_t>(id)] = true;
   }
-  merges_.reserve(merges.size());
+  const size_t size = std::bit_ceil(std::max<size_t>(16, merges.size() * 2));
+  slots_.assign(size, Slot{});
+  shift_ = 64 - std::countr_zero(size);
   for (size_t r = 0; r < merges.size(); ++r) {
     const Merge& m = merges[r];
     if (!in_range(m.left) || !in_range(m.right) || !in_range(m.merged))
@@ -29,22 +32,57 @@ BytePairEncoder::BytePairEncoder(const std::array<int32_t, 256>& byte_ids,
       fail_input("BPE: merge {} makes token {}, which a byte or an earlier merge makes", r,
                  m.merged);
     made[static_cast<size_t>(m.merged)] = true;
-    merges_.emplace(pair_key(m.left, m.right), RankedMerge{static_cast<int32_t>(r), m.merged});
+    const uint64_t key = pair_key(m.left, m.right);
+    size_t i = (key * 0x9E3779B97F4A7C15ull) >> shift_;
+    while (slots_[i].key != kEmpty && slots_[i].key != key) i = (i + 1) & (size - 1);
+    if (slots_[i].key == kEmpty) slots_[i] = {key, {static_cast<int32_t>(r), m.merged}};
+    // else the pair merged earlier: its first (lowest) rank applies
   }
-}
-
-const BytePairEncoder::RankedMerge* BytePairEncoder::find(int32_t left, int32_t right) const {
-  const auto it = merges_.find(pair_key(left, right));
-  return it == merges_.end() ? nullptr : &it->second;
 }
 
 void BytePairEncoder::encode(std::string_view piece, std::vector<int32_t>& out) const {
+  if (piece.size() == 1)
+    out.push_back(byte_ids_[static_cast<unsigned char>(piece[0])]);
+  else if (piece.size() <= kShortPiece)
+    encode_short(piece, out);
+  else
+    encode_long(piece, out);
+}
+
+void BytePairEncoder::encode_short(std::string_view piece, std::vector<int32_t>& out) const {
+  // id[i] the word's symbols; rank[i], merged[i]: the merge of symbols i and i + 1. Each step
+  // merges the leftmost pair of the lowest rank, which is what merging every pair of that rank
+  // left to right does, since a merge never makes a pair of its own rank or lower.
+  std::array<int32_t, kShortPiece> id, rank, merged;
+  size_t n = piece.size();
+  for (size_t i = 0; i < n; ++i) id[i] = byte_ids_[static_cast<unsigned char>(piece[i])];
+  const auto look_up = [&](size_t i) {
+    const RankedMerge m = find(id[i], id[i + 1]);
+    rank[i] = m.rank;
+    merged[i] = m.merged;
+  };
+  for (size_t i = 0; i + 1 < n; ++i) look_up(i);
+  while (n > 1) {
+    size_t best = 0;
+    for (size_t i = 1; i + 1 < n; ++i)
+      if (rank[i] < rank[best]) best = i;
+    if (rank[best] == kNoRank) break;
+    id[best] = merged[best];
+    for (size_t i = best + 1; i + 1 < n; ++i) {  // the right symbol leaves the word
+      id[i] = id[i + 1];
+      rank[i] = rank[i + 1];
+      merged[i] = merged[i + 1];
+    }
+    --n;
+    if (best > 0) look_up(best - 1);
+    if (best + 1 < n) look_up(best);
+  }
+  out.insert(out.end(), id.begin(), id.begin() + static_cast<ptrdiff_t>(n));
+}
+
+void BytePairEncoder::encode_long(std::string_view piece, std::vector<int32_t>& out) const {
   const size_t n = piece.size();
   if (n == 0) return;
-  if (n == 1) {
-    out.push_back(byte_ids_[static_cast<unsigned char>(piece[0])]);
-    return;
-  }
   // The word as a linked list of symbols; a symbol merged into its left neighbour is dead.
   constexpr uint32_t kNone = UINT32_MAX;
   std::vector<int32_t> id(n);
@@ -70,8 +108,8 @@ void BytePairEncoder::encode(std::string_view piece, std::vector<int32_t>& out) 
                                                                               std::move(storage));
   const auto offer = [&](uint32_t left) {
     if (left == kNone || next[left] == kNone) return;
-    if (const RankedMerge* m = find(id[left], id[next[left]]))
-      heap.push({m->rank, left, id[left], id[next[left]], m->merged});
+    if (const RankedMerge m = find(id[left], id[next[left]]); m.rank != kNoRank)
+      heap.push({m.rank, left, id[left], id[next[left]], m.merged});
   };
   for (uint32_t i = 0; i + 1 < n; ++i) offer(i);
   std::vector<bool> dead(n, false);

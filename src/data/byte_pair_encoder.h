@@ -3,9 +3,9 @@
 #pragma once
 
 #include <array>
+#include <climits>
 #include <cstdint>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace hwt {
@@ -22,21 +22,44 @@ class BytePairEncoder {
   BytePairEncoder(const std::array<int32_t, 256>& byte_ids, const std::vector<Merge>& merges,
                   int64_t vocab_size);
 
-  // Appends the ids of `piece` to `out`. O(n log n) in the piece's length: a heap of candidate
-  // pairs instead of a rescan of the word after every merge.
+  // Appends the ids of `piece` to `out`. Pieces of up to kShortPiece bytes merge in arrays on
+  // the stack; longer ones use a heap of candidate pairs, O(n log n) in the piece's length,
+  // instead of a rescan of the word after every merge.
+  static constexpr size_t kShortPiece = 32;
   void encode(std::string_view piece, std::vector<int32_t>& out) const;
+  // The heap's merges for a piece of any length; the same ids as encode() (public so that tests
+  // compare the two ways).
+  void encode_long(std::string_view piece, std::vector<int32_t>& out) const;
 
  private:
   struct RankedMerge {
     int32_t rank, merged;
   };
+  static constexpr int32_t kNoRank = INT32_MAX;
   static uint64_t pair_key(int32_t left, int32_t right) {
     return static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32 | static_cast<uint32_t>(right);
   }
-  const RankedMerge* find(int32_t left, int32_t right) const;
+  // The merge of (left, right); rank kNoRank when there is none. Open addressing over a
+  // power-of-two table of pair keys.
+  RankedMerge find(int32_t left, int32_t right) const {
+    const uint64_t key = pair_key(left, right);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = (key * 0x9E3779B97F4A7C15ull) >> shift_;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (s.key == key) return s.merge;
+      if (s.key == kEmpty) return {kNoRank, -1};
+    }
+  }
+  void encode_short(std::string_view piece, std::vector<int32_t>& out) const;
 
+  static constexpr uint64_t kEmpty = UINT64_MAX;  // no pair of ids >= 0 has this key
+  struct Slot {
+    uint64_t key = kEmpty;
+    RankedMerge merge{kNoRank, -1};
+  };
   std::array<int32_t, 256> byte_ids_;
-  std::unordered_map<uint64_t, RankedMerge> merges_;
+  std::vector<Slot> slots_;  // a power of two, at most half full
+  int shift_ = 64;           // 64 - log2(slots_.size()): the hash's top bits index the table
 };
 
 }  // namespace hwt

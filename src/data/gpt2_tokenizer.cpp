@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <exception>
+#include <thread>
+
 #include "core/error.h"
 
 namespace hwt {
@@ -22,15 +26,15 @@ std::unique_ptr<Gpt2Tokenizer> Gpt2Tokenizer::load_installed(bool special_in_tex
   return std::make_unique<Gpt2Tokenizer>(read_installed_gpt2_vocabulary(), special_in_text);
 }
 
-void Gpt2Tokenizer::encode_ordinary(std::string_view text, int64_t max_tokens,
+void Gpt2Tokenizer::encode_ordinary(std::string_view text, int64_t max_tokens, PieceCache& cache,
                                     std::vector<int32_t>& out) const {
   Gpt2Pretokenizer::Cursor cursor(pretokenizer_, text);
   std::string_view piece;
   while (std::ssize(out) < max_tokens && cursor.next(piece)) {
-    if (cache_.append(piece, out)) continue;
+    if (cache.append(piece, out)) continue;
     const size_t first = out.size();
     bpe_.encode(piece, out);
-    cache_.add(piece, out.data() + first, out.size() - first);
+    cache.add(piece, out.data() + first, out.size() - first);
   }
 }
 
@@ -38,16 +42,55 @@ std::vector<int32_t> Gpt2Tokenizer::encode_prefix(std::string_view text, int64_t
   std::vector<int32_t> ids;
   ids.reserve(
       std::min(text.size() / 3 + 16, static_cast<size_t>(std::max<int64_t>(0, max_tokens))));
-  const std::lock_guard lock(cache_mutex_);
+  const PieceCachePool::Lease lease = caches_.lease();
   while (std::ssize(ids) < max_tokens) {
     const size_t special = special_in_text_ ? text.find(kEndOfTextText) : std::string_view::npos;
-    encode_ordinary(text.substr(0, special), max_tokens, ids);
+    encode_ordinary(text.substr(0, special), max_tokens, lease.cache(), ids);
     if (special == std::string_view::npos || std::ssize(ids) >= max_tokens) break;
     ids.push_back(kEndOfText);
     text.remove_prefix(special + kEndOfTextText.size());
   }
   if (std::ssize(ids) > max_tokens) ids.resize(static_cast<size_t>(max_tokens));
   return ids;
+}
+
+std::vector<int32_t> Gpt2Tokenizer::encode_parallel(std::string_view text, int threads) const {
+  // Parts end at cut points; a cut never falls inside "<|endoftext|>" (it has no whitespace),
+  // so each part's special tokens are the whole text's.
+  const size_t max_parts =
+      std::clamp<size_t>(text.size() / kMinPartBytes, 1, static_cast<size_t>(std::max(threads, 1)));
+  std::vector<std::string_view> parts;
+  size_t begin = 0;
+  for (size_t k = 1; k <= max_parts && begin < text.size(); ++k) {
+    const size_t end = k == max_parts ? text.size()
+                                      : Gpt2Pretokenizer::next_cut(
+                                            text, std::max(begin + 1, k * text.size() / max_parts));
+    parts.push_back(text.substr(begin, end - begin));
+    begin = end;
+  }
+  if (parts.size() <= 1) return encode(text);
+  std::vector<std::vector<int32_t>> ids(parts.size());
+  std::vector<std::exception_ptr> errors(parts.size());
+  const auto encode_part = [&](size_t k) {
+    try {
+      ids[k] = encode(parts[k]);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    for (size_t k = 1; k < parts.size(); ++k) workers.emplace_back(encode_part, k);
+    encode_part(0);
+  }
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  size_t total = 0;
+  for (const auto& part : ids) total += part.size();
+  std::vector<int32_t> out;
+  out.reserve(total);
+  for (const auto& part : ids) out.insert(out.end(), part.begin(), part.end());
+  return out;
 }
 
 std::string Gpt2Tokenizer::decode(const std::vector<int32_t>& ids) const {

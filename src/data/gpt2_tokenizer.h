@@ -5,8 +5,6 @@
 // "\"" and "#"), so it serves language modelling only (data.format = "text").
 #pragma once
 
-#include <mutex>
-
 #include "data/byte_pair_encoder.h"
 #include "data/gpt2_pretokenizer.h"
 #include "data/gpt2_vocabulary.h"
@@ -29,8 +27,15 @@ class Gpt2Tokenizer final : public Tokenizer {
 
   int64_t vocab_size() const override { return kVocabSize; }
   int32_t end_of_text_id() const override { return kEndOfText; }
-  // Encodes under a lock on the piece cache: calls from several threads run one at a time.
+  // Safe to call from several threads at once on one tokenizer, and they do not wait for each
+  // other: each call takes its own piece cache from a pool (piece_cache.h) for its duration.
   std::vector<int32_t> encode_prefix(std::string_view text, int64_t max_tokens) const override;
+  // Exactly encode(text), by up to `threads` threads (the caller's among them), each encoding
+  // a part of the text cut where a piece provably starts (Gpt2Pretokenizer::next_cut). Parts
+  // are at least kMinPartBytes; text without such cut points (no ASCII space after a non-space)
+  // is encoded by fewer threads.
+  static constexpr size_t kMinPartBytes = size_t{1} << 16;
+  std::vector<int32_t> encode_parallel(std::string_view text, int threads) const;
   std::string decode(const std::vector<int32_t>& ids) const override;
   nlohmann::json to_json() const override;
   // Loads the installed files; InputError unless they are the ones the JSON was written with.
@@ -38,15 +43,15 @@ class Gpt2Tokenizer final : public Tokenizer {
 
  private:
   // Appends the ids of `text` (no special tokens in it) until `out` holds max_tokens.
-  void encode_ordinary(std::string_view text, int64_t max_tokens, std::vector<int32_t>& out) const;
+  void encode_ordinary(std::string_view text, int64_t max_tokens, PieceCache& cache,
+                       std::vector<int32_t>& out) const;
 
   std::vector<std::string> token_bytes_;
   BytePairEncoder bpe_;
   Gpt2Pretokenizer pretokenizer_;
   uint64_t fingerprint_;
   bool special_in_text_;
-  mutable std::mutex cache_mutex_;
-  mutable PieceCache cache_;
+  PieceCachePool caches_;
 };
 
 }  // namespace hwt

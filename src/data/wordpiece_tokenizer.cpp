@@ -12,31 +12,10 @@
 #include "core/files.h"
 #include "core/fingerprint.h"
 #include "core/paths.h"
+#include "data/hash_bytes.h"
 
 namespace hwt {
 namespace {
-
-// Words are short: mix 8 bytes at a time rather than FNV's one.
-uint64_t hash_bytes(std::string_view s) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
-  const char* p = s.data();
-  size_t n = s.size();
-  const auto mix = [&h](uint64_t v) {
-    h = (h ^ v) * 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-  };
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    mix(v);
-  }
-  if (n > 0) {
-    uint64_t v = 0;
-    std::memcpy(&v, p, n);
-    mix(v);
-  }
-  return h * 0x94D049BB133111EBull;
-}
 
 // A vocab.txt line without its line end and trailing blanks (as BERT's reader strips them).
 std::string_view trim_end(std::string_view s) {
