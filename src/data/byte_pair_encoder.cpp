@@ -33,24 +33,48 @@ BytePairEncoder::BytePairEncoder(const std::array<int32_t, 256>& byte_ids,
   }
 }
 
+BytePairEncoder::BytePairEncoder(const std::array<int32_t, 256>& byte_ids,
+                                 const std::vector<Merge>& merges, int64_t vocab_size, AnyOrder)
+    : byte_ids_(byte_ids) {
+  const auto in_range = [&](int32_t id) { return id >= 0 && id < vocab_size; };
+  for (int32_t id : byte_ids_)
+    if (!in_range(id)) fail_input("BPE: byte token {} is out of range", id);
+  merges_.reserve(merges.size());
+  for (size_t r = 0; r < merges.size(); ++r) {
+    const Merge& m = merges[r];
+    if (!in_range(m.left) || !in_range(m.right) || !in_range(m.merged))
+      fail_input("BPE: merge {} names a token outside the vocabulary of {}", r, vocab_size);
+    merges_.insert_or_assign(pair_key(m.left, m.right),
+                             RankedMerge{static_cast<int32_t>(r), m.merged});
+  }
+}
+
 const BytePairEncoder::RankedMerge* BytePairEncoder::find(int32_t left, int32_t right) const {
   const auto it = merges_.find(pair_key(left, right));
   return it == merges_.end() ? nullptr : &it->second;
 }
 
 void BytePairEncoder::encode(std::string_view piece, std::vector<int32_t>& out) const {
-  const size_t n = piece.size();
-  if (n == 0) return;
-  if (n == 1) {
+  if (piece.size() == 1) {
     out.push_back(byte_ids_[static_cast<unsigned char>(piece[0])]);
+    return;
+  }
+  std::vector<int32_t> symbols(piece.size());
+  for (size_t i = 0; i < piece.size(); ++i)
+    symbols[i] = byte_ids_[static_cast<unsigned char>(piece[i])];
+  merge(std::move(symbols), out);
+}
+
+void BytePairEncoder::merge(std::vector<int32_t> id, std::vector<int32_t>& out) const {
+  const size_t n = id.size();
+  if (n <= 1) {
+    out.insert(out.end(), id.begin(), id.end());
     return;
   }
   // The word as a linked list of symbols; a symbol merged into its left neighbour is dead.
   constexpr uint32_t kNone = UINT32_MAX;
-  std::vector<int32_t> id(n);
   std::vector<uint32_t> prev(n), next(n);
   for (size_t i = 0; i < n; ++i) {
-    id[i] = byte_ids_[static_cast<unsigned char>(piece[i])];
     prev[i] = i == 0 ? kNone : static_cast<uint32_t>(i - 1);
     next[i] = i + 1 == n ? kNone : static_cast<uint32_t>(i + 1);
   }

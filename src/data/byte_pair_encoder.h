@@ -21,10 +21,19 @@ class BytePairEncoder {
   // pair that ranks before it, which the merge loop relies on.
   BytePairEncoder(const std::array<int32_t, 256>& byte_ids, const std::vector<Merge>& merges,
                   int64_t vocab_size);
+  // Merges as converters write them into Hugging Face tokenizer.json files (from SentencePiece
+  // or tiktoken): in any order, a token made by several merges, a later duplicate pair winning
+  // as in Hugging Face tokenizers. Only the ids' range is checked.
+  struct AnyOrder {};
+  BytePairEncoder(const std::array<int32_t, 256>& byte_ids, const std::vector<Merge>& merges,
+                  int64_t vocab_size, AnyOrder);
 
   // Appends the ids of `piece` to `out`. O(n log n) in the piece's length: a heap of candidate
   // pairs instead of a rescan of the word after every merge.
   void encode(std::string_view piece, std::vector<int32_t>& out) const;
+  // Appends the merged ids of a word given as its first symbols' ids (characters rather than
+  // bytes: SentencePiece-style BPE).
+  void merge(std::vector<int32_t> symbols, std::vector<int32_t>& out) const;
 
  private:
   struct RankedMerge {
