@@ -1,5 +1,7 @@
 #include "data/byte_level_alphabet.h"
 
+#include <cstddef>
+
 namespace hwt {
 namespace {
 
