@@ -25,8 +25,9 @@ void HfRegex::FreeCode::operator()(pcre2_code* c) const {
 HfRegex::HfRegex(std::string_view pattern, bool literal, const std::string& where) {
   int error = 0;
   PCRE2_SIZE offset = 0;
-  const uint32_t options =
-      PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF | (literal ? PCRE2_LITERAL : 0);
+  // PCRE2_LITERAL takes no PCRE2_UCP (a literal has no classes for it to change).
+  const uint32_t options = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF |
+                           (literal ? PCRE2_LITERAL : static_cast<uint32_t>(PCRE2_UCP));
   code_.reset(pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options,
                             &error, &offset, nullptr));
   if (code_ == nullptr)

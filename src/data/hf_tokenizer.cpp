@@ -48,8 +48,9 @@ HfTokenizer::HfTokenizer(const nlohmann::json& root, std::string source, uint64_
   vocab_size_ = std::ssize(model_.tokens());
   for (const HfAddedToken& t : added_.tokens())
     vocab_size_ = std::max<int64_t>(vocab_size_, t.id + 1);
-  is_added_.assign(static_cast<size_t>(vocab_size_), 0);
-  for (const HfAddedToken& t : added_.tokens()) is_added_[static_cast<size_t>(t.id)] = 1;
+  added_index_.assign(static_cast<size_t>(vocab_size_), -1);
+  for (size_t k = 0; k < added_.tokens().size(); ++k)
+    added_index_[static_cast<size_t>(added_.tokens()[k].id)] = static_cast<int32_t>(k);
   for (std::string_view name : {"<|endoftext|>", "<|end_of_text|>", "</s>"})
     if (end_of_text_ < 0) end_of_text_ = added_.special_id(name);
   for (std::string_view name : {"<pad>", "<|pad|>", "[PAD]", "<|padding|>"})
@@ -178,13 +179,11 @@ std::string HfTokenizer::decode(const std::vector<int32_t>& ids) const {
   std::vector<HfDecoder::Token> tokens;
   tokens.reserve(ids.size());
   const std::vector<std::string>& vocab = model_.tokens();
-  std::vector<std::string_view> added_text(static_cast<size_t>(vocab_size_));
-  for (const HfAddedToken& t : added_.tokens()) added_text[static_cast<size_t>(t.id)] = t.content;
   for (int32_t id : ids) {
     HWT_CHECK(id >= 0 && id < vocab_size_, "token id {} outside vocabulary of {}", id, vocab_size_);
     const auto i = static_cast<size_t>(id);
-    if (is_added_[i] != 0)
-      tokens.push_back({std::string(added_text[i]), true});
+    if (const int32_t k = added_index_[i]; k >= 0)
+      tokens.push_back({added_.tokens()[static_cast<size_t>(k)].content, true});
     else if (i < vocab.size() && !vocab[i].empty())
       tokens.push_back({vocab[i], false});
   }

@@ -70,7 +70,7 @@ class HfTokenizer final : public Tokenizer {
   HfAddedTokens added_;
   HfDecoder decoder_;
   std::vector<int32_t> prefix_, suffix_;  // the post-processor's tokens
-  std::vector<int8_t> is_added_;          // by id
+  std::vector<int32_t> added_index_;      // by id: its index in added_.tokens(), -1 for none
   int64_t vocab_size_ = 0;
   int32_t pad_ = -1, end_of_text_ = -1;
   mutable std::mutex cache_mutex_;
