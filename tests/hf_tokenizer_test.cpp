@@ -245,6 +245,40 @@ TEST(HfTokenizer, SpecialTokensOnlyWhenAskedAddedTokensAlways) {
   EXPECT_EQ(plain.add_special_tokens({7}), (std::vector<int32_t>{50256, 7}));
 }
 
+TEST(HfTokenizer, AddedTokenStripsAndNormalisedMatching) {
+  FIXTURE_PATH(path, "llama3");
+  nlohmann::json j = nlohmann::json::parse(test::slurp(path));
+  nlohmann::json& tool = j["added_tokens"].back();
+  ASSERT_EQ(tool["content"], "<tool>");
+  tool["lstrip"] = true;
+  tool["rstrip"] = true;
+  const HfTokenizer stripping(j.dump(), "strip.json", false);
+  const int32_t id = tool["id"].get<int32_t>();
+  std::vector<int32_t> want = stripping.encode("a");
+  want.push_back(id);
+  const std::vector<int32_t> b = stripping.encode("b");
+  want.insert(want.end(), b.begin(), b.end());
+  EXPECT_EQ(stripping.encode("a \t<tool>\n  b"), want) << "the whitespace around it is taken";
+
+  // A normalised added token is matched as the normaliser writes it: "hello" as "▁hello", so
+  // after a space or at the start, not inside a word.
+  nlohmann::json sp = nlohmann::json::parse(test::slurp(kFixtures + "/llama2.json"));
+  sp["added_tokens"].push_back({{"id", 1000},
+                                {"content", "hello"},
+                                {"single_word", false},
+                                {"lstrip", false},
+                                {"rstrip", false},
+                                {"normalized", true},
+                                {"special", false}});
+  const HfTokenizer normalised(sp.dump(), "normalised.json", false);
+  const auto count = [&](std::string_view text) {
+    const std::vector<int32_t> ids = normalised.encode(text);
+    return std::count(ids.begin(), ids.end(), 1000);
+  };
+  EXPECT_EQ(count("say hello hello"), 2);
+  EXPECT_EQ(count("sayhello"), 0);
+}
+
 TEST(HfTokenizer, SentencePieceLayoutFallsBackToBytesAndAddsBos) {
   const HfTokenizer& tok = tokenizer(kFixtures + "/llama2.json", false);
   EXPECT_EQ(tok.unk_id(), 0);
