@@ -23,7 +23,8 @@ class BytePairEncoder {
                   int64_t vocab_size);
   // Merges as converters write them into Hugging Face tokenizer.json files (from SentencePiece
   // or tiktoken): in any order, a token made by several merges, a later duplicate pair winning
-  // as in Hugging Face tokenizers. Only the ids' range is checked.
+  // as in Hugging Face tokenizers. Only the ids' range is checked. The merge loop then does what
+  // tokenizers' does: the lowest-ranked pair present merges next, the leftmost among equals.
   struct AnyOrder {};
   BytePairEncoder(const std::array<int32_t, 256>& byte_ids, const std::vector<Merge>& merges,
                   int64_t vocab_size, AnyOrder);
