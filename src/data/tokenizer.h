@@ -2,7 +2,8 @@
 // data (word, char), so padding and the classification token mean the same thing whatever the
 // vocabulary; GPT-2's tokenizer keeps GPT-2's own ids and serves language modelling only.
 // BERT's WordPiece keeps its vocabulary's ids too, specials included: datasets and batches ask
-// pad_id(), unk_id(), cls_id() and sep_id() rather than using kPad, kUnk and kCls.
+// pad_id(), unk_id(), cls_id() and sep_id() rather than using kPad, kUnk and kCls. A Hugging Face
+// tokenizer.json (hf_tokenizer.h) keeps its file's ids and, like GPT-2's, serves LM only.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
