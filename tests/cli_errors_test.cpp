@@ -189,7 +189,7 @@ TEST_F(CliErrors, TokenizerCommand) {
   dir.write("negative.ids", "[-1]\n");
   expect_one_line_error(run_hwt("tokenizer encode " + (dir / "none.txt"), dir), "none.txt");
   expect_one_line_error(run_hwt("tokenizer encode --tokenizer gpt3 " + (dir / "text.txt"), dir),
-                        "unknown tokenizer 'gpt3' (expected gpt2 or wordpiece)");
+                        "unknown tokenizer 'gpt3' (expected gpt2, wordpiece or hf)");
   expect_one_line_error(run_hwt("tokenizer decode --tokenizer bpe " + (dir / "range.ids"), dir),
                         "unknown tokenizer 'bpe'");
   expect_one_line_error(run_hwt("tokenizer decode " + (dir / "none.ids"), dir), "none.ids");
@@ -238,7 +238,7 @@ TEST_F(CliErrors, WordPieceTokenizerCommandAndConfig) {
   expect_one_line_error(run_hwt("tokenizer encode --pair" + text, dir),
                         "--pair needs --tokenizer wordpiece");
   expect_one_line_error(run_hwt("tokenizer encode --vocab " + (dir / "no_unk.txt") + text, dir),
-                        "a vocab file is for the wordpiece tokenizer");
+                        "a vocab file is for the wordpiece and hf tokenizers");
 
   expect_one_line_error(run_hwt(train_args("--set data.tokenizer=wordpiece"), dir),
                         "config data.tokenizer=\"wordpiece\" needs data.vocab");
@@ -254,6 +254,40 @@ TEST_F(CliErrors, WordPieceTokenizerCommandAndConfig) {
                                            (dir / "no_unk.txt") + " --set model.head=tokens"),
                                 dir),
                         "data.tokenizer=\"wordpiece\" cannot be used with model.head=tokens");
+}
+
+TEST_F(CliErrors, HfTokenizerCommandAndConfig) {
+  dir.write("text.txt", "Hello world\n");
+  const std::string good = std::string(HWT_TEST_DIR) + "/fixtures/hf_tokenizer/llama2.json";
+  std::string json = test::slurp(good);
+  const std::string model = "\"model\":{\"type\":\"BPE\"";
+  ASSERT_NE(json.find(model), std::string::npos);
+  json.replace(json.find(model), model.size(), "\"model\":{\"type\":\"Unigram\"");
+  dir.write("unigram.json", json);
+  const std::string text = " " + (dir / "text.txt");
+  const std::string hf = "tokenizer encode --tokenizer hf";
+  expect_one_line_error(run_hwt(hf + text, dir),
+                        "the hf tokenizer needs a tokenizer.json (--vocab FILE)");
+  expect_one_line_error(run_hwt(hf + " --vocab " + (dir / "none.json") + text, dir),
+                        "cannot read tokenizer.json " + (dir / "none.json"));
+  expect_one_line_error(run_hwt(hf + " --vocab " + (dir / "unigram.json") + text, dir),
+                        "tokenizer.json " + (dir / "unigram.json") +
+                            ": model 'Unigram' is not supported (hwt supports: BPE)");
+  expect_one_line_error(
+      run_hwt("tokenizer decode --tokenizer hf --vocab " + (dir / "unigram.json") + text, dir),
+      "model 'Unigram' is not supported");
+  const test::CliResult ok = run_hwt(hf + " --vocab " + good + text, dir);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  const test::CliResult bos = run_hwt(hf + " --special --vocab " + good + text, dir);
+  EXPECT_EQ(bos.out, "[1, " + ok.out.substr(1)) << "Llama's <s> (1) first";
+
+  expect_one_line_error(run_hwt(train_args("--set data.tokenizer=hf"), dir),
+                        "data.tokenizer=\"hf\" needs data.format=\"text\" or \"sotu\"");
+  const std::string lm = "train --config shakespeare_gpt2_cpu --out " + (dir / "out") +
+                         " --set data.path=" + (dir / "text.txt") + " --set data.tokenizer=hf";
+  expect_one_line_error(run_hwt(lm, dir), "config data.tokenizer=\"hf\" needs data.vocab");
+  expect_one_line_error(run_hwt(lm + " --set data.vocab=" + (dir / "unigram.json"), dir),
+                        "model 'Unigram' is not supported");
 }
 
 TEST_F(CliErrors, Gpt2TokenizerConfig) {

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "data/hf_tokenizer.h"
 #include "data/text_io.h"
 #include "data/token_id_text.h"
 #include "data/tokenizer.h"
@@ -21,7 +22,7 @@ void write_stdout(std::string_view s) {
 
 struct TokenizerOpts {
   std::string tokenizer = "gpt2";
-  std::string vocab;  // wordpiece
+  std::string vocab;  // wordpiece, hf
   bool lines = false, special = false, cased = false, pair = false;
   std::vector<std::string> files;  // encode
   std::string file;                // decode
@@ -29,11 +30,12 @@ struct TokenizerOpts {
 
 void add_common_options(CLI::App* cmd, TokenizerOpts& o) {
   cmd->add_option("--tokenizer", o.tokenizer,
-                  "Which tokenizer: gpt2 (GPT-2's byte-level BPE) or wordpiece (BERT's WordPiece, "
-                  "with --vocab)")
+                  "Which tokenizer: gpt2 (GPT-2's byte-level BPE), wordpiece (BERT's WordPiece, "
+                  "with --vocab) or hf (a Hugging Face tokenizer.json, with --vocab)")
       ->capture_default_str();
   cmd->add_option("--vocab", o.vocab,
-                  "wordpiece: BERT's vocab.txt (one token a line, id = line number)");
+                  "wordpiece: BERT's vocab.txt (one token a line, id = line number); hf: the "
+                  "tokenizer.json");
   cmd->add_flag("--cased", o.cased,
                 "wordpiece: a cased model's normalisation (case and accents kept); default "
                 "uncased");
@@ -41,7 +43,7 @@ void add_common_options(CLI::App* cmd, TokenizerOpts& o) {
 
 std::unique_ptr<Tokenizer> make_tokenizer(const TokenizerOpts& o) {
   PretrainedTokenizerOptions p;
-  p.special_in_text = o.special && o.tokenizer == "gpt2";
+  p.special_in_text = o.special && (o.tokenizer == "gpt2" || o.tokenizer == "hf");
   p.vocab = o.vocab;
   p.lowercase = !o.cased;
   return pretrained_tokenizer(o.tokenizer, p);
@@ -73,6 +75,11 @@ std::vector<int32_t> encode_text(const Tokenizer& tok, const TokenizerOpts& o,
                                  std::string_view text) {
   if (o.special && o.tokenizer == "wordpiece")
     return tok.encode_example(text, std::numeric_limits<int64_t>::max());
+  if (o.special && o.tokenizer == "hf") {
+    const auto* hf = dynamic_cast<const HfTokenizer*>(&tok);
+    HWT_CHECK(hf != nullptr, "--tokenizer hf made another kind");
+    return hf->add_special_tokens(tok.encode(text));
+  }
   return tok.encode(text);
 }
 
@@ -89,7 +96,8 @@ void add_tokenizer_command(CLI::App& app) {
   encode->add_flag("--lines", e->lines, "One array per input line (the newline left out)");
   encode->add_flag("--special", e->special,
                    "gpt2: read <|endoftext|> in the text as the end-of-text token, not as "
-                   "characters; wordpiece: put [CLS] before and [SEP] after each text");
+                   "characters; wordpiece: put [CLS] before and [SEP] after each text; hf: match "
+                   "the file's special tokens in the text and add its post-processor's (BOS)");
   encode->add_flag("--pair", e->pair,
                    "wordpiece: each line (as with --lines) is a sentence pair, the two split at "
                    "the first tab; prints {\"ids\": [CLS] a [SEP] b [SEP], \"type_ids\": 0s then "

@@ -12,7 +12,7 @@ std::string_view format_name(DataFormat f);  // the data.format value: "spam", "
 // Formats read as one token stream for language modelling (model.head = "lm"): text, sotu.
 bool is_lm_format(DataFormat f);
 
-enum class TokenizerKind : uint8_t { Word, Char, Gpt2, WordPiece };
+enum class TokenizerKind : uint8_t { Word, Char, Gpt2, WordPiece, Hf };
 enum class UnseenLabels : uint8_t { Error, Unk };
 
 struct DataConfig {
@@ -23,7 +23,7 @@ struct DataConfig {
   std::string text_field = "text";
   std::string label_field = "label";
   TokenizerKind tokenizer = TokenizerKind::Word;
-  std::string vocab;  // wordpiece: BERT's vocab.txt (found as data.path is)
+  std::string vocab;  // wordpiece: BERT's vocab.txt; hf: a tokenizer.json (found as data.path is)
   bool lowercase = true;
   int64_t min_freq = 2;
   int64_t max_vocab = 20000;

@@ -90,7 +90,8 @@ void add_model_keys(Keys& k) {
   k.add(
       "model.vocab_size",
       "Vocabulary size; 0 takes the tokenizer's size (analyses, which do not read the data: "
-      "data.max_vocab for a word tokenizer, 50257 for gpt2, 30522 (BERT's) otherwise)",
+      "data.max_vocab for a word tokenizer, 50257 for gpt2, 30522 (BERT's) otherwise, hf "
+      "included)",
       [](R & c) -> auto& { return c.model.vocab_size; });
   k.add(
       "model.vocab_multiple",
@@ -259,16 +260,20 @@ void add_data_keys(Keys& k) {
   k.add_choice(
       "data.tokenizer",
       "word (vocabulary from training data), char (bytes seen in training data), gpt2 "
-      "(GPT-2's byte-level BPE, 50257 tokens; data.format=text or sotu) or wordpiece (BERT's "
-      "WordPiece with the vocabulary in data.vocab; data.lowercase picks uncased or cased)",
+      "(GPT-2's byte-level BPE, 50257 tokens; data.format=text or sotu), wordpiece (BERT's "
+      "WordPiece with the vocabulary in data.vocab; data.lowercase picks uncased or cased) or hf "
+      "(a Hugging Face tokenizer.json in data.vocab: byte-level or SentencePiece-style BPE; "
+      "data.format=text or sotu)",
       [](R & c) -> auto& { return c.data.tokenizer; },
       std::vector<std::pair<std::string, TokenizerKind>>{{"word", TokenizerKind::Word},
                                                          {"char", TokenizerKind::Char},
                                                          {"gpt2", TokenizerKind::Gpt2},
-                                                         {"wordpiece", TokenizerKind::WordPiece}});
+                                                         {"wordpiece", TokenizerKind::WordPiece},
+                                                         {"hf", TokenizerKind::Hf}});
   k.add(
       "data.vocab",
-      "wordpiece: BERT's vocab.txt (one token a line, id = line number), found as data.path is",
+      "wordpiece: BERT's vocab.txt (one token a line, id = line number); hf: a Hugging Face "
+      "tokenizer.json; found as data.path is",
       [](R & c) -> auto& { return c.data.vocab; });
   k.add(
       "data.lowercase",
@@ -621,13 +626,18 @@ void validate(const RunConfig& c) {
   if (d.max_examples < 0) fail_input("config data.max_examples must not be negative");
   if (d.word_dropout < 0 || d.word_dropout >= 1)
     fail_input("config data.word_dropout={} must be in [0, 1)", d.word_dropout);
-  // GPT-2's ids have no [PAD], [CLS] or [UNK], which examples and word dropout need.
-  if (d.tokenizer == TokenizerKind::Gpt2 && !is_lm_format(d.format))
-    fail_input("config data.tokenizer=\"gpt2\" needs data.format=\"text\" or \"sotu\" (got \"{}\")",
-               format_name(d.format));
-  if (d.tokenizer == TokenizerKind::Gpt2 && d.word_dropout > 0)
-    fail_input(
-        "config data.word_dropout needs a tokenizer with [UNK], not data.tokenizer=\"gpt2\"");
+  // GPT-2's ids and a tokenizer.json's have no [PAD], [CLS] or [UNK] that examples and word
+  // dropout can count on.
+  const bool lm_only = d.tokenizer == TokenizerKind::Gpt2 || d.tokenizer == TokenizerKind::Hf;
+  const std::string_view lm_name = d.tokenizer == TokenizerKind::Gpt2 ? "gpt2" : "hf";
+  if (lm_only && !is_lm_format(d.format))
+    fail_input("config data.tokenizer=\"{}\" needs data.format=\"text\" or \"sotu\" (got \"{}\")",
+               lm_name, format_name(d.format));
+  if (lm_only && d.word_dropout > 0)
+    fail_input("config data.word_dropout needs a tokenizer with [UNK], not data.tokenizer=\"{}\"",
+               lm_name);
+  if (d.tokenizer == TokenizerKind::Hf && d.vocab.empty())
+    fail_input("config data.tokenizer=\"hf\" needs data.vocab (a tokenizer.json)");
   if (d.tokenizer == TokenizerKind::WordPiece && d.vocab.empty())
     fail_input("config data.tokenizer=\"wordpiece\" needs data.vocab (BERT's vocab.txt)");
   // Word pieces do not line up with the per-word tags of token labels.

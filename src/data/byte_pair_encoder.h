@@ -21,12 +21,22 @@ class BytePairEncoder {
   // pair that ranks before it, which the merge loop relies on.
   BytePairEncoder(const std::array<int32_t, 256>& byte_ids, const std::vector<Merge>& merges,
                   int64_t vocab_size);
+  // Merges as converters write them into Hugging Face tokenizer.json files (from SentencePiece
+  // or tiktoken): in any order, a token made by several merges, a later duplicate pair winning
+  // as in Hugging Face tokenizers. Only the ids' range is checked. The merge loop then does what
+  // tokenizers' does: the lowest-ranked pair present merges next, the leftmost among equals.
+  struct AnyOrder {};
+  BytePairEncoder(const std::array<int32_t, 256>& byte_ids, const std::vector<Merge>& merges,
+                  int64_t vocab_size, AnyOrder);
 
   // Appends the ids of `piece` to `out`. Pieces of up to kShortPiece bytes merge in arrays on
   // the stack; longer ones use a heap of candidate pairs, O(n log n) in the piece's length,
   // instead of a rescan of the word after every merge.
   static constexpr size_t kShortPiece = 32;
   void encode(std::string_view piece, std::vector<int32_t>& out) const;
+  // Appends the merged ids of a word given as its first symbols' ids (characters rather than
+  // bytes: SentencePiece-style BPE), as encode() merges a piece's bytes.
+  void merge(std::vector<int32_t> symbols, std::vector<int32_t>& out) const;
   // The heap's merges for a piece of any length; the same ids as encode() (public so that tests
   // compare the two ways).
   void encode_long(std::string_view piece, std::vector<int32_t>& out) const;
@@ -50,7 +60,14 @@ class BytePairEncoder {
       if (s.key == kEmpty) return {kNoRank, -1};
     }
   }
-  void encode_short(std::string_view piece, std::vector<int32_t>& out) const;
+  // Both merge the leftmost pair of the lowest rank next until no pair has a merge: short words
+  // (at most kShortPiece symbols) in arrays on the stack, longer ones with a heap.
+  void merge_short(const int32_t* symbols, size_t n, std::vector<int32_t>& out) const;
+  void merge_long(std::vector<int32_t> symbols, std::vector<int32_t>& out) const;
+  void size_table(size_t merges);  // an empty table for this many merges, at most half full
+  // Puts (left, right) -> merge into the table; `replace`: a pair already there takes the new
+  // merge (a later duplicate wins), otherwise it keeps its first.
+  void insert(int32_t left, int32_t right, RankedMerge merge, bool replace);
 
   static constexpr uint64_t kEmpty = UINT64_MAX;  // no pair of ids >= 0 has this key
   struct Slot {

@@ -9,32 +9,11 @@
 #include "core/error.h"
 #include "core/fingerprint.h"
 #include "core/paths.h"
+#include "data/byte_level_alphabet.h"
 #include "data/text_io.h"
 
 namespace hwt {
 namespace {
-
-// encoder.py's bytes_to_unicode: printable Latin-1 bytes stand for themselves and the other 68
-// bytes for U+0100 onwards in byte order, so every token is printable text.
-std::array<uint16_t, 256> code_point_of_byte() {
-  std::array<uint16_t, 256> cp{};
-  const auto printable = [](int b) {
-    return (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
-  };
-  uint16_t next = 256;
-  for (int b = 0; b < 256; ++b)
-    cp[static_cast<size_t>(b)] = printable(b) ? static_cast<uint16_t>(b) : next++;
-  return cp;
-}
-
-// The inverse: the byte each code point of the alphabet stands for, -1 for any other.
-std::array<int16_t, 256 + 68> byte_of_code_point() {
-  std::array<int16_t, 256 + 68> byte_of;
-  byte_of.fill(-1);
-  const std::array<uint16_t, 256> cp = code_point_of_byte();
-  for (int16_t b = 0; b < 256; ++b) byte_of[cp[static_cast<size_t>(b)]] = b;
-  return byte_of;
-}
 
 std::string utf8_of(uint16_t cp) {
   if (cp < 0x80) return std::string(1, static_cast<char>(cp));
@@ -42,8 +21,7 @@ std::string utf8_of(uint16_t cp) {
 }
 
 // Token text (UTF-8 of code points below U+0144) back to the bytes it stands for.
-std::string token_bytes(std::string_view text, const std::array<int16_t, 256 + 68>& byte_of,
-                        const std::string& source) {
+std::string token_bytes(std::string_view text, const std::string& source) {
   std::string out;
   for (size_t i = 0; i < text.size();) {
     const auto lead = static_cast<unsigned char>(text[i]);
@@ -52,11 +30,11 @@ std::string token_bytes(std::string_view text, const std::array<int16_t, 256 + 6
       len = utf8_length(text, i);
       if (len == 2) cp = (lead & 0x1Fu) << 6 | (static_cast<unsigned char>(text[i + 1]) & 0x3Fu);
     }
-    if (len != 1 && len != 2) cp = byte_of.size();  // not a code point of the alphabet
-    if (cp >= byte_of.size() || byte_of[cp] < 0)
+    const int byte = len == 1 || len == 2 ? byte_level_byte(static_cast<uint32_t>(cp)) : -1;
+    if (byte < 0)
       fail_input("{}: token '{}' is not written in GPT-2's byte alphabet", source,
                  to_valid_utf8(text));
-    out += static_cast<char>(byte_of[cp]);
+    out += static_cast<char>(byte);
     i += len;
   }
   return out;
@@ -66,7 +44,6 @@ std::string token_bytes(std::string_view text, const std::array<int16_t, 256 + 6
 
 Gpt2Vocabulary parse_gpt2_vocabulary(const std::string& encoder_json, const std::string& vocab_bpe,
                                      const std::string& source) {
-  const std::array<int16_t, 256 + 68> byte_of = byte_of_code_point();
   Gpt2Vocabulary v;
   std::unordered_map<std::string, int32_t> ids;  // token text -> id
   try {
@@ -80,7 +57,7 @@ Gpt2Vocabulary parse_gpt2_vocabulary(const std::string& encoder_json, const std:
           !v.token_bytes[static_cast<size_t>(id)].empty())
         fail_input("{}: encoder.json: token '{}' has id {}, out of range or repeated", source, text,
                    id);
-      v.token_bytes[static_cast<size_t>(id)] = token_bytes(text, byte_of, source);
+      v.token_bytes[static_cast<size_t>(id)] = token_bytes(text, source);
       ids.emplace(text, static_cast<int32_t>(id));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -93,7 +70,7 @@ Gpt2Vocabulary parse_gpt2_vocabulary(const std::string& encoder_json, const std:
                  to_valid_utf8(text));
     return it->second;
   };
-  const std::array<uint16_t, 256> cp = code_point_of_byte();
+  const std::array<uint16_t, 256>& cp = byte_level_code_points();
   for (size_t b = 0; b < 256; ++b) {
     const auto it = ids.find(utf8_of(cp[b]));
     if (it == ids.end()) fail_input("{}: encoder.json has no token for byte {}", source, b);

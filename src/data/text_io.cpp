@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/files.h"
+#include "core/paths.h"
 
 namespace hwt {
 
@@ -44,6 +45,15 @@ void require_folder(const std::string& path, std::string_view what) {
   std::error_code ec;
   if (!std::filesystem::is_directory(path, ec))
     fail_input("data folder not found: {} (expected {})", path, what);
+}
+
+std::string absolute_data_path(const std::string& path) {
+  std::error_code ec;
+  std::string found = path;
+  if (!path.empty() && path.front() != '/' && !std::filesystem::exists(path, ec))
+    found = find_shipped_file(path).value_or(path);
+  const std::filesystem::path abs = std::filesystem::absolute(found, ec);
+  return ec ? found : abs.lexically_normal().string();
 }
 
 size_t utf8_length(std::string_view s, size_t i) {

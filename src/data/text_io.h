@@ -20,6 +20,10 @@ std::vector<std::string_view> split_whitespace(std::string_view line);
 // InputError unless `path` is an existing folder; `what` says what it should hold.
 void require_folder(const std::string& path, std::string_view what);
 
+// A data file's path as a checkpoint can find it again from another folder: absolute, and a
+// relative path that does not exist here looked up among the files shipped with hwt.
+std::string absolute_data_path(const std::string& path);
+
 // Length of the valid UTF-8 sequence of two to four bytes starting at s[i]; 0 for an ASCII byte
 // or where no valid sequence starts.
 size_t utf8_length(std::string_view s, size_t i);

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "data/char_tokenizer.h"
 #include "data/gpt2_tokenizer.h"
+#include "data/hf_tokenizer.h"
 #include "data/word_tokenizer.h"
 #include "data/wordpiece_tokenizer.h"
 
@@ -30,7 +31,9 @@ std::unique_ptr<Tokenizer> Tokenizer::from_json(const nlohmann::json& j) {
     if (kind == "char") return CharTokenizer::from_json(j);
     if (kind == "gpt2") return Gpt2Tokenizer::from_json(j);
     if (kind == "wordpiece") return WordPieceTokenizer::from_json(j);
-    fail_input("tokenizer JSON: unknown kind '{}' (expected word, char, gpt2 or wordpiece)", kind);
+    if (kind == "hf") return HfTokenizer::from_json(j);
+    fail_input("tokenizer JSON: unknown kind '{}' (expected word, char, gpt2, wordpiece or hf)",
+               kind);
   } catch (const nlohmann::json::exception& e) {
     fail_input("tokenizer JSON: {}", e.what());
   }
@@ -44,6 +47,11 @@ std::unique_ptr<Tokenizer> train_tokenizer(const DataConfig& c,
     if (c.vocab.empty())
       fail_input("config data.tokenizer=\"wordpiece\" needs data.vocab (BERT's vocab.txt)");
     return WordPieceTokenizer::load(c.vocab, c.lowercase);
+  }
+  if (c.tokenizer == TokenizerKind::Hf) {
+    if (c.vocab.empty())
+      fail_input("config data.tokenizer=\"hf\" needs data.vocab (a tokenizer.json)");
+    return HfTokenizer::load(c.vocab, false);
   }
   WordTokenizerOptions o;
   o.split = c.format == DataFormat::JointBert ? WordSplit::Whitespace : WordSplit::Words;
@@ -59,14 +67,19 @@ std::unique_ptr<Tokenizer> pretrained_tokenizer(std::string_view name,
                                                 const PretrainedTokenizerOptions& o) {
   if (name == "gpt2") {
     if (!o.vocab.empty())
-      fail_input("a vocab file is for the wordpiece tokenizer; gpt2 uses its installed files");
+      fail_input(
+          "a vocab file is for the wordpiece and hf tokenizers; gpt2 uses its installed files");
     return Gpt2Tokenizer::load_installed(o.special_in_text);
   }
   if (name == "wordpiece") {
     if (o.vocab.empty()) fail_input("the wordpiece tokenizer needs a vocab file (--vocab FILE)");
     return WordPieceTokenizer::load(o.vocab, o.lowercase);
   }
-  fail_input("unknown tokenizer '{}' (expected gpt2 or wordpiece)", name);
+  if (name == "hf") {
+    if (o.vocab.empty()) fail_input("the hf tokenizer needs a tokenizer.json (--vocab FILE)");
+    return HfTokenizer::load(o.vocab, o.special_in_text);
+  }
+  fail_input("unknown tokenizer '{}' (expected gpt2, wordpiece or hf)", name);
 }
 
 }  // namespace hwt

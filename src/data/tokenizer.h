@@ -2,7 +2,8 @@
 // data (word, char), so padding and the classification token mean the same thing whatever the
 // vocabulary; GPT-2's tokenizer keeps GPT-2's own ids and serves language modelling only.
 // BERT's WordPiece keeps its vocabulary's ids too, specials included: datasets and batches ask
-// pad_id(), unk_id(), cls_id() and sep_id() rather than using kPad, kUnk and kCls.
+// pad_id(), unk_id(), cls_id() and sep_id() rather than using kPad, kUnk and kCls. A Hugging Face
+// tokenizer.json (hf_tokenizer.h) keeps its file's ids and, like GPT-2's, serves LM only.
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
@@ -53,18 +54,20 @@ class Tokenizer {
 };
 
 // The tokenizer data.tokenizer names, learned from `texts` with the data.* vocabulary rules
-// (gpt2: the installed GPT-2 files; wordpiece: data.vocab; `texts` unused by both).
+// (gpt2: the installed GPT-2 files; wordpiece and hf: data.vocab; `texts` unused by the three;
+// hf without special tokens matched in text).
 // JointBERT text is split on whitespace only, so tokens stay aligned with their tags.
 std::unique_ptr<Tokenizer> train_tokenizer(const DataConfig& c,
                                            const std::vector<std::string_view>& texts);
 
 // A tokenizer that comes ready-made rather than learned from data, by name: "gpt2" (with
-// special_in_text, "<|endoftext|>" in text is GPT-2's end-of-text token) or "wordpiece" (BERT's
-// vocab.txt at `vocab`, uncased with `lowercase`). InputError on another name, and on a vocab
-// given to gpt2 or missing for wordpiece.
+// special_in_text, "<|endoftext|>" in text is GPT-2's end-of-text token), "wordpiece" (BERT's
+// vocab.txt at `vocab`, uncased with `lowercase`) or "hf" (a Hugging Face tokenizer.json at
+// `vocab`; with special_in_text, its special tokens are matched in text). InputError on another
+// name, and on a vocab given to gpt2 or missing for wordpiece or hf.
 struct PretrainedTokenizerOptions {
-  bool special_in_text = false;  // gpt2
-  std::string vocab;             // wordpiece: the vocab.txt file
+  bool special_in_text = false;  // gpt2, hf
+  std::string vocab;             // wordpiece: the vocab.txt file; hf: the tokenizer.json
   bool lowercase = true;         // wordpiece: an uncased model's normalisation
 };
 std::unique_ptr<Tokenizer> pretrained_tokenizer(std::string_view name,

@@ -5,14 +5,13 @@
 
 #include <bit>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 
 #include "core/error.h"
 #include "core/files.h"
 #include "core/fingerprint.h"
-#include "core/paths.h"
 #include "data/hash_bytes.h"
+#include "data/text_io.h"
 
 namespace hwt {
 namespace {
@@ -103,13 +102,7 @@ WordPieceTokenizer::WordPieceTokenizer(std::string vocab_text, std::string sourc
 
 std::unique_ptr<WordPieceTokenizer> WordPieceTokenizer::load(const std::string& path,
                                                              bool lowercase) {
-  // A checkpoint may be read from another folder: keep the path it can be found again by.
-  std::error_code ec;
-  std::string found = path;
-  if (!path.empty() && path.front() != '/' && !std::filesystem::exists(path, ec))
-    found = find_shipped_file(path).value_or(path);
-  const std::filesystem::path abs = std::filesystem::absolute(found, ec);
-  if (!ec) found = abs.lexically_normal().string();
+  const std::string found = absolute_data_path(path);
   return std::make_unique<WordPieceTokenizer>(read_file(found, "WordPiece vocabulary"), found,
                                               lowercase);
 }

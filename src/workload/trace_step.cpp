@@ -10,7 +10,8 @@ StepSpec step_spec(RunConfig config, int64_t batch, int64_t seq, TraceMode mode)
   ModelConfig& m = config.model;
   // A word tokenizer keeps at most data.max_vocab words (a tensor-train embedding's rows are
   // sized to it); a character tokenizer's size is the data's alone; GPT-2's is fixed; WordPiece's
-  // is its vocab.txt's, which analyses do not read: BERT's 30522 stands in.
+  // is its vocab.txt's and hf's its tokenizer.json's, which analyses do not read: BERT's 30522
+  // stands in.
   if (m.vocab_size == 0)
     m.vocab_size = config.data.tokenizer == TokenizerKind::Word   ? config.data.max_vocab
                    : config.data.tokenizer == TokenizerKind::Gpt2 ? Gpt2Tokenizer::kVocabSize

@@ -1,0 +1,16 @@
+// The byte-level alphabet of GPT-2's encoder.py (its bytes_to_unicode), in which byte-level BPE
+// vocabularies write their tokens: printable Latin-1 bytes stand for themselves and the other 68
+// bytes for U+0100 onwards in byte order, so every token is printable text.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace hwt {
+
+// Byte -> the code point that writes it.
+const std::array<uint16_t, 256>& byte_level_code_points();
+// Code point -> the byte it writes; -1 for a code point outside the alphabet.
+int byte_level_byte(uint32_t code_point);
+
+}  // namespace hwt
