@@ -2,11 +2,13 @@
 
 #include <fmt/ranges.h>
 
+#include <xxhash.h>
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <future>
 #include <limits>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -55,6 +57,7 @@ class PipelinedWriter {
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's limit
 constexpr const char* kMetadataKey = "__metadata__";
+constexpr const char* kChecksumKey = "tensor_xxh3_64";
 constexpr std::array kDTypes = {DType::F32, DType::F16, DType::BF16, DType::I32};
 
 std::string_view format_name(DType t) {
@@ -163,6 +166,67 @@ std::pair<uint64_t, uint64_t> parse_offsets(const std::string& path, const std::
   return {begin, end};
 }
 
+std::string checksum_hex(XXH64_hash_t h) {
+  return fmt::format("{:016x}", h);
+}
+
+// XXH3-64 of a tensor's bytes, fed piece by piece as they are written.
+class TensorHash {
+ public:
+  TensorHash() : state_(XXH3_createState()) {
+    if (!state_) throw std::bad_alloc();
+    XXH3_64bits_reset(state_);
+  }
+  ~TensorHash() { XXH3_freeState(state_); }
+  TensorHash(const TensorHash&) = delete;
+  TensorHash& operator=(const TensorHash&) = delete;
+  void add(const void* data, size_t n) { XXH3_64bits_update(state_, data, n); }
+  // The checksum of everything added since the last call.
+  std::string take() {
+    const std::string hex = checksum_hex(XXH3_64bits_digest(state_));
+    XXH3_64bits_reset(state_);
+    return hex;
+  }
+
+ private:
+  XXH3_state_t* state_;
+};
+
+// The header text: the length's 8 bytes, then the JSON padded so that data starts 8-byte aligned.
+std::string header_bytes(const std::string& path, const nlohmann::ordered_json& header) {
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const nlohmann::ordered_json::exception&) {
+    fail("cannot write {}: a tensor name or metadata string is not valid UTF-8", path);
+  }
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  for (size_t i = 0; i < 8; ++i) out[i] = static_cast<char>(text.size() >> (8 * i));
+  return out + text;
+}
+
+// Checks every tensor against its checksum; `sums` is the metadata's JSON text.
+void verify_checksums(const std::string& path, const std::string& sums_text,
+                      const std::map<std::string, SafetensorsFile::View>& views) {
+  json sums;
+  try {
+    sums = json::parse(sums_text);
+  } catch (const json::exception&) {
+    bad(path, "metadata '{}' is not valid JSON", kChecksumKey);
+  }
+  if (!sums.is_object()) bad(path, "metadata '{}' is not a JSON object", kChecksumKey);
+  for (const auto& [name, sum] : sums.items())
+    if (!views.count(name))
+      bad(path, "checksum for tensor '{}', which the file does not hold", name);
+  for (const auto& [name, v] : views) {
+    const auto it = sums.find(name);
+    if (it == sums.end() || !it->is_string()) bad(path, "tensor '{}' has no checksum", name);
+    if (checksum_hex(XXH3_64bits(v.data, v.bytes)) != it->get<std::string>())
+      bad(path, "tensor '{}' is corrupted: its bytes do not match their checksum", name);
+  }
+}
+
 struct Span {
   uint64_t begin, end;
   const std::string* name;
@@ -192,9 +256,11 @@ void check_layout(const std::string& path, std::vector<Span>& spans, uint64_t da
 
 void write_safetensors(const std::string& path, const std::vector<SafetensorsEntry>& tensors,
                        const std::map<std::string, std::string>& metadata, size_t piece_bytes) {
+  if (metadata.count(kChecksumKey))
+    fail("cannot write {}: metadata '{}' is hwt's own", path, kChecksumKey);
   // ordered_json keeps the reference layout: metadata first, then tensors in data order.
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  if (!metadata.empty()) header[kMetadataKey] = metadata;
+  nlohmann::ordered_json sums = nlohmann::ordered_json::object();
   std::set<std::string_view> seen;
   std::vector<size_t> sizes;
   size_t offset = 0;
@@ -211,37 +277,45 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsEnt
     e["dtype"] = format_name(t.dtype);
     e["shape"] = t.shape;
     e["data_offsets"] = {offset, offset + bytes};
+    sums[t.name] = checksum_hex(0);  // a placeholder as long as the checksum
     sizes.push_back(bytes);
     offset += bytes;
   }
-  std::string text;
-  try {
-    text = header.dump();
-  } catch (const nlohmann::ordered_json::exception&) {
-    fail("cannot write {}: a tensor name or metadata string is not valid UTF-8", path);
-  }
-  text.append((8 - text.size() % 8) % 8, ' ');  // so the data section starts 8-byte aligned
-
-  std::array<unsigned char, 8> length{};
-  for (size_t i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(text.size() >> (8 * i));
+  // The checksums are known once the data has gone through; the header is written with
+  // placeholders of the same length first and rewritten at the end.
+  auto with_metadata = [&] {
+    std::map<std::string, std::string> meta = metadata;
+    meta[kChecksumKey] = sums.dump();
+    nlohmann::ordered_json h = nlohmann::ordered_json::object();
+    h[kMetadataKey] = meta;
+    for (const auto& [name, e] : header.items()) h[name] = e;
+    return header_bytes(path, h);
+  };
+  const std::string placeholder = with_metadata();
   AtomicFileWriter out(path);
-  out.write(length.data(), length.size());
-  out.write(text);
+  out.write(placeholder);
   PipelinedWriter pipe(out, piece_bytes);
+  TensorHash hash;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const SafetensorsEntry& t = tensors[i];
     if (!t.read) {
       pipe.drain();
+      hash.add(t.data, sizes[i]);
       out.write(t.data, sizes[i]);
-      continue;
     }
-    for (size_t at = 0; at < sizes[i]; at += piece_bytes) {
+    for (size_t at = 0; t.read && at < sizes[i]; at += piece_bytes) {
       const size_t n = std::min(piece_bytes, sizes[i] - at);
-      t.read(at, n, pipe.next_buffer());
+      void* piece = pipe.next_buffer();
+      t.read(at, n, piece);
+      hash.add(piece, n);
       pipe.write_async(n);
     }
+    sums[t.name] = hash.take();
   }
   pipe.drain();
+  const std::string final_header = with_metadata();
+  HWT_CHECK(final_header.size() == placeholder.size(), "header of {} changed length", path);
+  out.write_at(0, final_header);
   out.commit();
 }
 
@@ -291,6 +365,14 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     f.bytes_.resize(aligned + data_size);
   }
   f.data_start_ = aligned;
+
+  if (const auto sums = f.metadata_.find(kChecksumKey); sums != f.metadata_.end()) {
+    std::map<std::string, View> views;
+    for (const std::string& name : f.order_) views.emplace(name, f.get(name));
+    verify_checksums(path, sums->second, views);
+    f.metadata_.erase(sums);
+    f.checksummed_ = true;
+  }
   return f;
 }
 
