@@ -193,7 +193,7 @@ TEST_F(Reliability, AbsurdThreadCountIsCappedWithAWarning) {
 // allocation is touched, naming the keys and the memory needed.
 TEST_F(Reliability, ModelOrBatchTooLargeForMemoryNamesTheKeys) {
   auto r = run_hwt(train_args("out", "--set model.hidden=100000000 --set model.ffn=64"), dir);
-  expect_one_line_error(r, 2, "the model's parameters need ");
+  expect_one_line_error(r, 2, "not enough memory for the model's parameters: ");
   EXPECT_NE(r.err.find("GiB"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("lower model.hidden"), std::string::npos) << r.err;
   r = run_hwt(train_args("out", "--set train.batch_size=2000000000"), dir);
@@ -305,9 +305,7 @@ TEST_P(Signals, SecondSignalExitsAtOnce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(IntAndTerm, Signals, ::testing::Values(SIGINT, SIGTERM),
-                         [](const auto& info) {
-                           return info.param == SIGINT ? "SIGINT" : "SIGTERM";
-                         });
+                         [](const auto& p) { return p.param == SIGINT ? "SIGINT" : "SIGTERM"; });
 
 }  // namespace
 }  // namespace hwt

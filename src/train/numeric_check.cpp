@@ -36,6 +36,10 @@ bool weights_finite(const ParamStore& params) {
   return std::isfinite(host);
 }
 
+std::string value_text(double v, fmt::format_string<double> spec) {
+  return fmt::format(spec, std::isnan(v) ? std::fabs(v) : v);
+}
+
 void LossHistory::add(int64_t step, double loss) {
   last_.emplace_back(step, loss);
   if (last_.size() > kKept) last_.pop_front();
@@ -44,7 +48,7 @@ void LossHistory::add(int64_t step, double loss) {
 std::string LossHistory::str() const {
   std::vector<std::string> parts;
   for (const auto& [step, loss] : last_)
-    parts.push_back(fmt::format("step {}: {:.4g}", step, loss));
+    parts.push_back(fmt::format("step {}: {}", step, value_text(loss, "{:.4g}")));
   return parts.empty() ? "none logged" : fmt::format("{}", fmt::join(parts, ", "));
 }
 

@@ -3,7 +3,9 @@
 // fp16 loss scaling needs) and stops with a one-line diagnosis built here.
 #pragma once
 
+#include <fmt/format.h>
 #include <cstdint>
+
 #include <deque>
 #include <optional>
 #include <string>
@@ -19,6 +21,10 @@ std::optional<std::string> first_non_finite(const ParamStore& params, Tensor fla
 
 // Whether every weight is finite: one reduction on the device and a one-float read.
 bool weights_finite(const ParamStore& params);
+
+// `v` as fmt writes it with `spec` ("{}", "{:.4g}"), NaN without the sign fmt would give it
+// ("-nan"), which means nothing.
+std::string value_text(double v, fmt::format_string<double> spec = "{}");
 
 // The last few losses the run logged, for the diagnosis.
 class LossHistory {

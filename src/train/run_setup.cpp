@@ -81,20 +81,20 @@ void pick_local_gpu(const World& w) {
 }
 
 // Runs `build`, turning a failed allocation into InputError: `what` needs more memory than
-// there is, lower one of `keys`. Nothing has been computed yet, so the run stops before it
-// starts.
+// there is (beyond what the run holds already), lower one of `keys`. Nothing has been computed yet,
+// so the run stops before it starts.
 template <class Build>
 void sized_by(const std::string& what, const char* keys, Build build) {
   try {
     build();
   } catch (const OutOfMemory& e) {
     constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-    const std::string have = e.available() > 0
-                                 ? fmt::format("this machine has {:.1f} GiB available",
-                                               static_cast<double>(e.available()) / kGiB)
-                                 : "the allocation failed";
-    fail_input("{} need {:.1f} GiB ({}): lower {}", what, static_cast<double>(e.bytes()) / kGiB,
-               have, keys);
+    const std::string have =
+        e.available() > 0
+            ? fmt::format("{:.1f} GiB are available", static_cast<double>(e.available()) / kGiB)
+            : "the allocation failed";
+    fail_input("not enough memory for {}: {:.1f} GiB more are needed, {}; lower {}", what,
+               static_cast<double>(e.bytes()) / kGiB, have, keys);
   }
 }
 

@@ -248,12 +248,12 @@ std::optional<std::string> Run::step_fault(bool loss_known, double loss) {
           s->read_scale());
     return std::nullopt;
   }
-  if (loss_known && !std::isfinite(loss)) return fmt::format("the loss is {}", loss);
+  if (loss_known && !std::isfinite(loss)) return "the loss is " + value_text(loss);
   const Optimizer& o = training_->optimizer();
   if (o.computes_grad_norm()) {
     float norm_sq = 0;
     backend_->download(&norm_sq, o.grad_norm_sq());
-    if (!std::isfinite(norm_sq)) return fmt::format("the gradient norm is {}", norm_sq);
+    if (!std::isfinite(norm_sq)) return "the squared gradient norm is " + value_text(norm_sq);
   }
   return std::nullopt;
 }
