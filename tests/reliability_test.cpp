@@ -297,9 +297,13 @@ TEST_P(Signals, SecondSignalExitsAtOnce) {
   const pid_t pid = spawn_hwt(run_args("out", 1'000'000), dir);
   ASSERT_TRUE(first_step_logged(dir.path() / "out" / "metrics.jsonl"));
   // Two different signals: a second one of the same kind could merge with the first, pending.
+  // When both are pending the kernel hands over the lower-numbered first, so either can be the
+  // second: the exit code is 128 + that one.
   ::kill(pid, sig);
   ::kill(pid, other);
-  EXPECT_EQ(wait_exit(pid), 128 + other) << test::slurp(dir / ".child_stderr");
+  const int code = wait_exit(pid);
+  EXPECT_TRUE(code == 128 + SIGINT || code == 128 + SIGTERM)
+      << code << ": " << test::slurp(dir / ".child_stderr");
   EXPECT_FALSE(fs::exists(dir.path() / "out" / "run.json"));
   EXPECT_FALSE(fs::exists(dir.path() / "out" / "checkpoint.safetensors"));
 }
