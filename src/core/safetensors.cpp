@@ -193,13 +193,18 @@ class TensorHash {
 };
 
 // The header text: the length's 8 bytes, then the JSON padded so that data starts 8-byte aligned.
-std::string header_bytes(const std::string& path, const nlohmann::ordered_json& header) {
-  std::string text;
+// `j` as JSON text; hwt::Error naming `path` for a string that is not valid UTF-8.
+template <class Json>
+std::string json_text(const std::string& path, const Json& j) {
   try {
-    text = header.dump();
-  } catch (const nlohmann::ordered_json::exception&) {
+    return j.dump();
+  } catch (const typename Json::exception&) {
     fail("cannot write {}: a tensor name or metadata string is not valid UTF-8", path);
   }
+}
+
+// The header: the length's 8 bytes, then the JSON padded so that data starts 8-byte aligned.
+std::string header_bytes(std::string text) {
   text.append((8 - text.size() % 8) % 8, ' ');
   std::string out(8, '\0');
   for (size_t i = 0; i < 8; ++i) out[i] = static_cast<char>(text.size() >> (8 * i));
@@ -258,9 +263,10 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsEnt
                        const std::map<std::string, std::string>& metadata, size_t piece_bytes) {
   if (metadata.count(kChecksumKey))
     fail("cannot write {}: metadata '{}' is hwt's own", path, kChecksumKey);
-  // ordered_json keeps the reference layout: metadata first, then tensors in data order.
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  nlohmann::ordered_json sums = nlohmann::ordered_json::object();
+  // The reference layout: metadata first, then tensors in data order. The text is put together
+  // here rather than in an ordered_json, whose keys are found by linear search (a model with
+  // 100,000 tensors would take minutes).
+  std::vector<std::string> names, entries, sums;
   std::set<std::string_view> seen;
   std::vector<size_t> sizes;
   size_t offset = 0;
@@ -273,25 +279,30 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsEnt
       bytes *= static_cast<size_t>(d);
     }
     HWT_CHECK(bytes == 0 || t.data != nullptr || t.read, "tensor '{}' has no data", t.name);
-    nlohmann::ordered_json& e = header[t.name];
+    nlohmann::ordered_json e = nlohmann::ordered_json::object();
     e["dtype"] = format_name(t.dtype);
     e["shape"] = t.shape;
     e["data_offsets"] = {offset, offset + bytes};
-    sums[t.name] = checksum_hex(0);  // a placeholder as long as the checksum
+    names.push_back(json_text(path, nlohmann::json(t.name)));
+    entries.push_back(e.dump());
+    sums.push_back(checksum_hex(0));  // a placeholder as long as the checksum
     sizes.push_back(bytes);
     offset += bytes;
   }
   // The checksums are known once the data has gone through; the header is written with
   // placeholders of the same length first and rewritten at the end.
-  auto with_metadata = [&] {
+  auto header = [&] {
+    std::string sum_text = "{";
+    for (size_t i = 0; i < names.size(); ++i)
+      sum_text += fmt::format("{}{}:\"{}\"", i ? "," : "", names[i], sums[i]);
     std::map<std::string, std::string> meta = metadata;
-    meta[kChecksumKey] = sums.dump();
-    nlohmann::ordered_json h = nlohmann::ordered_json::object();
-    h[kMetadataKey] = meta;
-    for (const auto& [name, e] : header.items()) h[name] = e;
-    return header_bytes(path, h);
+    meta[kChecksumKey] = sum_text + "}";
+    std::string text =
+        fmt::format("{{\"{}\":{}", kMetadataKey, json_text(path, nlohmann::json(meta)));
+    for (size_t i = 0; i < names.size(); ++i) text += "," + names[i] + ":" + entries[i];
+    return header_bytes(text + "}");
   };
-  const std::string placeholder = with_metadata();
+  const std::string placeholder = header();
   AtomicFileWriter out(path);
   out.write(placeholder);
   PipelinedWriter pipe(out, piece_bytes);
@@ -310,10 +321,10 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsEnt
       hash.add(piece, n);
       pipe.write_async(n);
     }
-    sums[t.name] = hash.take();
+    sums[i] = hash.take();
   }
   pipe.drain();
-  const std::string final_header = with_metadata();
+  const std::string final_header = header();
   HWT_CHECK(final_header.size() == placeholder.size(), "header of {} changed length", path);
   out.write_at(0, final_header);
   out.commit();
