@@ -34,7 +34,7 @@ class LossScaler {
   float read_scale() const;
   int64_t read_clean_steps() const;
   // Whether the scale has fallen below kCollapsedBelow (a host read). From the initial 65536
-  // that takes 16 overflowing steps in a row; below 1 the gradients overflow fp16 even unscaled,
+  // that takes 17 overflowing steps in a row; below 1 the gradients overflow fp16 even unscaled,
   // which no scale repairs: the run has diverged and every further step is skipped.
   static constexpr float kCollapsedBelow = 1.0f;
   bool collapsed() const { return read_scale() < kCollapsedBelow; }
