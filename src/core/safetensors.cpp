@@ -23,35 +23,50 @@ namespace {
 using nlohmann::json;
 
 // Two host buffers: one is filled while the other's bytes go to the file on another thread.
+// Pieces of several small tensors share a buffer, so that a model of many small tensors costs a
+// few large writes, not one write (and thread) per tensor.
 class PipelinedWriter {
  public:
   PipelinedWriter(AtomicFileWriter& out, size_t piece_bytes) : out_(out), piece_(piece_bytes) {}
   ~PipelinedWriter() {
     if (pending_.valid()) pending_.wait();  // an error is being thrown already
   }
-  // The buffer to fill next; the write from it two pieces ago has finished.
-  void* next_buffer() {
+  // Room for n <= piece_bytes bytes in the buffer being filled, which is sent first when they
+  // do not fit.
+  void* reserve(size_t n) {
+    if (fill_ + n > piece_) send();
     std::vector<char>& b = buffers_[next_];
     if (b.size() < piece_) b.resize(piece_);
-    return b.data();
+    void* at = b.data() + fill_;
+    fill_ += n;
+    return at;
   }
-  // Writes the first n bytes of next_buffer() once the previous write is done.
-  void write_async(size_t n) {
+  // Writes what the buffer being filled holds, on another thread once the previous write is
+  // done, and starts filling the other buffer.
+  void send() {
+    if (fill_ == 0) return;
     drain();
     const char* data = buffers_[next_].data();
-    pending_ = std::async(std::launch::async, [this, data, n] { out_.write(data, n); });
+    pending_ = std::async(std::launch::async, [this, data, n = fill_] { out_.write(data, n); });
     next_ ^= 1;
+    fill_ = 0;
   }
-  // Waits for the write in flight, rethrowing its error.
+  // Sends what is filled and waits for every write, rethrowing an error.
+  void finish() {
+    send();
+    drain();
+  }
+
+ private:
   void drain() {
     if (pending_.valid()) pending_.get();
   }
 
- private:
   AtomicFileWriter& out_;
   size_t piece_;
   std::array<std::vector<char>, 2> buffers_;
   int next_ = 0;
+  size_t fill_ = 0;
   std::future<void> pending_;
 };
 
@@ -310,20 +325,19 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsEnt
   for (size_t i = 0; i < tensors.size(); ++i) {
     const SafetensorsEntry& t = tensors[i];
     if (!t.read) {
-      pipe.drain();
+      pipe.finish();
       hash.add(t.data, sizes[i]);
       out.write(t.data, sizes[i]);
     }
     for (size_t at = 0; t.read && at < sizes[i]; at += piece_bytes) {
       const size_t n = std::min(piece_bytes, sizes[i] - at);
-      void* piece = pipe.next_buffer();
+      void* piece = pipe.reserve(n);
       t.read(at, n, piece);
       hash.add(piece, n);
-      pipe.write_async(n);
     }
     sums[i] = hash.take();
   }
-  pipe.drain();
+  pipe.finish();
   const std::string final_header = header();
   HWT_CHECK(final_header.size() == placeholder.size(), "header of {} changed length", path);
   out.write_at(0, final_header);
