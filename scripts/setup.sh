@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${HWT_BUILD_DIR:-build}
 packages=(build-essential cmake pkg-config git
           libopenblas-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libfmt-dev
-          libpcre2-dev libutf8proc-dev
+          libpcre2-dev libutf8proc-dev libxxhash-dev
           libgtest-dev googletest libbenchmark-dev
           libopenmpi-dev openmpi-bin
           libpagmo-dev libboost-serialization-dev libeigen3-dev libtbb-dev

@@ -1,6 +1,7 @@
 #include "core/files.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -63,7 +64,7 @@ TEST_F(AtomicFile, NoTargetUntilCommit) {
   // The data goes to a hidden temporary beside the target, so the rename stays in one filesystem.
   std::vector<std::string> names = listing();
   ASSERT_EQ(names.size(), 1u);
-  EXPECT_EQ(names[0].rfind(".ckpt.tmp.", 0), 0u) << names[0];
+  EXPECT_EQ(names[0].rfind(".ckpt.hwt-tmp.", 0), 0u) << names[0];
   w.commit();
   EXPECT_EQ(listing(), std::vector<std::string>{"ckpt"});
 }
@@ -92,6 +93,48 @@ TEST_F(AtomicFile, MissingDirectoryThrowsWithPath) {
     EXPECT_NE(std::string(e.what()).find(target), std::string::npos) << e.what();
   }
   EXPECT_THROW(AtomicFileWriter{target}, Error);
+}
+
+TEST_F(AtomicFile, WriteAtOverwritesWrittenBytes) {
+  AtomicFileWriter w(path("h"));
+  w.write("0000data");
+  w.write_at(0, "head");
+  w.commit();
+  EXPECT_EQ(read_file(path("h")), "headdata");
+}
+
+// A process that has exited: its pid names no running process (until the kernel reuses it).
+pid_t exited_pid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  return child;
+}
+
+std::string this_host() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+// Only temporaries of this host whose writer has died go: a running writer's (this process's),
+// another host's, the target files and other hidden files stay.
+TEST_F(AtomicFile, StaleTemporariesOfDeadWritersAreRemoved) {
+  const pid_t dead = exited_pid();
+  const std::string host = this_host();
+  const std::string stale = fmt::format(".checkpoint.safetensors.hwt-tmp.{}.{}.0", host, dead);
+  const std::vector<std::string> kept = {fmt::format(".run.json.hwt-tmp.{}.{}.3", host, ::getpid()),
+                                         fmt::format(".run.json.hwt-tmp.other-host.{}.0", dead),
+                                         fmt::format(".x.hwt-tmp.{}.{}.notanumber", host, dead),
+                                         "checkpoint.safetensors", ".hidden"};
+  for (const std::string& name : kept) write_file_atomic(path(name), "x");
+  write_file_atomic(path(stale), "partial");
+  AtomicFileWriter running(path("best.safetensors"));  // its temporary belongs to this process
+  EXPECT_EQ(remove_stale_temporaries(dir_.string()), std::vector<std::string>{stale});
+  EXPECT_FALSE(fs::exists(path(stale)));
+  for (const std::string& name : kept) EXPECT_TRUE(fs::exists(path(name))) << name;
+  EXPECT_EQ(listing().size(), kept.size() + 1);  // + the running writer's temporary
+  EXPECT_TRUE(remove_stale_temporaries(path("no-such-dir")).empty());
 }
 
 TEST_F(AtomicFile, ReadMissingFileIsInputError) {

@@ -82,6 +82,29 @@ TEST(LossScaler, OverflowSkipsStepAndHalvesScaleCuda) {
   check_scaler(test::gpu_ref());
 }
 
+// fp16 training stops once the scale falls below 1 (train/loss_scaler.h): from 1024, ten
+// overflowing steps in a row reach 1, the eleventh collapses it; a clean step in between does
+// not reset the scale.
+TEST(LossScaler, CollapsesAfterOverflowsInARow) {
+  CpuBackend cpu(1);
+  LossScaler scaler(cpu, {1024.0f, 2.0f, 0.5f, 3});
+  DeviceBuffer norm(cpu, sizeof(float));
+  const Tensor norm_sq = norm.tensor(DType::F32, Shape{1});
+  auto step = [&](float value) {
+    cpu.upload(norm_sq, &value);
+    scaler.update(norm_sq);
+  };
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_FALSE(scaler.collapsed()) << i;
+    step(i == 4 ? 1.0f : NAN);  // one clean step among the overflows
+  }
+  EXPECT_EQ(scaler.read_scale(), 2.0f);
+  step(NAN);
+  EXPECT_FALSE(scaler.collapsed()) << "a scale of exactly 1 is plain fp16 training";
+  step(INFINITY);
+  EXPECT_TRUE(scaler.collapsed());
+}
+
 TEST(LossScaler, RejectsBadConfig) {
   CpuBackend cpu(1);
   EXPECT_THROW(LossScaler(cpu, {0.0f, 2.0f, 0.5f, 10}), InputError);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <xxhash.h>
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -134,15 +135,17 @@ TEST_F(Safetensors, MatchesHandBuiltReference) {
   uint16_t a = 0x3f80;  // bf16 1.0
   write_safetensors(path("ref"), {{"w", DType::F32, {2}, w}, {"a", DType::BF16, {1}, &a}},
                     {{"k", "v"}});
-  std::string expected = std::string("\x88\0\0\0\0\0\0\0", 8) +  // 136-byte header
-                         R"({"__metadata__":{"k":"v"},)"
-                         R"("w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                         R"("a":{"dtype":"BF16","shape":[1],"data_offsets":[8,10]}})"
-                         "  " +                                // padding 134 -> 136
-                         std::string("\x00\x00\x80\x3f", 4) +  // 1.0f
-                         std::string("\x00\x00\x00\xc0", 4) +  // -2.0f
-                         std::string("\x80\x3f", 2);           // bf16 1.0
+  // The checksums are XXH3-64 of each tensor's bytes, as 16 hex digits.
+  const std::string sums = fmt::format(R"({{\"w\":\"{:016x}\",\"a\":\"{:016x}\"}})",
+                                       XXH3_64bits(w, 8), XXH3_64bits(&a, 2));
+  std::string header = R"({"__metadata__":{"k":"v","tensor_xxh3_64":")" + sums + R"("},)" +
+                       R"("w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                       R"("a":{"dtype":"BF16","shape":[1],"data_offsets":[8,10]}})";
+  std::string expected = build(header, std::string("\x00\x00\x80\x3f", 4) +      // 1.0f
+                                           std::string("\x00\x00\x00\xc0", 4) +  // -2.0f
+                                           std::string("\x80\x3f", 2));          // bf16 1.0
   EXPECT_EQ(read_file(path("ref")), expected);
+  EXPECT_TRUE(SafetensorsFile::open(path("ref")).checksummed());
 }
 
 TEST_F(Safetensors, WriterRejectsBadNames) {
@@ -197,7 +200,7 @@ TEST_F(Safetensors, FailedPieceReadWritesNothing) {
 
 TEST_F(Safetensors, EmptyFileAndMissingTensor) {
   write_safetensors(path("e"), {}, {});
-  EXPECT_EQ(read_file(path("e")), build("{}", ""));
+  EXPECT_EQ(read_file(path("e")), build(R"({"__metadata__":{"tensor_xxh3_64":"{}"}})", ""));
   SafetensorsFile f = SafetensorsFile::open(path("e"));
   EXPECT_TRUE(f.names().empty());
   EXPECT_TRUE(f.metadata().empty());
@@ -219,6 +222,47 @@ TEST_F(Safetensors, ReadsUnpaddedHeaderWithAlignedData) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data) % 8, 0u);
   ASSERT_EQ(v.bytes, 8u);
   EXPECT_EQ(std::memcmp(v.data, x, 8), 0);
+}
+
+// Files without checksums (older hwt, other writers) open, and say so.
+TEST_F(Safetensors, FilesWithoutChecksumsOpen) {
+  const float x[2] = {1.5f, -4.f};
+  const SafetensorsFile f =
+      SafetensorsFile::open(put(build(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                                      std::string(reinterpret_cast<const char*>(x), 8))));
+  EXPECT_FALSE(f.checksummed());
+  EXPECT_EQ(std::memcmp(f.get("a").data, x, 8), 0);
+}
+
+// Every byte of every tensor is covered: a flip anywhere in the data names its tensor, for
+// tensors written from host memory and piece by piece.
+TEST_F(Safetensors, ChecksumsCatchEveryFlippedDataByte) {
+  std::vector<float> a(40), b(3);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i);
+  auto from_a = [&a](size_t offset, size_t n, void* dst) {
+    std::memcpy(dst, reinterpret_cast<const char*>(a.data()) + offset, n);
+  };
+  write_safetensors(
+      path("c"),
+      {{"first", DType::F32, {40}, nullptr, from_a}, {"second", DType::F32, {3}, b.data()}},
+      {{"k", "v"}}, 64);
+  const std::string bytes = read_file(path("c"));
+  const size_t data = bytes.size() - 4 * (a.size() + b.size());
+  for (size_t i = data; i < bytes.size(); ++i) {
+    std::string flipped = bytes;
+    flipped[i] = static_cast<char>(flipped[i] ^ 0x10);
+    SCOPED_TRACE(i);
+    expect_input_error(flipped, fmt::format("tensor '{}' is corrupted",
+                                            i < data + 4 * a.size() ? "first" : "second"));
+  }
+}
+
+TEST_F(Safetensors, ChecksumMetadataIsReserved) {
+  float x = 0.f;
+  EXPECT_THROW(
+      write_safetensors(path("r"), {{"a", DType::F32, {1}, &x}}, {{"tensor_xxh3_64", "{}"}}),
+      Error);
+  EXPECT_TRUE(fs::is_empty(dir_));
 }
 
 struct Corrupt {
@@ -279,6 +323,14 @@ TEST_F(Safetensors, EveryCorruptionIsInputError) {
        "4 bytes of trailing garbage"},
       {build(R"({"__metadata__":{"k":1}})", ""), "metadata 'k' is not a string: 1"},
       {build(R"({"__metadata__":"k"})", ""), "__metadata__ is not an object"},
+      {build(R"({"__metadata__":{"tensor_xxh3_64":"[1]"}})", ""),
+       "metadata 'tensor_xxh3_64' is not a JSON object"},
+      {build(R"({"__metadata__":{"tensor_xxh3_64":"{\"b\":\"0\"}"}})", ""),
+       "checksum for tensor 'b', which the file does not hold"},
+      {build(R"({"__metadata__":{"tensor_xxh3_64":"{}"},)" +
+                 one(R"({"dtype":"F32","shape":[2],"data_offsets":[0,8]})").substr(1),
+             f32x2),
+       "tensor 'a' has no checksum"},
   };
   for (const Corrupt& c : cases) {
     SCOPED_TRACE(c.needle);

@@ -12,6 +12,7 @@
 #include "cli/train_run.h"
 #include "config/run_config.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "dist/local_launch.h"
 #include "dist/world.h"
 #include "train/run_files.h"
@@ -72,8 +73,12 @@ void add_train_command(CLI::App& app) {
     TrainRequest r = training_request(config, out, o->price, !o->quiet);
     r.resume = o->resume;
     r.world = world;
+    // SIGINT/SIGTERM: the step in flight finishes, a checkpoint and run.json are written and
+    // hwt exits with 128 + the signal (130, 143); a second signal exits at once.
+    install_interrupt_handlers();
     const nlohmann::json run = train(r);
     if (world.leader()) print_run_summary(run, r.out_dir);
+    if (run["results"]["stopped_by"] == "interrupted") std::exit(128 + interrupt_signal());
   });
 }
 

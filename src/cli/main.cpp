@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
   } catch (const hwt::InputError& e) {
     fmt::print(stderr, "hwt: error: {}\n", e.what());
     return 2;
+  } catch (const hwt::NumericFault& e) {
+    fmt::print(stderr, "hwt: error: {}\n", e.what());
+    return hwt::kNumericFaultExit;
   } catch (const std::exception& e) {
     fmt::print(stderr, "hwt: internal error: {}\n", e.what());
     return 1;

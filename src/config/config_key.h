@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -56,6 +57,10 @@ class ConfigKeys {
         field(r) = v.get<T>();
       } else if constexpr (std::is_floating_point_v<T>) {
         if (!v.is_number()) bad(key, "a number", v);
+        // NaN means nothing as a rate, a probability or a size (TOML and --set can spell it).
+        // Infinity is checked by validation: it is meant only as a limit that never comes.
+        if (std::isnan(v.get<double>()))
+          fail_input("config {}: expected a finite number, got nan", key);
         field(r) = v.get<T>();
       } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
         if (!v.is_array()) bad(key, "a list of integers", v);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +20,27 @@ class InputError : public Error {
   using Error::Error;
 };
 
+// Training met a value that is not finite (NaN or infinity) and stopped: the CLI prints the
+// diagnosis as one line and exits with code 3 (kNumericFaultExit).
+class NumericFault : public Error {
+ public:
+  using Error::Error;
+};
+inline constexpr int kNumericFaultExit = 3;
+
+// A backend could not allocate `bytes` (the machine has `available`, 0 when unknown). Callers
+// that know which config keys asked for the memory turn it into an InputError naming them.
+class OutOfMemory : public Error {
+ public:
+  OutOfMemory(const std::string& what, size_t bytes, size_t available)
+      : Error(what), bytes_(bytes), available_(available) {}
+  size_t bytes() const { return bytes_; }
+  size_t available() const { return available_; }
+
+ private:
+  size_t bytes_, available_;
+};
+
 template <class... Args>
 [[noreturn]] void fail_input(fmt::format_string<Args...> f, Args&&... args) {
   throw InputError(fmt::format(f, std::forward<Args>(args)...));
@@ -27,6 +49,12 @@ template <class... Args>
 template <class... Args>
 [[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) {
   throw Error(fmt::format(f, std::forward<Args>(args)...));
+}
+
+// Something the user should know that does not stop the command: one line on stderr.
+template <class... Args>
+void warn(fmt::format_string<Args...> f, Args&&... args) {
+  fmt::print(stderr, "hwt: warning: {}\n", fmt::format(f, std::forward<Args>(args)...));
 }
 
 }  // namespace hwt

@@ -1,6 +1,7 @@
 #include "core/files.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <filesystem>
+#include <optional>
 #include <system_error>
 
 #include "core/error.h"
@@ -24,13 +26,43 @@ std::string directory_of(const std::string& path) {
   return dir.empty() ? "." : dir;
 }
 
-// Unique within the process (counter) and across processes (pid); hidden so that directory
-// listings of run folders stay clean.
+constexpr std::string_view kTempMarker = ".hwt-tmp.";
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
+  return buf;
+}
+
+// Unique within the process (counter), across processes (pid) and hosts sharing a folder (host
+// name); hidden so that directory listings of run folders stay clean.
 std::string temp_name_for(const std::string& path) {
   static std::atomic<uint64_t> counter{0};
   std::filesystem::path p(path);
-  std::string name = fmt::format(".{}.tmp.{}.{}", p.filename().string(), ::getpid(), counter++);
+  std::string name = fmt::format(".{}{}{}.{}.{}", p.filename().string(), kTempMarker, host_name(),
+                                 ::getpid(), counter++);
   return (p.parent_path() / name).string();
+}
+
+// The host and pid of a temporary file's name, or nullopt when `name` is not one.
+struct TempOwner {
+  std::string host;
+  pid_t pid;
+};
+std::optional<TempOwner> temp_owner(const std::string& name) {
+  const size_t marker = name.rfind(kTempMarker);
+  if (name.empty() || name[0] != '.' || marker == std::string::npos) return std::nullopt;
+  const std::string rest = name.substr(marker + kTempMarker.size());  // host.pid.n
+  const size_t last = rest.rfind('.');
+  if (last == std::string::npos || last == 0) return std::nullopt;
+  const size_t before = rest.rfind('.', last - 1);
+  if (before == std::string::npos || before == 0) return std::nullopt;
+  auto digits = [](std::string_view s) {
+    return !s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == s.npos;
+  };
+  const std::string pid = rest.substr(before + 1, last - before - 1);
+  if (!digits(pid) || !digits(std::string_view(rest).substr(last + 1))) return std::nullopt;
+  return TempOwner{rest.substr(0, before), static_cast<pid_t>(std::stol(pid))};
 }
 
 void fsync_directory(const std::string& dir, const std::string& target) {
@@ -73,6 +105,19 @@ void AtomicFileWriter::write(const void* data, size_t bytes) {
   }
 }
 
+void AtomicFileWriter::write_at(size_t offset, std::string_view s) {
+  HWT_CHECK(fd_ >= 0, "write to {} after commit", path_);
+  for (size_t done = 0; done < s.size();) {
+    const ssize_t n =
+        ::pwrite(fd_, s.data() + done, s.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("cannot write {}: {}", path_, errno_text());
+    }
+    done += static_cast<size_t>(n);
+  }
+}
+
 void AtomicFileWriter::commit() {
   HWT_CHECK(fd_ >= 0, "commit of {} twice", path_);
   if (::fsync(fd_) != 0) fail("cannot write {}: fsync: {}", path_, errno_text());
@@ -84,6 +129,21 @@ void AtomicFileWriter::commit() {
     fail("cannot write {}: rename from {}: {}", path_, tmp_path_, errno_text());
   committed_ = true;
   fsync_directory(directory_of(path_), path_);
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  const std::string here = host_name();
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const std::optional<TempOwner> owner = temp_owner(name);
+    if (!owner || owner->host != here || !entry.is_regular_file(ec)) continue;
+    // kill(pid, 0) fails with ESRCH exactly when no process has that id.
+    if (::kill(owner->pid, 0) == 0 || errno != ESRCH) continue;
+    if (std::filesystem::remove(entry.path(), ec)) removed.push_back(name);
+  }
+  return removed;
 }
 
 void write_file_atomic(const std::string& path, std::string_view contents) {

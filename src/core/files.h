@@ -1,13 +1,15 @@
 // Whole files in and out. Output is atomic: data goes to a temporary file beside the target,
 // which is fsynced and renamed over the target only on commit(), so a crash never leaves a
-// half-written file. Reading and the output folders of commands raise InputError naming the
-// path, since both come from the user.
+// half-written file. A temporary file is named ".<target>.hwt-tmp.<host>.<pid>.<n>", so that one
+// left by a killed process can be recognised and removed (remove_stale_temporaries). Reading and
+// the output folders of commands raise InputError naming the path, since both come from the user.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hwt {
 
@@ -23,6 +25,8 @@ class AtomicFileWriter {
   // Unbuffered: each call goes to the OS, so callers should write large chunks.
   void write(const void* data, size_t bytes);
   void write(std::string_view s) { write(s.data(), s.size()); }
+  // Overwrites bytes already written, from `offset` on (e.g. a header completed at the end).
+  void write_at(size_t offset, std::string_view s);
   // fsync the file, rename it over the target, fsync the directory.
   void commit();
 
@@ -34,6 +38,11 @@ class AtomicFileWriter {
   int fd_ = -1;
   bool committed_ = false;
 };
+
+// Removes the temporary files in `dir` (not its subfolders) that a process of this host left
+// behind when it died mid-write (its pid is no longer running); returns their names. Files of
+// running processes and of other hosts are left alone.
+std::vector<std::string> remove_stale_temporaries(const std::string& dir);
 
 void write_file_atomic(const std::string& path, std::string_view contents);
 

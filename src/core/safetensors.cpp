@@ -2,11 +2,13 @@
 
 #include <fmt/ranges.h>
 
+#include <xxhash.h>
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <future>
 #include <limits>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -21,40 +23,56 @@ namespace {
 using nlohmann::json;
 
 // Two host buffers: one is filled while the other's bytes go to the file on another thread.
+// Pieces of several small tensors share a buffer, so that a model of many small tensors costs a
+// few large writes, not one write (and thread) per tensor.
 class PipelinedWriter {
  public:
   PipelinedWriter(AtomicFileWriter& out, size_t piece_bytes) : out_(out), piece_(piece_bytes) {}
   ~PipelinedWriter() {
     if (pending_.valid()) pending_.wait();  // an error is being thrown already
   }
-  // The buffer to fill next; the write from it two pieces ago has finished.
-  void* next_buffer() {
+  // Room for n <= piece_bytes bytes in the buffer being filled, which is sent first when they
+  // do not fit.
+  void* reserve(size_t n) {
+    if (fill_ + n > piece_) send();
     std::vector<char>& b = buffers_[next_];
     if (b.size() < piece_) b.resize(piece_);
-    return b.data();
+    void* at = b.data() + fill_;
+    fill_ += n;
+    return at;
   }
-  // Writes the first n bytes of next_buffer() once the previous write is done.
-  void write_async(size_t n) {
+  // Writes what the buffer being filled holds, on another thread once the previous write is
+  // done, and starts filling the other buffer.
+  void send() {
+    if (fill_ == 0) return;
     drain();
     const char* data = buffers_[next_].data();
-    pending_ = std::async(std::launch::async, [this, data, n] { out_.write(data, n); });
+    pending_ = std::async(std::launch::async, [this, data, n = fill_] { out_.write(data, n); });
     next_ ^= 1;
+    fill_ = 0;
   }
-  // Waits for the write in flight, rethrowing its error.
+  // Sends what is filled and waits for every write, rethrowing an error.
+  void finish() {
+    send();
+    drain();
+  }
+
+ private:
   void drain() {
     if (pending_.valid()) pending_.get();
   }
 
- private:
   AtomicFileWriter& out_;
   size_t piece_;
   std::array<std::vector<char>, 2> buffers_;
   int next_ = 0;
+  size_t fill_ = 0;
   std::future<void> pending_;
 };
 
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's limit
 constexpr const char* kMetadataKey = "__metadata__";
+constexpr const char* kChecksumKey = "tensor_xxh3_64";
 constexpr std::array kDTypes = {DType::F32, DType::F16, DType::BF16, DType::I32};
 
 std::string_view format_name(DType t) {
@@ -163,6 +181,72 @@ std::pair<uint64_t, uint64_t> parse_offsets(const std::string& path, const std::
   return {begin, end};
 }
 
+std::string checksum_hex(XXH64_hash_t h) {
+  return fmt::format("{:016x}", h);
+}
+
+// XXH3-64 of a tensor's bytes, fed piece by piece as they are written.
+class TensorHash {
+ public:
+  TensorHash() : state_(XXH3_createState()) {
+    if (!state_) throw std::bad_alloc();
+    XXH3_64bits_reset(state_);
+  }
+  ~TensorHash() { XXH3_freeState(state_); }
+  TensorHash(const TensorHash&) = delete;
+  TensorHash& operator=(const TensorHash&) = delete;
+  void add(const void* data, size_t n) { XXH3_64bits_update(state_, data, n); }
+  // The checksum of everything added since the last call.
+  std::string take() {
+    const std::string hex = checksum_hex(XXH3_64bits_digest(state_));
+    XXH3_64bits_reset(state_);
+    return hex;
+  }
+
+ private:
+  XXH3_state_t* state_;
+};
+
+// The header text: the length's 8 bytes, then the JSON padded so that data starts 8-byte aligned.
+// `j` as JSON text; hwt::Error naming `path` for a string that is not valid UTF-8.
+template <class Json>
+std::string json_text(const std::string& path, const Json& j) {
+  try {
+    return j.dump();
+  } catch (const typename Json::exception&) {
+    fail("cannot write {}: a tensor name or metadata string is not valid UTF-8", path);
+  }
+}
+
+// The header: the length's 8 bytes, then the JSON padded so that data starts 8-byte aligned.
+std::string header_bytes(std::string text) {
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  for (size_t i = 0; i < 8; ++i) out[i] = static_cast<char>(text.size() >> (8 * i));
+  return out + text;
+}
+
+// Checks every tensor against its checksum; `sums` is the metadata's JSON text.
+void verify_checksums(const std::string& path, const std::string& sums_text,
+                      const std::map<std::string, SafetensorsFile::View>& views) {
+  json sums;
+  try {
+    sums = json::parse(sums_text);
+  } catch (const json::exception&) {
+    bad(path, "metadata '{}' is not valid JSON", kChecksumKey);
+  }
+  if (!sums.is_object()) bad(path, "metadata '{}' is not a JSON object", kChecksumKey);
+  for (const auto& [name, sum] : sums.items())
+    if (!views.count(name))
+      bad(path, "checksum for tensor '{}', which the file does not hold", name);
+  for (const auto& [name, v] : views) {
+    const auto it = sums.find(name);
+    if (it == sums.end() || !it->is_string()) bad(path, "tensor '{}' has no checksum", name);
+    if (checksum_hex(XXH3_64bits(v.data, v.bytes)) != it->get<std::string>())
+      bad(path, "tensor '{}' is corrupted: its bytes do not match their checksum", name);
+  }
+}
+
 struct Span {
   uint64_t begin, end;
   const std::string* name;
@@ -192,9 +276,12 @@ void check_layout(const std::string& path, std::vector<Span>& spans, uint64_t da
 
 void write_safetensors(const std::string& path, const std::vector<SafetensorsEntry>& tensors,
                        const std::map<std::string, std::string>& metadata, size_t piece_bytes) {
-  // ordered_json keeps the reference layout: metadata first, then tensors in data order.
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  if (!metadata.empty()) header[kMetadataKey] = metadata;
+  if (metadata.count(kChecksumKey))
+    fail("cannot write {}: metadata '{}' is hwt's own", path, kChecksumKey);
+  // The reference layout: metadata first, then tensors in data order. The text is put together
+  // here rather than in an ordered_json, whose keys are found by linear search (a model with
+  // 100,000 tensors would take minutes).
+  std::vector<std::string> names, entries, sums;
   std::set<std::string_view> seen;
   std::vector<size_t> sizes;
   size_t offset = 0;
@@ -207,41 +294,53 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsEnt
       bytes *= static_cast<size_t>(d);
     }
     HWT_CHECK(bytes == 0 || t.data != nullptr || t.read, "tensor '{}' has no data", t.name);
-    nlohmann::ordered_json& e = header[t.name];
+    nlohmann::ordered_json e = nlohmann::ordered_json::object();
     e["dtype"] = format_name(t.dtype);
     e["shape"] = t.shape;
     e["data_offsets"] = {offset, offset + bytes};
+    names.push_back(json_text(path, nlohmann::json(t.name)));
+    entries.push_back(e.dump());
+    sums.push_back(checksum_hex(0));  // a placeholder as long as the checksum
     sizes.push_back(bytes);
     offset += bytes;
   }
-  std::string text;
-  try {
-    text = header.dump();
-  } catch (const nlohmann::ordered_json::exception&) {
-    fail("cannot write {}: a tensor name or metadata string is not valid UTF-8", path);
-  }
-  text.append((8 - text.size() % 8) % 8, ' ');  // so the data section starts 8-byte aligned
-
-  std::array<unsigned char, 8> length{};
-  for (size_t i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(text.size() >> (8 * i));
+  // The checksums are known once the data has gone through; the header is written with
+  // placeholders of the same length first and rewritten at the end.
+  auto header = [&] {
+    std::string sum_text = "{";
+    for (size_t i = 0; i < names.size(); ++i)
+      sum_text += fmt::format("{}{}:\"{}\"", i ? "," : "", names[i], sums[i]);
+    std::map<std::string, std::string> meta = metadata;
+    meta[kChecksumKey] = sum_text + "}";
+    std::string text =
+        fmt::format("{{\"{}\":{}", kMetadataKey, json_text(path, nlohmann::json(meta)));
+    for (size_t i = 0; i < names.size(); ++i) text += "," + names[i] + ":" + entries[i];
+    return header_bytes(text + "}");
+  };
+  const std::string placeholder = header();
   AtomicFileWriter out(path);
-  out.write(length.data(), length.size());
-  out.write(text);
+  out.write(placeholder);
   PipelinedWriter pipe(out, piece_bytes);
+  TensorHash hash;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const SafetensorsEntry& t = tensors[i];
     if (!t.read) {
-      pipe.drain();
+      pipe.finish();
+      hash.add(t.data, sizes[i]);
       out.write(t.data, sizes[i]);
-      continue;
     }
-    for (size_t at = 0; at < sizes[i]; at += piece_bytes) {
+    for (size_t at = 0; t.read && at < sizes[i]; at += piece_bytes) {
       const size_t n = std::min(piece_bytes, sizes[i] - at);
-      t.read(at, n, pipe.next_buffer());
-      pipe.write_async(n);
+      void* piece = pipe.reserve(n);
+      t.read(at, n, piece);
+      hash.add(piece, n);
     }
+    sums[i] = hash.take();
   }
-  pipe.drain();
+  pipe.finish();
+  const std::string final_header = header();
+  HWT_CHECK(final_header.size() == placeholder.size(), "header of {} changed length", path);
+  out.write_at(0, final_header);
   out.commit();
 }
 
@@ -291,6 +390,14 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     f.aligned_copy_.resize((data_size + 7) / 8);
     std::memcpy(f.aligned_copy_.data(), f.data_, data_size);
     f.data_ = reinterpret_cast<const char*>(f.aligned_copy_.data());
+  }
+
+  if (const auto sums = f.metadata_.find(kChecksumKey); sums != f.metadata_.end()) {
+    std::map<std::string, View> views;
+    for (const std::string& name : f.order_) views.emplace(name, f.get(name));
+    verify_checksums(path, sums->second, views);
+    f.metadata_.erase(sums);
+    f.checksummed_ = true;
   }
   return f;
 }

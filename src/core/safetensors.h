@@ -1,6 +1,8 @@
 // The safetensors checkpoint format (https://github.com/huggingface/safetensors): an 8-byte
 // little-endian header length N, N bytes of JSON header (padded with spaces to a multiple of
 // 8), then the raw tensor data. Shape [] is a scalar (one element), as in the reference.
+// hwt adds one metadata entry, "tensor_xxh3_64": a JSON object giving each tensor's XXH3-64
+// checksum of its bytes as 16 hex digits, checked on open (other readers ignore it).
 #pragma once
 
 #include <cstddef>
@@ -30,15 +32,17 @@ struct SafetensorsEntry {
 // Writes atomically. The data section follows the order given, so callers passing tensors in
 // flat-buffer order get large sequential writes. Tensors with a `read` go through two host
 // buffers of `piece_bytes`: the file write of one piece overlaps the read of the next, so a
-// device-to-host copy costs little beyond the disk's own time. Throws hwt::Error on a duplicate
-// name or a tensor named "__metadata__".
+// device-to-host copy costs little beyond the disk's own time. Every tensor's checksum goes into
+// the metadata. Throws hwt::Error on a duplicate name, a tensor named "__metadata__" or metadata
+// named "tensor_xxh3_64".
 void write_safetensors(const std::string& path, const std::vector<SafetensorsEntry>& tensors,
                        const std::map<std::string, std::string>& metadata,
                        size_t piece_bytes = size_t{64} << 20);
 
-// A whole file mapped into memory (MappedFile: a tensor's pages are read when it is read) and
-// fully validated on open(): every malformed input raises hwt::InputError
-// "checkpoint <path>: <problem>".
+// A whole file mapped into memory (MappedFile) and fully validated on open(): every malformed
+// input, and every tensor whose bytes do not match its checksum, raises hwt::InputError
+// "checkpoint <path>: <problem>". Files without checksums (written before hwt had them, or by
+// other tools) open. Checking the checksums reads every page once.
 class SafetensorsFile {
  public:
   struct View {
@@ -51,7 +55,10 @@ class SafetensorsFile {
   static SafetensorsFile open(const std::string& path);
 
   const std::string& path() const { return path_; }
+  // The metadata, less the checksums.
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  // Whether the file carried checksums (all of them were then verified).
+  bool checksummed() const { return checksummed_; }
   std::vector<std::string> names() const;  // in data-offset order
   bool contains(const std::string& name) const { return entries_.count(name) != 0; }
   View get(const std::string& name) const;
@@ -74,6 +81,7 @@ class SafetensorsFile {
   std::map<std::string, Entry> entries_;
   std::vector<std::string> order_;
   std::map<std::string, std::string> metadata_;
+  bool checksummed_ = false;
 };
 
 }  // namespace hwt

@@ -95,6 +95,7 @@ ParamStore::Handle ParamStore::add(std::string name, Shape shape, bool decay, In
             pad_rows.block, shape.str());
   HWT_CHECK(pad_cols.pad == 0 || (shape.rank == 2 && valid(pad_cols, shape[1])),
             "{}: padding columns {}/{} of {}", name, pad_cols.pad, pad_cols.block, shape.str());
+  by_name_.emplace(name, infos_.size());
   infos_.push_back(ParamInfo{std::move(name), shape, decay, init, std, -1, pad_rows, pad_cols});
   return infos_.size() - 1;
 }
@@ -106,9 +107,8 @@ int64_t ParamStore::parameters() const {
 }
 
 const ParamInfo* ParamStore::find(const std::string& name) const {
-  for (const ParamInfo& p : infos_)
-    if (p.name == name) return &p;
-  return nullptr;
+  const auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &infos_[it->second];
 }
 
 void ParamStore::allocate(Backend& backend, DType compute, int64_t storage_multiple) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "backend/backend.h"
@@ -103,6 +104,7 @@ class ParamStore {
   Tensor view(const DeviceBuffer& buf, DType dtype, Handle h) const;
 
   std::vector<ParamInfo> infos_;
+  std::unordered_map<std::string, Handle> by_name_;  // so that adding stays linear in parameters
   Backend* backend_ = nullptr;
   DType compute_dtype_ = DType::F32;
   int64_t count_ = 0, n_decay_ = 0, storage_ = 0;

@@ -56,6 +56,15 @@ nlohmann::json state_json(const TrainState& s) {
           {"evals_since_best", s.evals_since_best}};
 }
 
+// InputError naming the tensor when `n` floats at `data` hold a NaN or an infinity: such a
+// checkpoint was saved from a run that had diverged, and would train or evaluate on NaN.
+void require_finite(const std::string& path, const std::string& name, const float* data, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(data[i]))
+      fail_input("checkpoint {}: tensor '{}' holds a non-finite value ({} at element {})", path,
+                 name, data[i], i);
+}
+
 TrainState state_from_json(const nlohmann::json& j) {
   TrainState s;
   s.step = j.at("step").get<int64_t>();
@@ -140,6 +149,9 @@ Checkpoint::Checkpoint(const std::string& path) : file_(SafetensorsFile::open(pa
     fail_input("checkpoint {}: {}", path, e.what());
   }
   info_.has_optimizer = !get("optimizer").empty();
+  if (!file_.checksummed())
+    warn("checkpoint {} has no checksums (saved by an older hwt): its data cannot be verified",
+         path);
 }
 
 void Checkpoint::load_parameters(ParamStore& params, const ModelConfig& model) const {
@@ -157,6 +169,7 @@ void Checkpoint::load_parameters(ParamStore& params, const ModelConfig& model) c
     if (v.dtype != DType::F32 || v.shape != dims(p.data_shape()))
       fail_input("checkpoint {} was saved for another model shape: '{}' is {} there, {} here",
                  file_.path(), p.name, shape_str(v.shape), p.data_shape().str());
+    require_finite(file_.path(), p.name, static_cast<const float*>(v.data), v.bytes / 4);
     scatter_data(p, static_cast<const float*>(v.data), host.data());
   }
   params.backend().upload(params.params_flat(), host.data());
@@ -190,6 +203,7 @@ void Checkpoint::load_optimizer(Optimizer& optimizer, const ModelConfig& model) 
     if (v.dtype != DType::F32 || v.shape != std::vector<int64_t>{optimizer.params().count()})
       fail_input("checkpoint {}: optimizer state '{}' does not match this model", file_.path(),
                  key);
+    require_finite(file_.path(), key, static_cast<const float*>(v.data), v.bytes / 4);
     const int64_t n = optimizer.shard_count();
     if (n > 0)
       optimizer.params().backend().upload(

@@ -33,6 +33,11 @@ class LossScaler {
   // Host reads (they synchronise): the scale, and the clean steps since the last change.
   float read_scale() const;
   int64_t read_clean_steps() const;
+  // Whether the scale has fallen below kCollapsedBelow (a host read). From the initial 65536
+  // that takes 17 overflowing steps in a row; below 1 the gradients overflow fp16 even unscaled,
+  // which no scale repairs: the run has diverged and every further step is skipped.
+  static constexpr float kCollapsedBelow = 1.0f;
+  bool collapsed() const { return read_scale() < kCollapsedBelow; }
   const LossScalerConfig& config() const { return cfg_; }
 
  private:

@@ -106,7 +106,7 @@ void Optimizer::step(int64_t step, double lr) {
     comm_->wait();
   }
   GradClip clip;
-  if (max_grad_norm_ > 0 || loss_scale_.defined()) {
+  if (computes_grad_norm()) {
     clip.grad_norm_sq = grad_norm_sq();
     clip.max_norm = max_grad_norm_;
     clip.loss_scale = loss_scale_;

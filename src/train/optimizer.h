@@ -44,6 +44,8 @@ class Optimizer {
   // step then computes grad_norm_sq(), the squared norm of the scaled gradients.
   void set_loss_scale(Tensor scale) { loss_scale_ = scale; }
   Tensor grad_norm_sq() const { return norm_sq_.tensor(DType::F32, Shape{1}); }
+  // Whether steps compute grad_norm_sq() (clipping or loss scaling needs it).
+  bool computes_grad_norm() const { return max_grad_norm_ > 0 || loss_scale_.defined(); }
   // DynaProp (model.prune.tau_train): steps prune the gradients after the norm, before the
   // update; null (the default) prunes nothing.
   void set_pruning(Pruning* pruning) { pruning_ = pruning; }

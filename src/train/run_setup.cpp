@@ -1,6 +1,8 @@
 #include "train/run_setup.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
@@ -14,6 +16,19 @@ namespace hwt {
 namespace {
 
 constexpr int kTrainingDevice = 0;  // the first visible CUDA device
+
+// train.threads beyond this many per core only add scheduling overhead, and far beyond it the
+// OpenMP runtime fails (100,000 threads crash libgomp): such a count is capped, with a warning.
+constexpr int64_t kMaxThreadsPerCore = 4;
+
+int cpu_threads(int64_t requested) {
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const int64_t cap = kMaxThreadsPerCore * cores;
+  if (requested <= cap) return static_cast<int>(requested);
+  warn("train.threads={} is more than {} per core ({} cores here): using {}", requested,
+       kMaxThreadsPerCore, cores, cap);
+  return static_cast<int>(cap);
+}
 
 DType training_dtype(Precision p, Device device) {
   if (p == Precision::Fp8 && device != Device::Trace)
@@ -63,6 +78,24 @@ void pick_local_gpu(const World& w) {
   const std::string mine =
       w.local_rank < std::ssize(devices) ? devices[static_cast<size_t>(w.local_rank)] : "-1";
   setenv("CUDA_VISIBLE_DEVICES", mine.c_str(), 1);
+}
+
+// Runs `build`, turning a failed allocation into InputError: `what` needs more memory than
+// there is (beyond what the run holds already), lower one of `keys`. Nothing has been computed yet,
+// so the run stops before it starts.
+template <class Build>
+void sized_by(const std::string& what, const char* keys, Build build) {
+  try {
+    build();
+  } catch (const OutOfMemory& e) {
+    constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+    const std::string have =
+        e.available() > 0
+            ? fmt::format("{:.1f} GiB are available", static_cast<double>(e.available()) / kGiB)
+            : "the allocation failed";
+    fail_input("not enough memory for {}: {:.1f} GiB more are needed, {}; lower {}", what,
+               static_cast<double>(e.bytes()) / kGiB, have, keys);
+  }
 }
 
 }  // namespace
@@ -129,7 +162,7 @@ std::string training_gpu_pci_bus_id() {
 std::unique_ptr<Backend> make_backend(const TrainConfig& train) {
   if (train.device == DeviceChoice::Cpu ||
       (train.device == DeviceChoice::Auto && !cuda_available()))
-    return make_cpu_backend(static_cast<int>(train.threads));
+    return make_cpu_backend(cpu_threads(train.threads));
 #ifdef HWT_WITH_CUDA
   if (cuda_available()) {
     CudaOptions options;
@@ -148,11 +181,16 @@ std::unique_ptr<Backend> make_backend(const TrainConfig& train) {
 TrainingModel::TrainingModel(const RunConfig& config, Backend& backend, int64_t max_batch,
                              int64_t max_seq, int64_t storage_multiple) {
   const Precision p = config.train.precision;
-  model_ = std::make_unique<Model>(config.model, backend, training_dtype(p, backend.device()),
-                                   storage_multiple);
-  model_->plan(max_batch, max_seq);
-  optimizer_ =
-      std::make_unique<Optimizer>(config.optim, model_->params(), config.train.max_grad_norm);
+  const DType dtype = training_dtype(p, backend.device());
+  sized_by(
+      "the model's parameters", "model.hidden, model.layers, model.ffn or model.vocab_size",
+      [&] { model_ = std::make_unique<Model>(config.model, backend, dtype, storage_multiple); });
+  sized_by(fmt::format("the activations of batches of {} x {}", max_batch, max_seq).c_str(),
+           "train.batch_size or data.max_len", [&] { model_->plan(max_batch, max_seq); });
+  sized_by("the optimizer state", "model.hidden, model.layers, model.ffn or model.vocab_size", [&] {
+    optimizer_ =
+        std::make_unique<Optimizer>(config.optim, model_->params(), config.train.max_grad_norm);
+  });
   optimizer_->set_pruning(model_->pruning());
   if (p == Precision::Fp16) {
     scaler_ = std::make_unique<LossScaler>(backend);

@@ -1,6 +1,7 @@
 #include "train/trainer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
 #include <chrono>
@@ -13,6 +14,7 @@
 #include "core/files.h"
 #include "core/fingerprint.h"
 #include "core/integer_math.h"
+#include "core/interrupt.h"
 #include "core/philox.h"
 #include "data/dataset.h"
 #include "measure/host_info.h"
@@ -20,6 +22,7 @@
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
 #include "train/gradient_sync.h"
+#include "train/numeric_check.h"
 #include "train/progress.h"
 #include "train/run_files.h"
 #include "train/run_setup.h"
@@ -76,10 +79,13 @@ class Run {
   bool next_batch(Batch& b);
   void train_step(int64_t step);
   bool captures(const Batch& b, bool timed) const;
-  bool time_is_up(int64_t step, double elapsed);
+  bool any_rank(bool mine, int64_t step);
+  std::optional<std::string> step_fault(bool loss_known, double loss);
+  void check_weights(int64_t step);
   void evaluate_and_track(int64_t step);
   void save(const std::string& name, bool with_optimizer);
   nlohmann::json telemetry_report();
+  [[noreturn]] void stop_on_fault(double total_s);
   nlohmann::json report(const std::string& stopped, const EvalResult& valid,
                         const std::optional<EvalResult>& test, double total_s);
 
@@ -101,6 +107,10 @@ class Run {
   RunCurves curve_;
   std::vector<float> best_params_;
   std::vector<std::string> notices_;  // the backend's slow paths, in run.json
+  LossHistory losses_;
+  std::string last_checkpoint_;              // the newest with optimizer state, for a diagnosis
+  std::optional<NumericFaultReport> fault_;  // set when a step met NaN or infinity
+  nlohmann::json stop_detail_ = nlohmann::json::object();  // into run.json's results
   int64_t total_steps_ = 0, steps_per_epoch_ = 0;
   int64_t tokens_since_log_ = 0, tokens_trained_ = 0;
   Clock::time_point last_log_ = Clock::now();
@@ -138,6 +148,7 @@ void Run::setup() {
       fail_input("checkpoint {} has no optimizer state to resume from", req_.resume);
     resume_->load_optimizer(training_->optimizer(), cfg_.model);
     state_ = resume_->info().state;
+    last_checkpoint_ = req_.resume;
   }
 
   // train.batch_size is per rank: the ranks split batches of batch_size x ranks.
@@ -152,8 +163,10 @@ void Run::setup() {
   total_steps_ =
       cfg_.train.max_steps > 0 ? cfg_.train.max_steps : cfg_.train.epochs * steps_per_epoch_;
   // The output folder appears only once the data, model and checkpoint are known to be good.
+  std::vector<std::string> stale;
   if (leader()) {
     make_output_folder(req_.out_dir);
+    stale = remove_stale_temporaries(req_.out_dir);
     // A fresh run replaces an earlier one in its folder whole (hwt train asks for --overwrite
     // first): no stale best.safetensors or step checkpoint may pass for this run's.
     if (!resume_)
@@ -165,6 +178,9 @@ void Run::setup() {
     log_ = std::make_unique<MetricsLog>(req_.out_dir + "/metrics.jsonl", resume_.has_value());
   }
   progress_ = std::make_unique<Progress>(total_steps_, req_.progress && leader());
+  if (!stale.empty())
+    progress_->message(fmt::format("removed {} temporary file(s) of an interrupted write: {}",
+                                   stale.size(), fmt::join(stale, ", ")));
   if (comm_)
     progress_->message(
         fmt::format("data parallel: {} ranks over {}, {}", comm_->size(), comm_->name(),
@@ -213,22 +229,53 @@ bool Run::next_batch(Batch& b) {
   return true;
 }
 
+// Whether to stop for a reason each rank sees on its own (train.time_limit, a signal). Data
+// parallel: the ranks' clocks and signals differ, so they stop together when any rank's reason
+// holds, checked on log steps (a check synchronises every rank).
+bool Run::any_rank(bool mine, int64_t step) {
+  if (!comm_) return mine;
+  if (step % cfg_.train.log_every != 0) return false;
+  std::array<double, 1> any = {mine ? 1.0 : 0.0};
+  comm_->sum_host(any);
+  return any[0] > 0;
+}
+
+// After a timed step: what was not finite in what the step computed anyway, or nullopt. The loss
+// counts when `loss_known` (it is then the same on every rank); the gradient norm exists when
+// clipping or fp16 loss scaling needs it (the same on every rank too). fp16 skips steps whose
+// gradients overflow and halves its scale: only a collapsed scale is a fault.
+std::optional<std::string> Run::step_fault(bool loss_known, double loss) {
+  if (const LossScaler* s = training_->loss_scaler()) {
+    if (s->collapsed())
+      return fmt::format(
+          "the fp16 loss scale collapsed to {:.3g} (the gradients overflow at every step)",
+          s->read_scale());
+    return std::nullopt;
+  }
+  if (loss_known && !std::isfinite(loss)) return "the loss is " + value_text(loss);
+  const Optimizer& o = training_->optimizer();
+  if (o.computes_grad_norm()) {
+    float norm_sq = 0;
+    backend_->download(&norm_sq, o.grad_norm_sq());
+    if (!std::isfinite(norm_sq)) return "the squared gradient norm is " + value_text(norm_sq);
+  }
+  return std::nullopt;
+}
+
+// Before weights are evaluated or saved: steps between checks (on a GPU, those that are not
+// logged) may have made them non-finite, and such weights must never become a checkpoint.
+void Run::check_weights(int64_t step) {
+  if (fault_ || weights_finite(model().params())) return;
+  fault_ = NumericFaultReport{step, "the weights are not finite",
+                              learning_rate(cfg_.optim, step, total_steps_), losses_.str(),
+                              last_checkpoint_};
+}
+
 // train.cuda_graph on a GPU: a micro-batch's forward and backward are captured and launched as
 // one graph unless the step is timed (it synchronises between phases and reads the loss) or
 // no finished step had its shape: the first run of a shape grows scratch memory and makes (and
 // autotunes) GEMM plans, none of which may happen inside a capture. So the first step always
 // runs uncaptured.
-// train.time_limit. Data parallel: the ranks' clocks differ, so they stop together when any
-// rank's is up, checked on log steps (a check synchronises every rank).
-bool Run::time_is_up(int64_t step, double elapsed) {
-  const bool up = elapsed > cfg_.train.time_limit;
-  if (!comm_) return up;
-  if (step % cfg_.train.log_every != 0) return false;
-  std::array<double, 1> any = {up ? 1.0 : 0.0};
-  comm_->sum_host(any);
-  return any[0] > 0;
-}
-
 bool Run::captures(const Batch& b, bool timed) const {
   return cfg_.train.cuda_graph && backend_->device() == Device::Cuda && !timed &&
          warm_shapes_.contains({b.batch, b.seq});
@@ -272,7 +319,7 @@ void Run::train_step(int64_t step) {
     CaptureScope graph(*backend_, captures(b, timed));
     shapes.emplace_back(b.batch, b.seq);
     model().forward(true, seed);
-    if (log_now) loss += model().losses().mean() * weight;
+    if (timed) loss += model().losses().mean() * weight;
     lap(t, times_.forward);
     const bool last_micro = micro == accum - 1;
     if (sync_ && last_micro) sync_->start();
@@ -298,13 +345,22 @@ void Run::train_step(int64_t step) {
   state_.step = step;
   state_.epoch = it_->epoch();
   state_.position = it_->position();
-  if (!log_now) return;
-  if (comm_) {
+  if (log_now && comm_) {
     std::array<double, 2> sums = {loss, static_cast<double>(tokens_since_log_)};
     comm_->sum_host(sums);
     loss = sums[0];
     tokens_since_log_ = static_cast<int64_t>(sums[1]);
   }
+  if (timed) {
+    // Data parallel: off log steps the loss is this rank's alone.
+    const bool loss_known = log_now || !comm_;
+    if (loss_known) losses_.add(step, loss);
+    if (const auto what = step_fault(loss_known, loss)) {
+      fault_ = NumericFaultReport{step, *what, lr, losses_.str(), last_checkpoint_};
+      return;
+    }
+  }
+  if (!log_now) return;
   const double tps =
       static_cast<double>(tokens_since_log_) / std::max(1e-9, seconds_since(last_log_));
   tokens_since_log_ = 0;
@@ -361,6 +417,7 @@ void Run::save(const std::string& name, bool with_optimizer) {
   if (!leader()) return;
   save_checkpoint(req_.out_dir + "/" + name, cfg_, data_.vocab_json(), state_, model().params(),
                   with_optimizer ? &optimizer.tensors : nullptr);
+  if (with_optimizer) last_checkpoint_ = req_.out_dir + "/" + name;
   times_.checkpoint += seconds_since(t);
 }
 
@@ -381,6 +438,7 @@ nlohmann::json Run::execute() {
   for (int64_t step = first_step; step <= total_steps_; ++step) {
     const auto step_start = Clock::now();
     train_step(step);
+    if (fault_) break;
     if (step == first_step) {  // plans, autotuning and scratch growth land here
       backend_->synchronize();
       times_.first_step = seconds_since(step_start);
@@ -395,6 +453,8 @@ nlohmann::json Run::execute() {
         cfg_.train.checkpoint_every > 0 && step % cfg_.train.checkpoint_every == 0;
     if (eval_now || save_now) {
       pause_training();
+      check_weights(step);
+      if (fault_) break;
       if (eval_now) evaluate_and_track(step);
       if (save_now) save(fmt::format("checkpoint-step{}.safetensors", step), true);
       telemetry_.resume_training();
@@ -404,14 +464,26 @@ nlohmann::json Run::execute() {
       stopped = "early_stop";
       break;
     }
-    if (cfg_.train.time_limit > 0 && time_is_up(step, seconds_since(train_start))) {
+    if (cfg_.train.time_limit > 0 &&
+        any_rank(seconds_since(train_start) > cfg_.train.time_limit, step)) {
       stopped = "time_limit";
+      break;
+    }
+    if (any_rank(interrupt_signal() != 0, step)) {
+      stopped = "interrupted";
       break;
     }
   }
   pause_training();
   progress_->finish();
+  check_weights(state_.step);
+  if (fault_) stop_on_fault(seconds_since(start));
   save("checkpoint.safetensors", true);
+  if (stopped == "interrupted") {
+    // The user wants the process back: the checkpoint is written, the final evaluation skipped.
+    if (const int sig = interrupt_signal()) stop_detail_["signal"] = signal_name(sig);
+    return report(stopped, EvalResult{}, std::nullopt, seconds_since(start));
+  }
 
   // Final figures: validation with the final weights; test with the best-on-validation ones.
   const auto t = Clock::now();
@@ -443,6 +515,15 @@ nlohmann::json Run::execute() {
   return report(stopped, valid, test, seconds_since(start));
 }
 
+// A numeric fault: run.json records the diagnosis (no checkpoint is written: the last good one
+// stays), then NumericFault carries it to the CLI.
+void Run::stop_on_fault(double total_s) {
+  const std::string diagnosis = diagnose(*fault_, model().params());
+  stop_detail_["diagnosis"] = diagnosis;
+  report("non_finite", EvalResult{}, std::nullopt, total_s);
+  throw NumericFault(diagnosis);
+}
+
 nlohmann::json Run::telemetry_report() {
   telemetry_.end("total");
   RunCosting c{req_.price_per_gpu_hour, tokens_trained_, {}};
@@ -458,6 +539,7 @@ nlohmann::json Run::report(const std::string& stopped, const EvalResult& valid,
                                                      static_cast<double>(steps_per_epoch_)},
                             {"stopped_by", stopped},
                             {"valid", valid.to_json()}};
+  results.update(stop_detail_);
   if (test) results["test"] = test->to_json();
   if (std::isfinite(state_.best_score)) results["best_valid_score"] = state_.best_score;
   nlohmann::json timing = times_.to_json(total_s);

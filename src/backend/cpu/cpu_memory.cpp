@@ -2,13 +2,17 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/bf16.h"
+#include "core/host_memory.h"
 #include "core/integer_math.h"
 
 namespace hwt {
@@ -39,10 +43,29 @@ std::string CpuBackend::name() const {
 }
 
 void* CpuBackend::allocate(size_t bytes) {
+  // Large requests are checked against the memory available first: under overcommit they would
+  // succeed here and the process be killed later, when it touches them. They are touched (zeroed)
+  // at once, so that the next check sees what is really left.
+  constexpr size_t kCheckedFrom = size_t{64} << 20;
+  const bool large = bytes >= kCheckedFrom;
+  const std::optional<uint64_t> available = large ? available_host_memory() : std::nullopt;
+  auto out_of_memory = [&] {
+    throw OutOfMemory(fmt::format("cpu backend: out of memory allocating {} bytes", bytes), bytes,
+                      available.value_or(0));
+  };
+  if (available && bytes > *available) out_of_memory();
   // 64-byte alignment for vector loads; aligned_alloc wants a multiple of the alignment.
-  const size_t rounded = round_up(bytes, 64);
-  void* p = std::aligned_alloc(64, rounded);
-  if (!p) fail("cpu backend: out of memory allocating {} bytes", bytes);
+  if (bytes > SIZE_MAX - 64) out_of_memory();
+  void* p = std::aligned_alloc(64, round_up(bytes, 64));
+  if (!p) out_of_memory();
+  if (large) {
+    // In pieces over the threads, so that pages start out spread as the parallel loops use them.
+    constexpr int64_t kPiece = int64_t{1} << 20;
+    const auto n = static_cast<int64_t>(bytes);
+#pragma omp parallel for schedule(static)
+    for (int64_t at = 0; at < n; at += kPiece)
+      std::memset(static_cast<char*>(p) + at, 0, static_cast<size_t>(std::min(kPiece, n - at)));
+  }
   return p;
 }
 
