@@ -64,6 +64,11 @@ std::string token_bytes(std::string_view text, const std::array<int16_t, 256 + 6
 
 }  // namespace
 
+std::string gpt2_byte_symbol(uint8_t b) {
+  static const std::array<uint16_t, 256> cp = code_point_of_byte();
+  return utf8_of(cp[b]);
+}
+
 Gpt2Vocabulary parse_gpt2_vocabulary(const std::string& encoder_json, const std::string& vocab_bpe,
                                      const std::string& source) {
   const std::array<int16_t, 256 + 68> byte_of = byte_of_code_point();
@@ -93,9 +98,8 @@ Gpt2Vocabulary parse_gpt2_vocabulary(const std::string& encoder_json, const std:
                  to_valid_utf8(text));
     return it->second;
   };
-  const std::array<uint16_t, 256> cp = code_point_of_byte();
   for (size_t b = 0; b < 256; ++b) {
-    const auto it = ids.find(utf8_of(cp[b]));
+    const auto it = ids.find(gpt2_byte_symbol(static_cast<uint8_t>(b)));
     if (it == ids.end()) fail_input("{}: encoder.json has no token for byte {}", source, b);
     v.byte_ids[b] = it->second;
   }

@@ -18,6 +18,10 @@ struct Gpt2Vocabulary {
   uint64_t fingerprint = 0;  // of both files, to tell a checkpoint's vocabulary from another
 };
 
+// The text that stands for byte `b` in GPT-2's byte alphabet (encoder.py's bytes_to_unicode, as
+// UTF-8): printable Latin-1 bytes stand for themselves, the other 68 for U+0100 onwards.
+std::string gpt2_byte_symbol(uint8_t b);
+
 // Parses the two files' contents; InputError naming `source` on anything malformed.
 Gpt2Vocabulary parse_gpt2_vocabulary(const std::string& encoder_json, const std::string& vocab_bpe,
                                      const std::string& source);
