@@ -1,6 +1,8 @@
-// `hwt tokenizer encode|decode`: text to token ids and back with a ready-made tokenizer.
+// `hwt tokenizer encode|decode`: text to token ids and back with a ready-made tokenizer;
+// `hwt tokenizer train`: a vocabulary learned from a corpus.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdio>
 #include <limits>
 
@@ -11,6 +13,7 @@
 #include "data/text_io.h"
 #include "data/token_id_text.h"
 #include "data/tokenizer.h"
+#include "data/tokenizer_training.h"
 #include "data/wordpiece_tokenizer.h"
 
 namespace hwt {
@@ -83,10 +86,68 @@ std::vector<int32_t> encode_text(const Tokenizer& tok, const TokenizerOpts& o,
   return tok.encode(text);
 }
 
+struct TrainOpts {
+  TokenizerTrainingOptions training;
+  bool cased = false, quiet = false;
+  // One string split at spaces: CLI11 would read a list item "[PAD]" as the list "PAD".
+  std::string special_tokens;
+  std::string out;
+  std::vector<std::string> files;
+};
+
+void add_train_command(CLI::App* cmd) {
+  CLI::App* train = cmd->add_subcommand(
+      "train",
+      "Learn a vocabulary from text files: bpe (byte-level BPE as GPT-2's, written as a "
+      "tokenizer.json) or wordpiece (BERT's, written as a vocab.txt)");
+  auto o = std::make_shared<TrainOpts>();
+  train->add_option("--kind", o->training.kind, "bpe or wordpiece")->required();
+  train
+      ->add_option("--size", o->training.vocab_size,
+                   "Vocabulary size: special tokens, alphabet and learned tokens together")
+      ->required();
+  train
+      ->add_option("--min-count", o->training.min_count,
+                   "Never merge a pair seen fewer times than this")
+      ->capture_default_str();
+  train->add_option("--special-tokens", o->special_tokens,
+                    "Special tokens separated by spaces, ids 0.. in order (default: bpe "
+                    "\"<|endoftext|>\"; wordpiece \"[PAD] [UNK] [CLS] [SEP] [MASK]\")");
+  train->add_flag("--cased", o->cased,
+                  "wordpiece: keep case and accents (a cased model); default uncased");
+  train->add_option("--out", o->out, "The file to write (tokenizer.json or vocab.txt)")->required();
+  train->add_flag("--quiet", o->quiet, "No progress output");
+  train->add_option("CORPUS", o->files, "Text files to learn from")->required();
+  train->callback([o] {
+    if (o->cased && o->training.kind != "wordpiece") fail_input("--cased needs --kind wordpiece");
+    o->training.lowercase = !o->cased;
+    for (std::string_view t : split_whitespace(o->special_tokens))
+      o->training.special_tokens.emplace_back(t);
+    std::vector<std::string> texts;
+    for (const std::string& f : o->files) texts.push_back(read_file(f, "corpus file"));
+    const std::vector<std::string_view> views(texts.begin(), texts.end());
+    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    auto last = t0;
+    if (!o->quiet)
+      o->training.progress = [&](std::string_view stage, int64_t done, int64_t total) {
+        const auto now = Clock::now();
+        if (done < total && now - last < std::chrono::seconds(1)) return;
+        last = now;
+        fmt::print(stderr, "{}: {}/{}, {:.1f} s\n", stage, done, total,
+                   std::chrono::duration<double>(now - t0).count());
+      };
+    const TrainedTokenizer t = train_tokenizer_file(views, o->training);
+    write_file_atomic(o->out, t.file_text);
+    fmt::print("wrote {}: {} tokens ({} merges learned)\n", o->out, t.vocab_size, t.merges);
+  });
+}
+
 }  // namespace
 
 void add_tokenizer_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("tokenizer", "Encode text to token ids and decode them back");
+  CLI::App* cmd = app.add_subcommand(
+      "tokenizer", "Encode text to token ids, decode them back, or learn a vocabulary");
   cmd->require_subcommand(1);
 
   CLI::App* encode = cmd->add_subcommand(
@@ -132,6 +193,8 @@ void add_tokenizer_command(CLI::App& app) {
          parse_token_id_lines(read_file(d->file, "token id file"), d->file, tok->vocab_size()))
       write_stdout(tok->decode(ids) + (d->lines ? "\n" : ""));
   });
+
+  add_train_command(cmd);
 }
 
 }  // namespace hwt

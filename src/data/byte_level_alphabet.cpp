@@ -28,6 +28,20 @@ std::array<int16_t, kAlphabetEnd> make_bytes() {
 
 }  // namespace
 
+std::string byte_level_text(std::string_view bytes) {
+  std::string out;
+  for (unsigned char b : bytes) {
+    const uint16_t cp = byte_level_code_points()[b];  // below U+0144: one or two UTF-8 bytes
+    if (cp < 0x80) {
+      out += static_cast<char>(cp);
+    } else {
+      out += static_cast<char>(0xC0 | cp >> 6);
+      out += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+  return out;
+}
+
 const std::array<uint16_t, 256>& byte_level_code_points() {
   static const std::array<uint16_t, 256> cp = make_code_points();
   return cp;

@@ -5,11 +5,15 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace hwt {
 
 // Byte -> the code point that writes it.
 const std::array<uint16_t, 256>& byte_level_code_points();
+// `bytes` written in the alphabet, as UTF-8: how a byte-level vocabulary spells them.
+std::string byte_level_text(std::string_view bytes);
 // Code point -> the byte it writes; -1 for a code point outside the alphabet.
 int byte_level_byte(uint32_t code_point);
 

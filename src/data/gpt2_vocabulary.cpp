@@ -15,11 +15,6 @@
 namespace hwt {
 namespace {
 
-std::string utf8_of(uint16_t cp) {
-  if (cp < 0x80) return std::string(1, static_cast<char>(cp));
-  return {static_cast<char>(0xC0 | cp >> 6), static_cast<char>(0x80 | (cp & 0x3F))};
-}
-
 // Token text (UTF-8 of code points below U+0144) back to the bytes it stands for.
 std::string token_bytes(std::string_view text, const std::string& source) {
   std::string out;
@@ -70,9 +65,8 @@ Gpt2Vocabulary parse_gpt2_vocabulary(const std::string& encoder_json, const std:
                  to_valid_utf8(text));
     return it->second;
   };
-  const std::array<uint16_t, 256>& cp = byte_level_code_points();
   for (size_t b = 0; b < 256; ++b) {
-    const auto it = ids.find(utf8_of(cp[b]));
+    const auto it = ids.find(byte_level_text(std::string(1, static_cast<char>(b))));
     if (it == ids.end()) fail_input("{}: encoder.json has no token for byte {}", source, b);
     v.byte_ids[b] = it->second;
   }

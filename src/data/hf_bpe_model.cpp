@@ -13,20 +13,6 @@
 namespace hwt {
 namespace {
 
-std::string utf8_of(uint32_t cp) {
-  if (cp < 0x80) return std::string(1, static_cast<char>(cp));
-  if (cp < 0x800) return {static_cast<char>(0xC0 | cp >> 6), static_cast<char>(0x80 | (cp & 0x3F))};
-  return {static_cast<char>(0xE0 | cp >> 12), static_cast<char>(0x80 | ((cp >> 6) & 0x3F)),
-          static_cast<char>(0x80 | (cp & 0x3F))};
-}
-
-// Bytes in GPT-2's byte alphabet: how a byte-level vocabulary writes them.
-std::string byte_level_text(std::string_view bytes) {
-  std::string out;
-  for (unsigned char b : bytes) out += utf8_of(byte_level_code_points()[b]);
-  return out;
-}
-
 // The BPE model's vocabulary and merges, read once to build the encoder.
 struct Parsed {
   std::unordered_map<std::string, int32_t> ids;
