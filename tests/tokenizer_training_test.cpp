@@ -9,6 +9,8 @@
 #include "cli_util.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "core/paths.h"
+#include "data/hf_tokenizer.h"
 #include "data/merge_learner.h"
 #include "data/text_io.h"
 #include "data/tokenizer_training.h"
@@ -167,6 +169,82 @@ TEST(TokenizerTraining, WordPieceVocabularyServesHwtsReader) {
   EXPECT_LT(ids.size() * 3, sample.size());
   EXPECT_EQ(wp.decode(wp.encode("First Citizen: Before we proceed")),
             "first citizen : before we proceed");
+}
+
+// The ids Hugging Face's own tokenizer.json reader (tokenizers.js under node, the oracle of
+// tests/hf_tokenizer_test.cpp) gives for each line of the multi-script fixture text.
+std::vector<std::vector<int32_t>> reference_ids(const std::string& package_dir,
+                                                const std::string& tokenizer_json,
+                                                const test::TempDir& dir) {
+  const std::string texts = std::string(HWT_TEST_DIR) + "/fixtures/hf_tokenizer/texts.txt";
+  const std::string out = dir / "reference.jsonl";
+  const std::string cmd = "node " + std::string(HWT_TEST_DIR) + "/oracle/hf_encode.mjs " +
+                          package_dir + " " + tokenizer_json + " " + texts + " >" + out;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::vector<std::vector<int32_t>> ids;
+  const std::string text = test::slurp(out);  // named: the lines are views into it
+  for (std::string_view line : split_lines(text))
+    if (!line.empty()) ids.push_back(nlohmann::json::parse(line).at("ids"));
+  return ids;
+}
+
+// What `hwt tokenizer train` writes, read by Hugging Face's reader, gives hwt's ids: the
+// byte-level tokenizer.json as it is (read by hwt's data.tokenizer = "hf"), the WordPiece
+// vocab.txt inside the tokenizer.json of an uncased BERT (read by hwt's WordPiece). Both learned
+// from Shakespeare and run on text in many scripts, so unknown characters are tried too.
+TEST(TokenizerTraining, TrainedFilesGiveTheIdsOfHuggingFacesReader) {
+  const auto package = find_shipped_file("data/node_modules/@huggingface/tokenizers/package.json");
+  if (!package || std::system("command -v node >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "skipped: needs node and the npm package @huggingface/tokenizers "
+                    "(scripts/setup.sh)";
+  const std::string package_dir = std::filesystem::path(*package).parent_path().string();
+  const test::TempDir dir("trained_vs_reference");
+  const std::string corpus = read_file(kShakespeare);
+  const std::string texts =
+      test::slurp(std::string(HWT_TEST_DIR) + "/fixtures/hf_tokenizer/texts.txt");
+  const std::vector<std::string_view> lines = split_lines(texts);
+
+  const std::string bpe_path = dir / "bpe.json";
+  write_file_atomic(bpe_path, train_on(corpus, "bpe", 2000).file_text);
+  const auto bpe = HfTokenizer::load(bpe_path, /*special_in_text=*/true);
+  const auto bpe_reference = reference_ids(package_dir, bpe_path, dir);
+  ASSERT_EQ(bpe_reference.size(), lines.size() + 1);  // each line, then the whole text
+  for (size_t i = 0; i < lines.size(); ++i)
+    EXPECT_EQ(bpe->encode(lines[i]), bpe_reference[i]) << "bpe, line " << i << ": " << lines[i];
+  EXPECT_EQ(bpe->encode(texts), bpe_reference.back());
+
+  // BERT's tokenizer.json around the vocabulary; its specials are not added tokens, so "[CLS]"
+  // in text is the pieces of "[", "cls" and "]" for both, as hwt's WordPiece reads text.
+  const std::string vocab_txt = train_on(corpus, "wordpiece", 2000).file_text;
+  nlohmann::json vocab = nlohmann::json::object();
+  const std::vector<std::string_view> tokens = split_lines(vocab_txt);
+  for (size_t id = 0; id < tokens.size(); ++id) vocab[std::string(tokens[id])] = id;
+  const nlohmann::json bert = {
+      {"version", "1.0"},
+      {"added_tokens", nlohmann::json::array()},
+      {"normalizer",
+       {{"type", "BertNormalizer"},
+        {"clean_text", true},
+        {"handle_chinese_chars", true},
+        {"strip_accents", nullptr},
+        {"lowercase", true}}},
+      {"pre_tokenizer", {{"type", "BertPreTokenizer"}}},
+      {"post_processor", nullptr},
+      {"decoder", {{"type", "WordPiece"}, {"prefix", "##"}, {"cleanup", true}}},
+      {"model",
+       {{"type", "WordPiece"},
+        {"unk_token", "[UNK]"},
+        {"continuing_subword_prefix", "##"},
+        {"max_input_chars_per_word", 100},
+        {"vocab", vocab}}}};
+  const std::string wordpiece_path = dir / "wordpiece.json";
+  write_file_atomic(wordpiece_path, bert.dump());
+  const WordPieceTokenizer wordpiece(vocab_txt, "trained vocab.txt", /*lowercase=*/true);
+  const auto wordpiece_reference = reference_ids(package_dir, wordpiece_path, dir);
+  ASSERT_EQ(wordpiece_reference.size(), lines.size() + 1);
+  for (size_t i = 0; i < lines.size(); ++i)
+    EXPECT_EQ(wordpiece.encode(lines[i]), wordpiece_reference[i])
+        << "wordpiece, line " << i << ": " << lines[i];
 }
 
 TEST(TokenizerTraining, RejectsWhatCannotBeLearned) {
