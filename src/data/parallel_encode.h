@@ -1,7 +1,7 @@
 // Encoding a corpus of documents on several threads with ids identical to encoding them one
 // after another: each thread takes whole documents, and the results are joined in document
 // order. It relies only on Tokenizer::encode being const and safe to call from several threads
-// at once (GPT-2's tokenizer takes turns on its piece cache, so it gains nothing yet).
+// at once.
 #pragma once
 
 #include <cstdint>
