@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "cli_util.h"
 #include "core/error.h"
@@ -218,6 +219,29 @@ TEST_P(HfProperties, IdsInRangeNoSpecialsFromTextAndRoundTrips) {
 
 INSTANTIATE_TEST_SUITE_P(Layouts, HfProperties,
                          ::testing::Values("gpt2", "llama3", "llama2", "llama2_metaspace"));
+
+// Concurrent encodes on one tokenizer (the token cache encodes documents on several threads)
+// give the ids of encoding alone: each call fills a piece cache of its own.
+TEST(HfTokenizer, ConcurrentEncodesGiveTheSerialIds) {
+  FIXTURE_PATH(path, "llama3");
+  const auto tok = HfTokenizer::load(path, false);  // fresh caches, filled concurrently
+  const std::vector<std::string> texts = fixture_texts();
+  std::vector<std::vector<int32_t>> serial;
+  for (const std::string& t : texts) serial.push_back(tokenizer(path, false).encode(t));
+  std::vector<int> wrong(4, 0);
+  {
+    std::vector<std::jthread> threads;
+    for (size_t t = 0; t < wrong.size(); ++t)
+      threads.emplace_back([&, t] {
+        for (int round = 0; round < 20; ++round)
+          for (size_t k = 0; k < texts.size(); ++k) {
+            const size_t which = (k * (t + 1) + static_cast<size_t>(round)) % texts.size();
+            if (tok->encode(texts[which]) != serial[which]) ++wrong[t];
+          }
+      });
+  }
+  EXPECT_EQ(wrong, std::vector<int>(wrong.size(), 0));
+}
 
 TEST(HfTokenizer, GptTwoLayoutGivesGptTwoIds) {
   FIXTURE_PATH(path, "gpt2");

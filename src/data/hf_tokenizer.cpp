@@ -129,7 +129,7 @@ std::unique_ptr<HfTokenizer> HfTokenizer::load(const std::string& path, bool spe
   return std::make_unique<HfTokenizer>(read_file(found, "tokenizer.json"), found, special_in_text);
 }
 
-void HfTokenizer::encode_stretch(std::string_view text, bool at_text_start,
+void HfTokenizer::encode_stretch(std::string_view text, bool at_text_start, PieceCache& cache,
                                  std::vector<int32_t>& out) const {
   std::vector<std::string> pieces;
   pre_tokenizer_.split(text, at_text_start, pieces);
@@ -138,17 +138,17 @@ void HfTokenizer::encode_stretch(std::string_view text, bool at_text_start,
       model_.encode(piece, out);
       continue;
     }
-    if (cache_.append(piece, out)) continue;
+    if (cache.append(piece, out)) continue;
     const size_t first = out.size();
     model_.encode(piece, out);
-    cache_.add(piece, out.data() + first, out.size() - first);
+    cache.add(piece, out.data() + first, out.size() - first);
   }
 }
 
 std::vector<int32_t> HfTokenizer::encode_prefix(std::string_view text, int64_t max_tokens) const {
   std::vector<int32_t> ids;
   if (max_tokens <= 0) return ids;
-  const std::lock_guard lock(cache_mutex_);
+  const PieceCachePool::Lease lease = caches_.lease();
   for (const HfAddedTokens::Section& raw : added_.split(text, false, special_in_text_)) {
     if (std::ssize(ids) >= max_tokens) break;
     if (raw.id >= 0) {
@@ -161,7 +161,7 @@ std::vector<int32_t> HfTokenizer::encode_prefix(std::string_view text, int64_t m
       if (s.id >= 0)
         ids.push_back(s.id);
       else
-        encode_stretch(s.text, raw.offset == 0 && s.offset == 0, ids);
+        encode_stretch(s.text, raw.offset == 0 && s.offset == 0, lease.cache(), ids);
     }
   }
   if (std::ssize(ids) > max_tokens) ids.resize(static_cast<size_t>(max_tokens));

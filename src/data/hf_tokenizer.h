@@ -9,8 +9,6 @@
 // by end_of_text_id().
 #pragma once
 
-#include <mutex>
-
 #include "data/hf_added_tokens.h"
 #include "data/hf_bpe_model.h"
 #include "data/hf_decoder.h"
@@ -41,6 +39,7 @@ class HfTokenizer final : public Tokenizer {
   // The first special added token among "<|endoftext|>" (GPT-2, Qwen2, SmolLM),
   // "<|end_of_text|>" (Llama 3) and "</s>" (Llama 2, Mistral); -1 when none.
   int32_t end_of_text_id() const override { return end_of_text_; }
+  // Safe to call from several threads at once; they do not wait for each other.
   std::vector<int32_t> encode_prefix(std::string_view text, int64_t max_tokens) const override;
   // Each id's token through the file's decoder; ids no token has are left out.
   std::string decode(const std::vector<int32_t>& ids) const override;
@@ -58,7 +57,8 @@ class HfTokenizer final : public Tokenizer {
   HfTokenizer(const nlohmann::json& root, std::string source, uint64_t fingerprint,
               bool special_in_text);
   // Appends the ids of one stretch of normalised text with no added token in it.
-  void encode_stretch(std::string_view text, bool at_text_start, std::vector<int32_t>& out) const;
+  void encode_stretch(std::string_view text, bool at_text_start, PieceCache& cache,
+                      std::vector<int32_t>& out) const;
   void read_post_processor(const nlohmann::json& j);
 
   std::string source_;
@@ -73,8 +73,8 @@ class HfTokenizer final : public Tokenizer {
   std::vector<int32_t> added_index_;      // by id: its index in added_.tokens(), -1 for none
   int64_t vocab_size_ = 0;
   int32_t pad_ = -1, end_of_text_ = -1;
-  mutable std::mutex cache_mutex_;
-  mutable PieceCache cache_;  // byte-level pieces only
+  // Byte-level pieces only; each encode takes its own cache, so concurrent encodes never wait.
+  PieceCachePool caches_;
 };
 
 }  // namespace hwt
