@@ -10,17 +10,10 @@ namespace {
 using test::run_hwt;
 using test::TempDir;
 
-// Small, fast settings for the tiny TSV fixture.
-const std::string kTiny =
-    "--set data.format=tsv --set model.hidden=16 --set model.heads=2 --set model.ffn=32 "
-    "--set model.layers=1 --set data.max_len=16 --set data.min_freq=1 --set train.batch_size=8 "
-    "--set train.max_steps=4 --set train.threads=1 --quiet";
+const std::string kTiny = test::kTinyTsvSettings + " --set train.max_steps=4";
 
 void expect_one_line_error(const test::CliResult& r, const std::string& needle) {
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("hwt: error: ", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << r.err;
+  test::expect_one_line_error(r, 2, needle);
 }
 
 class CliErrors : public ::testing::Test {

@@ -1,9 +1,11 @@
 // Running the hwt binary from tests, and small data fixtures written into temp folders.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +68,21 @@ inline CliResult run_hwt_with(const std::string& prefix, const std::string& args
 inline CliResult run_hwt(const std::string& args, const TempDir& scratch) {
   return run_hwt_with("", args, scratch);
 }
+
+// A refusal as the CLI makes it: one "hwt: error: " line naming `needle`, and `exit_code`.
+inline void expect_one_line_error(const CliResult& r, int exit_code, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, exit_code) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("hwt: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << r.err;
+}
+
+// Small, fast model and data settings for the tiny TSV fixture (tiny_sentiment_tsv); callers add
+// the steps they need.
+inline const std::string kTinyTsvSettings =
+    "--set data.format=tsv --set model.hidden=16 --set model.heads=2 --set model.ffn=32 "
+    "--set model.layers=1 --set data.max_len=16 --set data.min_freq=1 --set train.batch_size=8 "
+    "--set train.threads=1 --quiet";
 
 // A small learnable two-class text dataset in TSV: words from one of two vocabularies.
 inline std::string tiny_sentiment_tsv(int lines, unsigned seed) {

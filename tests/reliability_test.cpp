@@ -25,18 +25,8 @@ using test::run_hwt;
 using test::TempDir;
 namespace fs = std::filesystem;
 
-// Small, fast settings for the tiny TSV fixture.
-const std::string kTiny =
-    "--set data.format=tsv --set model.hidden=16 --set model.heads=2 --set model.ffn=32 "
-    "--set model.layers=1 --set data.max_len=16 --set data.min_freq=1 --set train.batch_size=8 "
-    "--set train.threads=1 --quiet";
-
-void expect_one_line_error(const test::CliResult& r, int exit_code, const std::string& needle) {
-  EXPECT_EQ(r.exit_code, exit_code) << r.err;
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("hwt: error: ", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << r.err;
-}
+using test::expect_one_line_error;
+const std::string& kTiny = test::kTinyTsvSettings;
 
 // A checkpoint rewritten through write_safetensors (so its checksums are right again) after
 // `change` edits a copy of each tensor's bytes.

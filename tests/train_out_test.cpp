@@ -13,10 +13,7 @@ using test::run_hwt;
 using test::TempDir;
 namespace fs = std::filesystem;
 
-const std::string kTiny =
-    "--set data.format=tsv --set model.hidden=16 --set model.heads=2 --set model.ffn=32 "
-    "--set model.layers=1 --set data.max_len=16 --set data.min_freq=1 --set train.batch_size=8 "
-    "--set train.max_steps=4 --set train.threads=1 --quiet";
+const std::string kTiny = test::kTinyTsvSettings + " --set train.max_steps=4";
 
 class TrainOut : public ::testing::Test {
  protected:
