@@ -12,6 +12,7 @@
 #include "cli/train_run.h"
 #include "config/run_config.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/interrupt.h"
 #include "dist/local_launch.h"
 #include "dist/world.h"
@@ -54,6 +55,7 @@ void add_train_command(CLI::App& app) {
     const World world = join_world();
     const RunConfig config = load_run_config(o->config, o->sets);
     const std::string out = o->out.empty() ? default_out_dir() : o->out;
+    if (world.leader()) check_output_folder(out);  // before the data and model are loaded
     // Only rank 0 writes the folder, so only its folder counts.
     if (world.leader() && !o->overwrite && o->resume.empty())
       if (const auto files = run_files_in(out); !files.empty())

@@ -167,6 +167,15 @@ void Run::setup() {
   if (leader()) {
     make_output_folder(req_.out_dir);
     stale = remove_stale_temporaries(req_.out_dir);
+    // checkpoint-step files, checkpoint.safetensors and the copy of its predecessor a save
+    // replaces; best.safetensors (no optimizer state) fits in the margin that leaves.
+    const int64_t step_files =
+        cfg_.train.checkpoint_every > 0 ? total_steps_ / cfg_.train.checkpoint_every : 0;
+    check_room_for_checkpoints(req_.out_dir,
+                               static_cast<uint64_t>(model().params().count()) * sizeof(float) +
+                                   training_->optimizer().state_bytes() *
+                                       static_cast<uint64_t>(cfg_.train.zero == 1 ? ranks() : 1),
+                               step_files + 2);
     // A fresh run replaces an earlier one in its folder whole (hwt train asks for --overwrite
     // first): no stale best.safetensors or step checkpoint may pass for this run's.
     if (!resume_)
