@@ -80,7 +80,8 @@ void add_train_command(CLI::App& app) {
     install_interrupt_handlers();
     const nlohmann::json run = train(r);
     if (world.leader()) print_run_summary(run, r.out_dir);
-    if (run["results"]["stopped_by"] == "interrupted") std::exit(128 + interrupt_signal());
+    if (run["results"]["stopped_by"] == "interrupted")  // the signal every rank agreed on
+      std::exit(128 + signal_number(run["results"]["signal"].get<std::string>()));
   });
 }
 

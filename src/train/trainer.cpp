@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -80,6 +81,7 @@ class Run {
   void train_step(int64_t step);
   bool captures(const Batch& b, bool timed) const;
   bool any_rank(bool mine, int64_t step);
+  int any_rank_signal(int64_t step);
   std::optional<std::string> step_fault(bool loss_known, double loss);
   void check_weights(int64_t step);
   void evaluate_and_track(int64_t step);
@@ -247,6 +249,17 @@ bool Run::any_rank(bool mine, int64_t step) {
   std::array<double, 1> any = {mine ? 1.0 : 0.0};
   comm_->sum_host(any);
   return any[0] > 0;
+}
+
+// The stop signal any rank received (as any_rank checks it), or 0. Ranks signalled differently
+// agree on SIGTERM, the scheduler's request, over SIGINT.
+int Run::any_rank_signal(int64_t step) {
+  const int mine = interrupt_signal();
+  if (!comm_) return mine;
+  if (step % cfg_.train.log_every != 0) return 0;
+  std::array<double, 2> got = {mine == SIGTERM ? 1.0 : 0.0, mine == SIGINT ? 1.0 : 0.0};
+  comm_->sum_host(got);
+  return got[0] > 0 ? SIGTERM : got[1] > 0 ? SIGINT : 0;
 }
 
 // After a timed step: what was not finite in what the step computed anyway, or nullopt. The loss
@@ -478,8 +491,9 @@ nlohmann::json Run::execute() {
       stopped = "time_limit";
       break;
     }
-    if (any_rank(interrupt_signal() != 0, step)) {
+    if (const int sig = any_rank_signal(step)) {
       stopped = "interrupted";
+      stop_detail_["signal"] = signal_name(sig);
       break;
     }
   }
@@ -490,7 +504,6 @@ nlohmann::json Run::execute() {
   save("checkpoint.safetensors", true);
   if (stopped == "interrupted") {
     // The user wants the process back: the checkpoint is written, the final evaluation skipped.
-    if (const int sig = interrupt_signal()) stop_detail_["signal"] = signal_name(sig);
     return report(stopped, EvalResult{}, std::nullopt, seconds_since(start));
   }
 
