@@ -18,6 +18,7 @@
 #include "child_process.h"
 #include "cli_util.h"
 #include "core/safetensors.h"
+#include "cuda_test_util.h"
 
 namespace hwt {
 namespace {
@@ -190,6 +191,18 @@ TEST_F(Reliability, ModelOrBatchTooLargeForMemoryNamesTheKeys) {
   EXPECT_NE(r.err.find("GiB"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("lower model.hidden"), std::string::npos) << r.err;
   r = run_hwt(train_args("out", "--set train.batch_size=2000000000"), dir);
+  expect_one_line_error(r, 2, "lower train.batch_size or data.max_len");
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+}
+
+// The same on the GPU: a failed cudaMalloc names the keys, as the CPU's check does.
+TEST_F(Reliability, ModelOrBatchTooLargeForGpuMemoryNamesTheKeys) {
+  HWT_REQUIRE_GPU();
+  const std::string gpu = " --set train.device=cuda";
+  auto r = run_hwt(train_args("out", "--set model.hidden=100000000 --set model.ffn=64" + gpu), dir);
+  expect_one_line_error(r, 2, "not enough memory for the model's parameters: ");
+  EXPECT_NE(r.err.find("lower model.hidden"), std::string::npos) << r.err;
+  r = run_hwt(train_args("out", "--set train.batch_size=2000000000" + gpu), dir);
   expect_one_line_error(r, 2, "lower train.batch_size or data.max_len");
   EXPECT_FALSE(fs::exists(dir.path() / "out"));
 }
