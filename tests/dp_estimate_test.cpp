@@ -191,7 +191,7 @@ TEST(DpEstimateTimeline, GradientsAreReadyInReverseLayerOrder) {
   EXPECT_DOUBLE_EQ(b.back().bytes, 50304.0 * 768 * 4);
 }
 
-TEST(DpEstimateCatalog, LinksOfTheHopperGpusWithSources) {
+TEST(DpEstimateCatalog, LinksOfEveryGpuWithSources) {
   const GpuCatalog c = load_gpu_catalog();
   const GpuSpec& h200 = c.find("H200");
   EXPECT_EQ(h200.link(LinkKind::NvLink).line_gbs, 450);
@@ -202,7 +202,18 @@ TEST(DpEstimateCatalog, LinksOfTheHopperGpusWithSources) {
   EXPECT_NE(h200.link(LinkKind::NvLink).source.find("nccl-tests/issues/212"), std::string::npos);
   EXPECT_EQ(c.find("H100-SXM").link(LinkKind::NvLink).bus_gbs, 370);
   EXPECT_THROW(c.find("H100-PCIe").link(LinkKind::NvLink), InputError);
-  EXPECT_THROW(c.find("A100-80GB").link(LinkKind::Pcie), InputError);
+  // Issue 35: every catalogued GPU has its PCIe figures; NVLink where the GPU has it.
+  for (const GpuSpec& g : c.gpus()) {
+    EXPECT_GT(g.link(LinkKind::Pcie).line_gbs, 0) << g.name;
+    for (const auto& [kind, link] : g.links) {
+      EXPECT_FALSE(link.source.empty()) << g.name << " " << link_name(kind);
+      EXPECT_LE(link.bus_gbs, link.line_gbs) << g.name << " " << link_name(kind);
+    }
+  }
+  EXPECT_EQ(c.find("A100-80GB").link(LinkKind::NvLink).line_gbs, 300);
+  EXPECT_EQ(c.find("V100").link(LinkKind::NvLink).line_gbs, 150);
+  EXPECT_THROW(c.find("A10").link(LinkKind::NvLink), InputError);
+  EXPECT_THROW(c.find("RTX4090").link(LinkKind::NvLink), InputError);
   EXPECT_TRUE(parse_link_kind("ib") == LinkKind::Ib);
   EXPECT_FALSE(parse_link_kind("ethernet"));
   GpuCatalog mine;
@@ -257,7 +268,7 @@ TEST(DpEstimateCommand, PrintsBothModesAndTheMemoryZeroSaves) {
 TEST(DpEstimateCommand, BadInputIsOneLineAndExitTwo) {
   test::TempDir tmp("dp_cli_bad");
   for (const char* args :
-       {"--gpus 0", "--gpus 8 --link ethernet", "--gpu a100-80gb --gpus 2 --link nvlink",
+       {"--gpus 0", "--gpus 8 --link ethernet", "--gpu a10 --gpus 2 --link nvlink",
         "--gpu h100-pcie --link nvlink", "--gpus 4-2", "--gpus 2 --epoch-tokens 1e9"}) {
     const test::CliResult r =
         test::run_hwt(std::string("estimate --config bert_base ") + args, tmp);
@@ -266,8 +277,8 @@ TEST(DpEstimateCommand, BadInputIsOneLineAndExitTwo) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
   }
   const test::CliResult r =
-      test::run_hwt("estimate --config bert_base --gpu h200,a100-80gb --gpus 2", tmp);
-  EXPECT_NE(r.err.find("A100-80GB has no nvlink figures"), std::string::npos) << r.err;
+      test::run_hwt("estimate --config bert_base --gpu h200,l4 --gpus 2", tmp);
+  EXPECT_NE(r.err.find("L4 has no nvlink figures"), std::string::npos) << r.err;
 }
 
 }  // namespace
