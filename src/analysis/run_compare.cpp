@@ -98,7 +98,8 @@ void flag_quality(Comparison& c, double margin) {
         "{}: {} is worse than the best run's by more than the margin ({}): its time and cost "
         "bought less",
         c.runs[i].name, quality_text(c.runs[i]),
-        up ? fmt::format("{:.2g} points", 100 * margin) : fmt::format("{:.2g}%", 100 * margin)));
+        up ? fmt::format("{:g} point{}", 100 * margin, 100 * margin == 1 ? "" : "s")
+           : fmt::format("{:g}%", 100 * margin)));
   }
 }
 

@@ -15,6 +15,7 @@ void add_config_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_shape_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 void add_estimate_command(CLI::App& app);
 void add_compress_command(CLI::App& app);
 void add_codesign_command(CLI::App& app);

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   hwt::add_sim_command(app);
   hwt::add_shape_command(app);
   hwt::add_compare_command(app);
+  hwt::add_report_command(app);
   hwt::add_estimate_command(app);
   hwt::add_compress_command(app);
   hwt::add_codesign_command(app);
