@@ -72,8 +72,8 @@ Result recompute(Model& m, const std::vector<std::vector<int32_t>>& prompts, int
     std::vector<float> row(static_cast<size_t>(logits.cols()));
     for (int64_t i = 0; i < batch; ++i) {
       m.backend().download(row.data(), logits.row_slice(i * b.seq + b.seq - 1, 1));
-      const auto next = static_cast<int32_t>(
-          std::max_element(row.begin(), row.begin() + vocab) - row.begin());
+      const auto next =
+          static_cast<int32_t>(std::max_element(row.begin(), row.begin() + vocab) - row.begin());
       seqs[static_cast<size_t>(i)].push_back(next);
       r.tokens[static_cast<size_t>(i)].push_back(next);
     }
@@ -133,7 +133,8 @@ int main(int argc, char** argv) {
     for (int64_t i = 0; i < batch; ++i) {
       prompts.emplace_back();
       for (int64_t t = 0; t < prompt; ++t)
-        prompts.back().push_back(static_cast<int32_t>((7919 * (i * prompt + t) + 13) % m.vocab_size));
+        prompts.back().push_back(
+            static_cast<int32_t>((7919 * (i * prompt + t) + 13) % m.vocab_size));
     }
     auto report = [&](const char* path, const GenerationSpeed& s, bool same) {
       nlohmann::json j = {{"path", path},

@@ -22,7 +22,8 @@ struct DecodeShape {
 
 // out[b, h] = Σ_j softmax_j(scale · q·k_j) v_j over j < lengths[b], in double.
 Vec reference(const DecodeShape& s, const Vec& qkv, const Vec& k, const Vec& v, float scale) {
-  const int64_t D = s.head_dim, width = (s.heads + 2 * s.kv_heads) * D, group = s.heads / s.kv_heads;
+  const int64_t D = s.head_dim, width = (s.heads + 2 * s.kv_heads) * D,
+                group = s.heads / s.kv_heads;
   Vec out(static_cast<size_t>(s.batch * s.heads * D));
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t h = 0; h < s.heads; ++h) {
@@ -57,7 +58,8 @@ TEST_P(CpuDecodeAttention, MatchesTheDirectSoftmax) {
   test::TensorPool pool(cpu);
   const int64_t D = s.head_dim, width = (s.heads + 2 * s.kv_heads) * D;
   const Shape cache{s.batch, s.kv_heads, s.capacity, D};
-  const Vec qkv = randn(s.batch * width, 11), k = randn(cache.numel(), 12), v = randn(cache.numel(), 13);
+  const Vec qkv = randn(s.batch * width, 11), k = randn(cache.numel(), 12),
+            v = randn(cache.numel(), 13);
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   const Tensor out = pool.poisoned(Shape{s.batch, s.heads * D});
   cpu.decode_attention({pool.f32(Shape{s.batch, width}, qkv),
@@ -88,8 +90,13 @@ TEST(CpuKvAppend, WritesEachRowAtItsPosition) {
   const Vec qkv = randn(batch * seq * width, 5);
   const Shape cache{batch, kv, cap, D};
   const Tensor k = pool.zeros(cache), v = pool.zeros(cache);
-  cpu.kv_append({pool.f32(Shape{batch * seq, width}, qkv), {k, v},
-                 pool.i32(Shape{batch}, {2, 5}), seq, heads, kv, D});
+  cpu.kv_append({pool.f32(Shape{batch * seq, width}, qkv),
+                 {k, v},
+                 pool.i32(Shape{batch}, {2, 5}),
+                 seq,
+                 heads,
+                 kv,
+                 D});
   const Vec kh = pool.read(k), vh = pool.read(v);
   const int32_t start[] = {2, 5};
   for (int64_t b = 0; b < batch; ++b)

@@ -84,12 +84,22 @@ TEST_P(CudaDecode, AppendMatchesTheCpu) {
   const Shape cache{batch, kv, cap, D};
   const std::vector<int32_t> start = {0, 7, 3};
   const Tensor ck = cp.zeros(cache), cv = cp.zeros(cache);
-  cpu.kv_append({cp.f32(Shape{batch * seq, width}, qkv), {ck, cv}, cp.i32(Shape{batch}, start),
-                 seq, heads, kv, D});
+  cpu.kv_append({cp.f32(Shape{batch * seq, width}, qkv),
+                 {ck, cv},
+                 cp.i32(Shape{batch}, start),
+                 seq,
+                 heads,
+                 kv,
+                 D});
   const Tensor gk = gp.act(cache, Vec(static_cast<size_t>(cache.numel()), 0.0f));
   const Tensor gv = gp.act(cache, Vec(static_cast<size_t>(cache.numel()), 0.0f));
-  test::gpu_ref().kv_append({gp.act(Shape{batch * seq, width}, qkv), {gk, gv},
-                             gp.i32(Shape{batch}, start), seq, heads, kv, D});
+  test::gpu_ref().kv_append({gp.act(Shape{batch * seq, width}, qkv),
+                             {gk, gv},
+                             gp.i32(Shape{batch}, start),
+                             seq,
+                             heads,
+                             kv,
+                             D});
   // A copy: exact in every dtype.
   EXPECT_EQ(gp.read(gk), cp.read(ck));
   EXPECT_EQ(gp.read(gv), cp.read(cv));

@@ -229,8 +229,8 @@ TEST_F(Generate, StreamedPiecesMakeTheText) {
   m.plan(p.batch, p.prompt_seq, p.kv_capacity);
   std::string streamed;
   GenerationSpeed speed;
-  const auto g = generate(m, *tok, ids, o, [&](size_t, std::string_view s) { streamed += s; },
-                          &speed);
+  const auto g = generate(
+      m, *tok, ids, o, [&](size_t, std::string_view s) { streamed += s; }, &speed);
   EXPECT_EQ(streamed, g[0].text);
   EXPECT_EQ(speed.prefill_tokens, 3);
   EXPECT_EQ(speed.decode_tokens, std::ssize(g[0].tokens) - 1);

@@ -50,14 +50,13 @@ TEST(Predict, AnUnknownUtf8WordIsOneUnkTag) {
 
 TEST(Predict, AnUnknownUtf8CharacterIsOneUnk) {
   TempDir dir("predict_utf8_char");
-  const test::CliResult r = predict_after_training(
-      dir,
-      kTinyLm, "--prompt 'The café ' --tokens 1 --temperature 0");
+  const test::CliResult r =
+      predict_after_training(dir, kTinyLm, "--prompt 'The café ' --tokens 1 --temperature 0");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out.starts_with("The caf[UNK] ")) << r.out;
 }
 
-TEST(Generate, PredictOnAnLmIsGenerate) {
+TEST(GenerateCli, PredictOnAnLmIsGenerate) {
   TempDir dir("generate_cli");
   const test::CliResult predicted =
       predict_after_training(dir, kTinyLm, "--prompt 'The e' --tokens 12 --temperature 0");
@@ -79,7 +78,7 @@ TEST(Generate, PredictOnAnLmIsGenerate) {
   EXPECT_EQ(j["finish"], "context");
 }
 
-TEST(Generate, APromptFileIsABatchInOrder) {
+TEST(GenerateCli, APromptFileIsABatchInOrder) {
   TempDir dir("generate_batch");
   const test::CliResult trained = run_hwt("train --quiet --out " + (dir / "run") + kTinyLm, dir);
   ASSERT_EQ(trained.exit_code, 0) << trained.err;
@@ -103,7 +102,7 @@ TEST(Generate, APromptFileIsABatchInOrder) {
   EXPECT_EQ(nlohmann::json::parse(alone.out), lines[2]);
 }
 
-TEST(Generate, BadArgumentsAreOneLineErrors) {
+TEST(GenerateCli, BadArgumentsAreOneLineErrors) {
   TempDir dir("generate_errors");
   const test::CliResult trained = run_hwt("train --quiet --out " + (dir / "run") + kTinyLm, dir);
   ASSERT_EQ(trained.exit_code, 0) << trained.err;
@@ -119,8 +118,8 @@ TEST(Generate, BadArgumentsAreOneLineErrors) {
       "missing.txt");
   // A classifier checkpoint is not a language model.
   const test::CliResult classifier = run_hwt(
-      "train --quiet --out " + (dir / "cls") + " --set data.format=jointbert --set data.path=" +
-          HWT_TEST_DIR +
+      "train --quiet --out " + (dir / "cls") +
+          " --set data.format=jointbert --set data.path=" + HWT_TEST_DIR +
           "/fixtures/data/atis_mini --set data.unseen_labels=unk --set data.min_freq=1 "
           "--set data.max_len=24 --set model.max_seq=24 --set model.head=classify "
           "--set model.hidden=32 --set model.heads=2 --set model.ffn=64 --set train.max_steps=2 "

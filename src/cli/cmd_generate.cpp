@@ -28,7 +28,8 @@ std::vector<std::string> prompt_lines(const std::string& path) {
 
 void add_generate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "generate", "Continue prompts with a language model checkpoint (KV cache; greedy or sampled)");
+      "generate",
+      "Continue prompts with a language model checkpoint (KV cache; greedy or sampled)");
   struct Opts {
     std::string checkpoint, prompt_file;
     std::vector<std::string> prompts, sets;
@@ -37,14 +38,12 @@ void add_generate_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   o->gen.sampling.temperature = 0.8;
-  cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors of a causal LM")
-      ->required();
+  cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors of a causal LM")->required();
   cmd->add_option("--prompt", o->prompts, "Text to continue (repeatable: a batch)");
   cmd->add_option("--prompt-file", o->prompt_file, "A file of prompts, one per line");
   cmd->add_option("--max-new-tokens", o->gen.max_new_tokens, "Tokens to generate per prompt")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  cmd->add_option("--temperature", o->gen.sampling.temperature,
-                  "Sampling temperature; 0 = greedy")
+  cmd->add_option("--temperature", o->gen.sampling.temperature, "Sampling temperature; 0 = greedy")
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--top-k", o->gen.sampling.top_k, "Sample among the k most likely; 0 = all")
       ->check(CLI::NonNegativeNumber);

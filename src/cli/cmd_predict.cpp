@@ -55,7 +55,8 @@ void add_predict_command(CLI::App& app) {
       ->required();
   cmd->add_option("--text", o->texts, "Text to classify/tag (repeatable; default: lines of stdin)");
   cmd->add_option("--prompt", o->prompt, "LM: text to continue");
-  cmd->add_option("--tokens", o->tokens, "LM: tokens to generate (up to the model's context)")->check(CLI::Range(1, 100000));
+  cmd->add_option("--tokens", o->tokens, "LM: tokens to generate (up to the model's context)")
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--temperature", o->temperature, "LM: sampling temperature; 0 = greedy")
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--seed", o->seed, "LM: sampling seed");

@@ -102,8 +102,7 @@ void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
   }
 }
 
-void Block::plan_kv_cache(ActivationArena& arena, DType dt, int64_t max_batch,
-                          int64_t capacity) {
+void Block::plan_kv_cache(ActivationArena& arena, DType dt, int64_t max_batch, int64_t capacity) {
   arena.set_owner(fmt::format("layers.{}.attn", index_));
   kv_batch_ = max_batch;
   kv_capacity_ = capacity;

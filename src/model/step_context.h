@@ -30,8 +30,8 @@ struct StepContext {
   KvStep kv = KvStep::None;
   // Decode: each sequence's position (the cached length before this token), on the host and as
   // i32 [batch] on the device.
-  std::span<const int32_t> positions;
-  Tensor positions_device;
+  std::span<const int32_t> positions{};
+  Tensor positions_device{};
 
   int64_t rows() const { return batch * seq; }
   Tensor act(ActivationArena::Slot s, int64_t cols) const {

@@ -80,8 +80,9 @@ int32_t sample_token(std::span<const float> logits, const SamplingOptions& s, ui
     // Most likely first; equal probabilities by token order, as greedy picks them.
     std::vector<int32_t> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int32_t a, int32_t b) { return p[static_cast<size_t>(a)] > p[static_cast<size_t>(b)]; });
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+      return p[static_cast<size_t>(a)] > p[static_cast<size_t>(b)];
+    });
     const double total = std::accumulate(p.begin(), p.end(), 0.0);
     size_t keep = top_k ? static_cast<size_t>(s.top_k) : order.size();
     double mass = 0;
@@ -142,7 +143,8 @@ std::vector<Generation> generate(Model& model, const Tokenizer& tok,
   b.seq = plan.prompt_seq;
   b.ids.assign(static_cast<size_t>(b.batch * b.seq), tok.pad_id() >= 0 ? tok.pad_id() : 0);
   for (size_t i = 0; i < prompts.size(); ++i) {
-    std::copy(prompts[i].begin(), prompts[i].end(), b.ids.begin() + static_cast<int64_t>(i) * b.seq);
+    std::copy(prompts[i].begin(), prompts[i].end(),
+              b.ids.begin() + static_cast<int64_t>(i) * b.seq);
     b.lengths.push_back(static_cast<int32_t>(prompts[i].size()));
     seqs[i].g.prompt_ids = prompts[i];
     seqs[i].g.prompt_text = tok.decode(prompts[i]);
@@ -181,7 +183,8 @@ std::vector<Generation> generate(Model& model, const Tokenizer& tok,
     }
     if (!on_text) return;
     size_t ready = g.text.size();
-    if (!s.done) ready = complete_utf8(std::string_view(g.text).substr(0, ready > hold ? ready - hold : 0));
+    if (!s.done)
+      ready = complete_utf8(std::string_view(g.text).substr(0, ready > hold ? ready - hold : 0));
     if (ready > s.shown) {
       on_text(i, std::string_view(g.text).substr(s.shown, ready - s.shown));
       s.shown = ready;
@@ -203,7 +206,8 @@ std::vector<Generation> generate(Model& model, const Tokenizer& tok,
   t = Clock::now();
   int64_t decoded = 0;
   for (uint64_t step = 1;; ++step) {
-    const bool running = std::any_of(seqs.begin(), seqs.end(), [](const Sequence& s) { return !s.done; });
+    const bool running =
+        std::any_of(seqs.begin(), seqs.end(), [](const Sequence& s) { return !s.done; });
     if (!running) break;
     // Finished sequences run along with their last token; their results are ignored.
     std::vector<int32_t> ids;

@@ -16,8 +16,8 @@ void check_cache(const KvCache& c, int64_t batch, int64_t kv, int64_t head_dim) 
   expect_f32(c.v, "kv cache v");
   HWT_CHECK(c.k.shape.rank == 4 && c.k.dim(0) >= batch && c.k.dim(1) == kv &&
                 c.k.dim(3) == head_dim && c.v.shape == c.k.shape,
-            "kv cache {} / {} for batch={} kv_heads={} head_dim={}", c.k.str(), c.v.str(), batch, kv,
-            head_dim);
+            "kv cache {} / {} for batch={} kv_heads={} head_dim={}", c.k.str(), c.v.str(), batch,
+            kv, head_dim);
 }
 
 }  // namespace
@@ -53,8 +53,8 @@ void CpuBackend::decode_attention(const DecodeAttention& a) {
   expect_f32(a.out, "decode_attention out");
   expect_i32(a.lengths, "decode_attention lengths");
   const int64_t kv = a.kv(), D = a.head_dim, batch = a.qkv.rows();
-  HWT_CHECK(a.heads % kv == 0 && a.qkv.cols() == (a.heads + 2 * kv) * D &&
-                a.out.rows() == batch && a.out.cols() == a.heads * D && a.lengths.numel() == batch,
+  HWT_CHECK(a.heads % kv == 0 && a.qkv.cols() == (a.heads + 2 * kv) * D && a.out.rows() == batch &&
+                a.out.cols() == a.heads * D && a.lengths.numel() == batch,
             "decode_attention qkv {} out {} lengths {} for heads={} kv_heads={} head_dim={}",
             a.qkv.str(), a.out.str(), a.lengths.str(), a.heads, kv, D);
   check_cache(a.cache, batch, kv, D);

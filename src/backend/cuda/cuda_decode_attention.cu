@@ -9,8 +9,8 @@ namespace hwt::cuda {
 namespace {
 
 constexpr int kDecodeWarps = 4;
-constexpr int kMaxPerLane = 8;      // head sizes up to 256: element d = lane + 32 i of a head
-constexpr int64_t kMinChunk = 64;   // keys a split takes at least
+constexpr int kMaxPerLane = 8;     // head sizes up to 256: element d = lane + 32 i of a head
+constexpr int64_t kMinChunk = 64;  // keys a split takes at least
 
 template <class T>
 __global__ void kv_append_kernel(KvArgs a, const T* qkv, const int* start, int64_t seq, T* k,
@@ -130,9 +130,8 @@ void decode_typed(const Launch& l, const KvArgs& a, const void* qkv, const void*
       a, static_cast<const T*>(qkv), static_cast<const T*>(k), static_cast<const T*>(v), lengths,
       static_cast<T*>(out), scale, splits, partials);
   if (splits > 1)
-    decode_combine_kernel<T>
-        <<<dim3(static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch)), 128, 0,
-           l.stream>>>(a, partials, splits, static_cast<T*>(out));
+    decode_combine_kernel<T><<<dim3(static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch)),
+                               128, 0, l.stream>>>(a, partials, splits, static_cast<T*>(out));
 }
 
 }  // namespace
@@ -141,10 +140,10 @@ void kv_append(const Launch& l, const KvArgs& a, const void* qkv, const int* sta
                void* k, void* v) {
   const int64_t n = a.batch * seq * a.kv_heads * a.head_dim;
   if (n == 0) return;
-  HWT_DISPATCH_FLOAT(a.dt, T,
-                     (kv_append_kernel<T><<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(
-                         a, static_cast<const T*>(qkv), start, seq, static_cast<T*>(k),
-                         static_cast<T*>(v))));
+  HWT_DISPATCH_FLOAT(
+      a.dt, T,
+      (kv_append_kernel<T><<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(
+          a, static_cast<const T*>(qkv), start, seq, static_cast<T*>(k), static_cast<T*>(v))));
 }
 
 int64_t decode_splits(const Launch& l, const KvArgs& a) {

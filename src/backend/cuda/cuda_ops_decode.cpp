@@ -6,8 +6,8 @@
 namespace hwt {
 namespace {
 
-cuda::KvArgs kv_args(const Tensor& qkv, const KvCache& c, int64_t batch, int64_t heads,
-                     int64_t kv, int64_t head_dim) {
+cuda::KvArgs kv_args(const Tensor& qkv, const KvCache& c, int64_t batch, int64_t heads, int64_t kv,
+                     int64_t head_dim) {
   cuda::expect_float(qkv, "qkv");
   cuda::expect_dtype(c.k, qkv.dtype, "kv cache k");
   cuda::expect_dtype(c.v, qkv.dtype, "kv cache v");
@@ -15,8 +15,8 @@ cuda::KvArgs kv_args(const Tensor& qkv, const KvCache& c, int64_t batch, int64_t
             "kv cache qkv {} for heads={} kv_heads={} head_dim={}", qkv.str(), heads, kv, head_dim);
   HWT_CHECK(c.k.shape.rank == 4 && c.k.dim(0) >= batch && c.k.dim(1) == kv &&
                 c.k.dim(3) == head_dim && c.v.shape == c.k.shape,
-            "kv cache {} / {} for batch={} kv_heads={} head_dim={}", c.k.str(), c.v.str(), batch, kv,
-            head_dim);
+            "kv cache {} / {} for batch={} kv_heads={} head_dim={}", c.k.str(), c.v.str(), batch,
+            kv, head_dim);
   cuda::KvArgs a;
   a.dt = qkv.dtype;
   a.batch = batch;

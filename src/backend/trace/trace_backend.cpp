@@ -376,8 +376,8 @@ void TraceBackend::kv_append(const KvAppend& a) {
   r.elements = static_cast<int64_t>(moved);
   const double elem = static_cast<double>(dtype_size(a.qkv.dtype));
   set_io(r, Io{moved * elem, moved} + io(a.start), Io{moved * elem, moved});
-  r.detail = fmt::format("qkv{} seq={} kv_heads={} d={}", a.qkv.shape.str(), a.seq, a.kv(),
-                         a.head_dim);
+  r.detail =
+      fmt::format("qkv{} seq={} kv_heads={} d={}", a.qkv.shape.str(), a.seq, a.kv(), a.head_dim);
 }
 
 // The keys' count lives on the device; the trace counts the cache's capacity, the bound.
@@ -393,8 +393,9 @@ void TraceBackend::decode_attention(const DecodeAttention& a) {
   // Each sequence's K and V rows are read once, whatever the number of query heads sharing them.
   const Io cache = (io(a.cache.k) + io(a.cache.v)) *
                    (static_cast<double>(batch) / static_cast<double>(a.cache.k.dim(0)));
-  set_io(r, io(a.qkv) * (static_cast<double>(a.heads) / static_cast<double>(a.heads + 2 * a.kv())) +
-                cache + io(a.lengths),
+  set_io(r,
+         io(a.qkv) * (static_cast<double>(a.heads) / static_cast<double>(a.heads + 2 * a.kv())) +
+             cache + io(a.lengths),
          io(a.out));
   r.detail = fmt::format("b={} heads={} kv_heads={} d={} keys<={}", batch, a.heads, a.kv(),
                          a.head_dim, keys);
