@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/trace/trace_backend.h"
 #include "data/char_tokenizer.h"
 #include "model/model.h"
 #include "train/generate.h"
@@ -134,6 +135,40 @@ TEST_P(CachedDecode, EqualsTheFullForwardAtEveryStep) {
 INSTANTIATE_TEST_SUITE_P(Families, CachedDecode,
                          ::testing::Values("gpt2", "llama", "neox", "qwen2"),
                          [](const auto& i) { return i.param; });
+
+// A decode step as the trace sees it: per layer one kv_append of the new tokens' k and v and one
+// decode_attention costed over the cache's capacity (4·b·h·capacity·d matrix FLOPs, 5 per score
+// for the softmax), and no whole-sequence attention.
+TEST(CachedDecodeTrace, RecordsTheCacheOps) {
+  const ModelConfig cfg = family("llama");
+  TraceBackend trace;
+  Model m(cfg, trace);
+  const int64_t batch = 2, capacity = 40, d = cfg.padded_head_dim();
+  m.plan(batch, 8, capacity);
+  Batch b;
+  b.batch = batch;
+  b.seq = 8;
+  b.ids.assign(16, 1);
+  b.lengths = {8, 5};
+  m.prefill(b);
+  trace.clear();
+  m.decode(std::vector<int32_t>{3, 4});
+  int appends = 0, attentions = 0;
+  for (const OpRecord& r : trace.workload().ops) {
+    EXPECT_NE(r.op, Op::attention_forward);
+    if (r.op == Op::kv_append) {
+      ++appends;
+      EXPECT_EQ(r.bytes_written, 2.0 * batch * cfg.kv() * d * 4);
+    }
+    if (r.op == Op::decode_attention) {
+      ++attentions;
+      const double scores = static_cast<double>(batch * cfg.heads * capacity);
+      EXPECT_DOUBLE_EQ(r.flops, 4 * scores * static_cast<double>(d) + 5 * scores);
+    }
+  }
+  EXPECT_EQ(appends, cfg.layers);
+  EXPECT_EQ(attentions, cfg.layers);
+}
 
 // ---- the generator, on a character vocabulary
 
