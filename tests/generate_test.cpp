@@ -271,6 +271,26 @@ TEST_F(Generate, StreamedPiecesMakeTheText) {
   EXPECT_EQ(speed.decode_tokens, std::ssize(g[0].tokens) - 1);
 }
 
+// Probabilities 0.5, 0.3, 0.2: top-k 2 renormalises to 0.625 and 0.375, from which top-p 0.6
+// keeps the first alone (of all three it would need two: 0.5 < 0.6).
+TEST(SampleToken, TopPIsTakenFromWhatTopKKept) {
+  const std::vector<float> logits = {std::log(0.5f), std::log(0.3f), std::log(0.2f)};
+  SamplingOptions k2{1.0, 2, 1.0, 5}, k2p{1.0, 2, 0.6, 5}, p6{1.0, 0, 0.6, 5};
+  int counts[3] = {0, 0, 0}, nucleus_of_all = 0;
+  const int draws = 4000;
+  for (int d = 0; d < draws; ++d) {
+    ++counts[sample_token(logits, k2, static_cast<uint64_t>(d))];
+    EXPECT_EQ(sample_token(logits, k2p, static_cast<uint64_t>(d)), 0);
+    const int32_t t = sample_token(logits, p6, static_cast<uint64_t>(d));
+    EXPECT_LT(t, 2);
+    nucleus_of_all += t == 1;
+  }
+  EXPECT_EQ(counts[2], 0);
+  // 4000 draws at 0.625: standard deviation 0.0077; 0.03 is about four of them.
+  EXPECT_NEAR(counts[0] / static_cast<double>(draws), 0.625, 0.03);
+  EXPECT_NEAR(nucleus_of_all / static_cast<double>(draws), 0.375, 0.03);
+}
+
 TEST(EncodePrompts, RefusesAnEmptyOrTooLongPrompt) {
   const auto tok = CharTokenizer::train({std::string_view("ab")});
   EXPECT_THROW(encode_prompts(*tok, {"ab", ""}, 8), InputError);

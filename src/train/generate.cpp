@@ -83,8 +83,9 @@ int32_t sample_token(std::span<const float> logits, const SamplingOptions& s, ui
     std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
       return p[static_cast<size_t>(a)] > p[static_cast<size_t>(b)];
     });
-    const double total = std::accumulate(p.begin(), p.end(), 0.0);
     size_t keep = top_k ? static_cast<size_t>(s.top_k) : order.size();
+    double total = 0;  // of the top-k tokens: the nucleus is taken from what top-k kept
+    for (size_t i = 0; i < keep; ++i) total += p[static_cast<size_t>(order[i])];
     double mass = 0;
     for (size_t i = 0; i < keep; ++i) {
       mass += p[static_cast<size_t>(order[i])];
