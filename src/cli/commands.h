@@ -9,6 +9,7 @@ namespace hwt {
 void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
 void add_flops_command(CLI::App& app);
 void add_memory_command(CLI::App& app);
 void add_config_command(CLI::App& app);

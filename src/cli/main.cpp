@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   hwt::add_train_command(app);
   hwt::add_eval_command(app);
   hwt::add_predict_command(app);
+  hwt::add_generate_command(app);
   hwt::add_flops_command(app);
   hwt::add_memory_command(app);
   hwt::add_config_command(app);
