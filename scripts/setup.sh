@@ -10,6 +10,8 @@ BUILD_DIR=${HWT_BUILD_DIR:-build}
 packages=(build-essential cmake pkg-config git
           libopenblas-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libfmt-dev
           libpcre2-dev libutf8proc-dev libxxhash-dev
+          # TensorBoard event files (train.tensorboard); Chromium renders hwt report in its test
+          libprotobuf-dev protobuf-compiler chromium
           libgtest-dev googletest libbenchmark-dev
           libopenmpi-dev openmpi-bin
           libpagmo-dev libboost-serialization-dev libeigen3-dev libtbb-dev

@@ -395,6 +395,12 @@ void add_train_keys(Keys& k) {
       "nothing (to time telemetry's own overhead)",
       [](R & c) -> auto& { return c.train.telemetry; });
   k.add(
+      "train.tensorboard",
+      "Also write a TensorBoard event file into the output folder: every metrics.jsonl number as "
+      "a scalar (train/loss, valid/accuracy, …), the config as text, and histograms of the "
+      "weights and gradients at each evaluation (`tensorboard --logdir runs`)",
+      [](R & c) -> auto& { return c.train.tensorboard; });
+  k.add(
       "train.zero",
       "Data parallel: 1 shards the optimizer state across ranks (ZeRO stage 1: reduce-scatter "
       "of gradients, each rank updates its shard, all-gather of parameters); 0: every rank "

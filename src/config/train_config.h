@@ -33,6 +33,7 @@ struct TrainConfig {
   double max_grad_norm = 1.0;       // 0: no clipping
   int64_t seed = 42;
   bool telemetry = true;  // sample GPU/CPU power, energy and utilisation during the run
+  bool tensorboard = false;  // also write the metrics as a TensorBoard event file
   // Data parallel (several processes, docs/data_parallel.md); batch_size is per rank.
   int64_t zero = 0;       // 1: optimizer state sharded across ranks (ZeRO stage 1)
   double bucket_mb = 25;  // gradients are all-reduced in buckets of about this size

@@ -25,6 +25,7 @@
 #include "train/gradient_sync.h"
 #include "train/numeric_check.h"
 #include "train/progress.h"
+#include "train/metrics_sink.h"
 #include "train/run_files.h"
 #include "train/run_setup.h"
 #include "train/run_telemetry.h"
@@ -101,7 +102,7 @@ class Run {
   std::unique_ptr<Communicator> comm_;  // data parallel; null for one process
   std::unique_ptr<GradientSync> sync_;
   std::unique_ptr<BatchIterator> it_;
-  std::unique_ptr<MetricsLog> log_;
+  std::unique_ptr<MetricsSink> log_;
   std::unique_ptr<Progress> progress_;
   std::unique_ptr<SparsityLog> sparsity_;  // model.prune on
   TrainState state_;
@@ -186,7 +187,9 @@ void Run::setup() {
         std::filesystem::remove(std::filesystem::path(req_.out_dir) / name, ec);
         if (ec) fail_input("cannot replace {}/{}: {}", req_.out_dir, name, ec.message());
       }
-    log_ = std::make_unique<MetricsLog>(req_.out_dir + "/metrics.jsonl", resume_.has_value());
+    log_ = std::make_unique<MetricsSink>(req_.out_dir, resume_.has_value(),
+                                         cfg_.train.tensorboard);
+    log_->config_text(to_toml(cfg_));
   }
   progress_ = std::make_unique<Progress>(total_steps_, req_.progress && leader());
   if (!stale.empty())
@@ -412,7 +415,10 @@ void Run::evaluate_and_track(int64_t step) {
   nlohmann::json line = r.to_json();
   line["step"] = step;
   line["split"] = "valid";
-  if (log_) log_->write(line);
+  if (log_) {
+    log_->write(line);
+    log_->histograms(step, model().params());
+  }
   curve_.valid_step.push_back(static_cast<double>(step));
   curve_.valid_loss.push_back(r.loss);
   const bool improved = r.score() > state_.best_score;
