@@ -5,28 +5,6 @@
 
 namespace hwt::accel {
 
-ElementCost element_cost(double density, const DesignParams& p) {
-  if (!p.compress) return {p.word_bytes, 0};
-  return {p.word_bytes * density, 1.0 / 8};
-}
-
-bool indexes(int operand, Loop l) {
-  switch (operand) {
-    case kA:
-      return l != Loop::J;
-    case kB:
-      return l != Loop::I;
-    default:
-      return l != Loop::K;
-  }
-}
-
-int64_t tile_cycles(int64_t b, int64_t m, int64_t n, int64_t k, double density, int64_t macs) {
-  const double work = static_cast<double>(b * m) * static_cast<double>(n * k) * density;
-  // The epsilon keeps exact products (e.g. 4096 * 0.25) from rounding up.
-  return static_cast<int64_t>(std::ceil(work / static_cast<double>(macs) - 1e-9));
-}
-
 int64_t stage_tiles(const Stage& s, const DesignParams& p) {
   if (s.kind == StageKind::Vector) return ceil_div(s.elements, p.tile_x * p.tile_y);
   return ceil_div(s.rows, p.tile_x);

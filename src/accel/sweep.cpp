@@ -1,8 +1,10 @@
 #include "accel/sweep.h"
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <algorithm>
+#include <exception>
 #include <limits>
 #include <numeric>
 #include <tuple>
@@ -10,6 +12,7 @@
 #include "accel/design_params.h"
 #include "accel/energy_model.h"
 #include "accel/fast_model.h"
+#include "core/error.h"
 #include "core/integer_math.h"
 #include "report/csv_writer.h"
 #include "report/svg_plot.h"
@@ -44,8 +47,8 @@ const char* metric_label(Metric m) {
 }  // namespace
 
 SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
-                           const HardwareLibrary& lib) {
-  const DesignParams p = make_design_params(c, lib);
+                           const NodeLibrary& node) {
+  const DesignParams p = make_design_params(c, node);
   const Activity a = fast_total(w, p);
   const Costs costs = price(a, p);
   SweepPoint pt;
@@ -58,21 +61,44 @@ SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkloa
   return pt;
 }
 
+SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
+                           const HardwareLibrary& lib) {
+  return evaluate_design(c, batch, w, node_library(lib, c.technology_nm));
+}
+
 std::vector<SweepPoint> run_design_sweep(const DesignSpace& space,
                                          const std::map<int64_t, SimWorkload>& workloads,
                                          const HardwareLibrary& lib,
                                          const std::vector<uint64_t>& indices,
-                                         const std::function<void(size_t, size_t)>& progress) {
-  std::vector<SweepPoint> out;
-  out.reserve(indices.size());
-  for (size_t n = 0; n < indices.size(); ++n) {
-    int64_t batch = 0;
-    const AccelConfig c = space.design(indices[n], &batch);
-    SweepPoint pt = evaluate_design(c, batch, workloads.at(batch), lib);
-    pt.index = indices[n];
-    out.push_back(pt);
-    if (progress && (n + 1) % 4096 == 0) progress(n + 1, indices.size());
+                                         const std::function<void(size_t, size_t)>& progress,
+                                         int threads) {
+  const NodeLibrary node = node_library(lib, space.base.technology_nm);
+  for (int64_t b : space.batch)
+    HWT_CHECK(workloads.count(b), "no workload traced for batch {} of space {}", b, space.name);
+  const int team = threads > 0 ? threads : omp_get_max_threads();
+  std::vector<SweepPoint> out(indices.size());
+  std::exception_ptr error;  // the first design that threw; rethrown outside the threads
+  // Blocks of designs between progress reports; the threads split each block.
+  constexpr size_t kBlock = 4096;
+  for (size_t begin = 0; begin < indices.size() && !error; begin += kBlock) {
+    const auto end = static_cast<int64_t>(std::min(indices.size(), begin + kBlock));
+#pragma omp parallel for num_threads(team) schedule(static)
+    for (auto n = static_cast<int64_t>(begin); n < end; ++n) {
+      try {
+        SweepPoint& pt = out[static_cast<size_t>(n)];
+        int64_t batch = 0;
+        const AccelConfig c = space.design(indices[static_cast<size_t>(n)], &batch);
+        pt = evaluate_design(c, batch, workloads.at(batch), node);
+        pt.index = indices[static_cast<size_t>(n)];
+      } catch (...) {
+#pragma omp critical(hwt_sweep_error)
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (progress && !error && static_cast<size_t>(end) < indices.size())
+      progress(static_cast<size_t>(end), indices.size());
   }
+  if (error) std::rethrow_exception(error);
   if (progress) progress(indices.size(), indices.size());
   return out;
 }
