@@ -12,27 +12,26 @@ struct Part {
   int64_t ext = 0, count = 0;
 };
 
-// Full tiles and the one edge tile along a dimension.
-int split(int64_t dim, int64_t tile, Part out[2]) {
+// Full tiles and the one edge tile along a loop.
+int split(const GemmMap& g, size_t l, Part out[2]) {
   int n = 0;
-  if (dim / tile > 0) out[n++] = {tile, dim / tile};
-  if (dim % tile > 0) out[n++] = {dim % tile, 1};
+  if (g.full[l] > 0) out[n++] = {g.ext[l], g.full[l]};
+  if (g.edge[l] > 0) out[n++] = {g.edge[l], 1};
   return n;
 }
 
 // Lane cycles summed over every tile of a GEMM, edge tiles at their real size.
-double gemm_lane_cycles(const Stage& s, const DesignParams& p, double density) {
+double gemm_lane_cycles(const GemmMap& g, int64_t macs) {
   Part pb[2], pm[2], pn[2], pk[2];
-  const int nb = split(s.batch, p.tile_b, pb), nm = split(s.m, p.tile_x, pm),
-            nn = split(s.n, p.tile_x, pn), nk = split(s.k, p.tile_y, pk);
+  const int nb = split(g, 0, pb), nm = split(g, 1, pm), nn = split(g, 2, pn), nk = split(g, 3, pk);
   double total = 0;
   for (int b = 0; b < nb; ++b)
     for (int m = 0; m < nm; ++m)
       for (int n = 0; n < nn; ++n)
         for (int k = 0; k < nk; ++k)
           total += static_cast<double>(pb[b].count * pm[m].count * pn[n].count * pk[k].count) *
-                   static_cast<double>(
-                       tile_cycles(pb[b].ext, pm[m].ext, pn[n].ext, pk[k].ext, density, p.macs));
+                   static_cast<double>(tile_cycles(pb[b].ext, pm[m].ext, pn[n].ext, pk[k].ext,
+                                                   g.compute_density, macs));
   return total;
 }
 
@@ -53,15 +52,18 @@ struct Nest {
 
 Nest temporal_nest(const GemmMap& g, const LoopOrder& order, int64_t lanes) {
   std::array<double, 4> across{}, within{};  // per position in `order`
-  double wave = 1;
+  // Lanes per run of the loops placed so far, floor(lanes / wave), in integers: exact as the
+  // doubles were (every value is a whole number far below 2^53), and each loop no longer waits
+  // on a floating-point division by the one before.
+  int64_t room = lanes;
   for (int i = 3; i >= 0; --i) {
-    const auto t = static_cast<double>(g.trips[static_cast<size_t>(order[static_cast<size_t>(i)])]);
     const auto at = static_cast<size_t>(i);
     if (order[at] == g.inner) continue;
-    const double f = std::clamp(std::floor(static_cast<double>(lanes) / wave), 1.0, t);
-    within[at] = f;
-    across[at] = t / f;
-    wave *= f;
+    const int64_t trips = g.trips[static_cast<size_t>(order[at])];
+    const int64_t f = std::clamp(room, int64_t{1}, trips);
+    within[at] = static_cast<double>(f);
+    across[at] = static_cast<double>(trips) / static_cast<double>(f);
+    room = f == room ? 1 : room / f;
   }
   Nest n;
   for (size_t i = 0; i < 4; ++i)
@@ -117,11 +119,14 @@ double overlap(const DesignParams& p, double compute, double waves, double units
   return std::max({main_cycles, port_cycles, waves * per_unit}) + drain;
 }
 
-Activity gemm(const Stage& s, const DesignParams& p) {
+// gemm and streamed are inlined into their callers (the attribute) so that a stage's activity
+// reaches the workload's sum in registers: returned through memory, the sum's vector loads
+// stalled on the stage's scalar stores (store-to-load forwarding, seen with perf).
+[[gnu::always_inline]] inline Activity gemm(const Stage& s, const DesignParams& p) {
   const GemmMap g = map_gemm(s, p);
   Activity a;
   const auto tiles = static_cast<double>(g.tiles), runs = static_cast<double>(g.runs);
-  const double lane_cycles = gemm_lane_cycles(s, p, g.compute_density);
+  const double lane_cycles = gemm_lane_cycles(g, p.macs);
   const double waves = std::ceil(runs / static_cast<double>(p.lanes));
   const double compute = waves * lane_cycles / runs;
 
@@ -189,15 +194,15 @@ Activity gemm(const Stage& s, const DesignParams& p) {
 
 // Softmax, layernorm and vector stages: tiles of rows (or elements) streamed from main memory
 // through a unit and back.
-Activity streamed(const Stage& s, const DesignParams& p) {
+[[gnu::always_inline]] inline Activity streamed(const Stage& s, const DesignParams& p) {
   const bool vector = s.kind == StageKind::Vector;
   const int64_t units = vector                         ? p.lanes
                         : s.kind == StageKind::Softmax ? p.softmax_units
                                                        : p.layernorm_units;
-  const int64_t tiles = stage_tiles(s, p);
   const int64_t items = vector ? s.elements : s.rows;  // what tiles are cut from
   const int64_t per_tile = vector ? p.tile_x * p.tile_y : p.tile_x;
-  const int64_t full = items / per_tile, rest = items % per_tile;
+  const int64_t full = items / per_tile, rest = items - full * per_tile;
+  const int64_t tiles = full + (rest > 0 ? 1 : 0);  // stage_tiles(s, p)
   auto cycles_of = [&](int64_t n) -> double {
     if (n == 0) return 0;
     if (vector) {
@@ -239,23 +244,27 @@ Activity streamed(const Stage& s, const DesignParams& p) {
   return a;
 }
 
+[[gnu::always_inline]] inline Activity stage(const Stage& s, const DesignParams& p) {
+  return s.kind == StageKind::Gemm ? gemm(s, p) : streamed(s, p);
+}
+
 }  // namespace
 
 Activity fast_stage(const Stage& s, const DesignParams& p) {
-  return s.kind == StageKind::Gemm ? gemm(s, p) : streamed(s, p);
+  return stage(s, p);
 }
 
 std::vector<Activity> fast_classes(const SimWorkload& w, const DesignParams& p) {
   std::vector<Activity> out;
   out.reserve(w.classes.size());
-  for (const Stage& s : w.classes) out.push_back(fast_stage(s, p));
+  for (const Stage& s : w.classes) out.push_back(stage(s, p));
   return out;
 }
 
 Activity fast_total(const SimWorkload& w, const DesignParams& p) {
   Activity total;
   for (size_t i = 0; i < w.classes.size(); ++i)
-    total.add_scaled(fast_stage(w.classes[i], p), w.class_count[i]);
+    total.add_scaled(stage(w.classes[i], p), w.class_count[i]);
   return total;
 }
 

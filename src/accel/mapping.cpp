@@ -16,8 +16,10 @@ GemmMap map_gemm(const Stage& s, const DesignParams& p) {
   const std::array<int64_t, 4> tile = {p.tile_b, p.tile_x, p.tile_x, p.tile_y};
   g.tiles = 1;
   for (int l = 0; l < 4; ++l) {
-    g.ext[l] = std::min(g.dim[l], tile[l]);
-    g.trips[l] = ceil_div(g.dim[l], tile[l]);
+    g.full[l] = g.dim[l] / tile[l];  // one division per loop; the rest follows from it
+    g.edge[l] = g.dim[l] - g.full[l] * tile[l];
+    g.trips[l] = g.full[l] + (g.edge[l] > 0 ? 1 : 0);
+    g.ext[l] = g.full[l] > 0 ? tile[l] : g.edge[l];
     g.tiles *= g.trips[l];
   }
   const double b = static_cast<double>(s.batch);
@@ -37,7 +39,9 @@ GemmMap map_gemm(const Stage& s, const DesignParams& p) {
       g.inner = p.order[static_cast<size_t>(i)];
       break;
     }
-  g.runs = g.tiles / g.trips[static_cast<size_t>(g.inner)];
+  g.runs = 1;  // tiles / trips[inner], as a product
+  for (size_t l = 0; l < 4; ++l)
+    if (static_cast<Loop>(l) != g.inner) g.runs *= g.trips[l];
   for (int o : {kA, kB, kC})
     if (!indexes(o, g.inner)) g.stationary = o;
 
@@ -45,6 +49,8 @@ GemmMap map_gemm(const Stage& s, const DesignParams& p) {
   // and the rest split what remains equally.
   const std::array<double, 3> full = {g.elems[kA] * g.cost[kA].data, g.elems[kB] * g.cost[kB].data,
                                       g.elems[kC] * g.partial_bytes};
+  // Each share and whether the whole operand fits are set together: reading the shares back
+  // to compare them stalled on their stores (store-to-load forwarding, seen with perf).
   for (bool weight_buffer : {false, true}) {
     std::array<int, 3> ops{};
     int n = 0;
@@ -53,16 +59,20 @@ GemmMap map_gemm(const Stage& s, const DesignParams& p) {
       if (g.in_weight_buffer[o] == weight_buffer) ops[n++] = o, need += full[o];
     double left = weight_buffer ? p.weight_capacity : p.act_capacity;
     if (need <= left) {
-      for (int i = 0; i < n; ++i) g.share[ops[i]] = full[ops[i]];
+      for (int i = 0; i < n; ++i) {
+        g.share[ops[i]] = full[ops[i]];
+        g.fits[ops[i]] = true;
+      }
       continue;
     }
     std::sort(ops.begin(), ops.begin() + n, [&](int x, int y) { return full[x] < full[y]; });
     for (int i = 0; i < n; ++i) {
-      g.share[ops[i]] = std::min(full[ops[i]], left / (n - i));
-      left -= g.share[ops[i]];
+      const double share = std::min(full[ops[i]], left / (n - i));
+      g.share[ops[i]] = share;
+      g.fits[ops[i]] = share >= full[ops[i]];
+      left -= share;
     }
   }
-  for (int o = 0; o < 3; ++o) g.fits[o] = g.share[o] >= full[o];
   return g;
 }
 

@@ -33,6 +33,8 @@ struct GemmMap {
   std::array<int64_t, 4> dim{};    // per Loop: batch, m, n, k
   std::array<int64_t, 4> ext{};    // tile extent per Loop, clipped to the dimension
   std::array<int64_t, 4> trips{};  // tiles per Loop
+  std::array<int64_t, 4> full{};   // full tiles per Loop
+  std::array<int64_t, 4> edge{};   // extent of the one partial tile per Loop (0: none)
   int64_t tiles = 0;
   std::array<double, 3> elems{};       // A, B, C sizes in elements
   std::array<ElementCost, 3> cost{};   // A, B: stored operands; C: the final (pruned) result
