@@ -3,6 +3,7 @@
 // `hwt sim` prints them to the last digit. Exact comparison (==) is the point here, no tolerance.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 
 #include "accel/design_space.h"
@@ -83,6 +84,39 @@ TEST(SimFastEquivalence, MatchesTheFrozenModelBitForBit) {
     EXPECT_EQ(got.leakage_j, costs.leakage_j) << where;
     EXPECT_EQ(got.area_mm2, costs.area_mm2) << where;
     if (HasFailure()) return;  // one design's report is enough
+  }
+}
+
+// The sweep's own path: busy cycles prepared once per tiling, designs split over threads.
+TEST(SimFastEquivalence, SweepMatchesTheFrozenModelOnOneAndTwoThreads) {
+  const HardwareLibrary& lib = default_hardware_library();
+  const DesignSpace space =
+      load_design_space(require_shipped_file("hardware/accel/spaces/acceltran.toml"), lib);
+  std::map<int64_t, SimWorkload> workloads;
+  for (int64_t b : space.batch)
+    workloads.emplace(b, build_sim_workload(trace_step(testing::small_model(TraceMode::Train, b)),
+                                            TraceMode::Train, Sparsity{}));
+  const std::vector<uint64_t> indices = sample_indices(space, 5000, 34);
+  for (int threads : {1, 2}) {
+    const std::vector<SweepPoint> pts =
+        run_design_sweep(space, workloads, lib, indices, nullptr, threads);
+    ASSERT_EQ(pts.size(), indices.size());
+    for (size_t n = 0; n < indices.size(); ++n) {
+      int64_t batch = 0;
+      const AccelConfig c = space.design(indices[n], &batch);
+      const DesignParams p = reference::make_design_params(c, lib);
+      const Activity a = reference::fast_total(workloads.at(batch), p);
+      const Costs costs = price(a, p);
+      const std::string where = fmt::format("{} threads, design {}", threads, indices[n]);
+      EXPECT_EQ(pts[n].index, indices[n]) << where;
+      EXPECT_EQ(pts[n].batch, batch) << where;
+      EXPECT_EQ(pts[n].cycles, a.cycles) << where;
+      EXPECT_EQ(pts[n].latency_s, a.cycles / p.clock_hz) << where;
+      EXPECT_EQ(pts[n].dynamic_j, costs.dynamic_j) << where;
+      EXPECT_EQ(pts[n].leakage_j, costs.leakage_j) << where;
+      EXPECT_EQ(pts[n].area_mm2, costs.area_mm2) << where;
+      if (HasFailure()) return;
+    }
   }
 }
 

@@ -83,7 +83,8 @@ inline GemmMap map_gemm(const Stage& s, const DesignParams& p) {
   const double b = static_cast<double>(s.batch);
   g.elems = {b * static_cast<double>(s.m * s.k), b * static_cast<double>(s.k * s.n),
              b * static_cast<double>(s.m * s.n)};
-  g.cost = {element_cost(s.dens_a, p), element_cost(s.dens_b, p), element_cost(s.dens_c, p)};
+  g.cost = {reference::element_cost(s.dens_a, p), reference::element_cost(s.dens_b, p),
+            reference::element_cost(s.dens_c, p)};
   g.partial_bytes = p.word_bytes;
   const double eb = static_cast<double>(g.ext[0]);
   g.tile_bytes = {eb * static_cast<double>(g.ext[1] * g.ext[3]) * g.cost[kA].data,
@@ -99,7 +100,7 @@ inline GemmMap map_gemm(const Stage& s, const DesignParams& p) {
     }
   g.runs = g.tiles / g.trips[static_cast<size_t>(g.inner)];
   for (int o : {kA, kB, kC})
-    if (!indexes(o, g.inner)) g.stationary = o;
+    if (!reference::indexes(o, g.inner)) g.stationary = o;
 
   // Operands that fit together keep all of their data; otherwise smaller ones keep theirs
   // and the rest split what remains equally.
@@ -141,16 +142,16 @@ inline int split(int64_t dim, int64_t tile, Part out[2]) {
 // Lane cycles summed over every tile of a GEMM, edge tiles at their real size.
 inline double gemm_lane_cycles(const Stage& s, const DesignParams& p, double density) {
   Part pb[2], pm[2], pn[2], pk[2];
-  const int nb = split(s.batch, p.tile_b, pb), nm = split(s.m, p.tile_x, pm),
-            nn = split(s.n, p.tile_x, pn), nk = split(s.k, p.tile_y, pk);
+  const int nb = reference::split(s.batch, p.tile_b, pb), nm = reference::split(s.m, p.tile_x, pm),
+            nn = reference::split(s.n, p.tile_x, pn), nk = reference::split(s.k, p.tile_y, pk);
   double total = 0;
   for (int b = 0; b < nb; ++b)
     for (int m = 0; m < nm; ++m)
       for (int n = 0; n < nn; ++n)
         for (int k = 0; k < nk; ++k)
           total += static_cast<double>(pb[b].count * pm[m].count * pn[n].count * pk[k].count) *
-                   static_cast<double>(
-                       tile_cycles(pb[b].ext, pm[m].ext, pn[n].ext, pk[k].ext, density, p.macs));
+                   static_cast<double>(reference::tile_cycles(pb[b].ext, pm[m].ext, pn[n].ext,
+                                                              pk[k].ext, density, p.macs));
   return total;
 }
 
@@ -205,7 +206,7 @@ inline double refetch(const GemmMap& g, int o, const Nest& nest) {
     const Loop l = nest.loop[static_cast<size_t>(i)];
     const double t = nest.trips[static_cast<size_t>(i)];
     if (o == g.stationary && l == g.inner) continue;
-    if (indexes(o, l))
+    if (reference::indexes(o, l))
       footprint *= t;
     else if (t > 1 && footprint > capacity)
       mult *= t;
@@ -219,7 +220,8 @@ inline double wave_tiles(const GemmMap& g, const Nest& nest, int o, bool first_s
   double tiles = 1;
   for (size_t l = 0; l < 4; ++l) {
     const bool run_loop = static_cast<Loop>(l) == g.inner;
-    if (indexes(o, static_cast<Loop>(l)) && !(run_loop && first_step)) tiles *= nest.wave[l];
+    if (reference::indexes(o, static_cast<Loop>(l)) && !(run_loop && first_step))
+      tiles *= nest.wave[l];
   }
   return tiles;
 }
@@ -236,16 +238,17 @@ inline double overlap(const DesignParams& p, double compute, double waves, doubl
 }
 
 inline Activity gemm(const Stage& s, const DesignParams& p) {
-  const GemmMap g = map_gemm(s, p);
+  const GemmMap g = reference::map_gemm(s, p);
   Activity a;
   const auto tiles = static_cast<double>(g.tiles), runs = static_cast<double>(g.runs);
-  const double lane_cycles = gemm_lane_cycles(s, p, g.compute_density);
+  const double lane_cycles = reference::gemm_lane_cycles(s, p, g.compute_density);
   const double waves = std::ceil(runs / static_cast<double>(p.lanes));
   const double compute = waves * lane_cycles / runs;
 
-  const Nest nest = temporal_nest(g, p.order, p.lanes);
-  const std::array<double, 3> mult = {refetch(g, kA, nest), refetch(g, kB, nest),
-                                      refetch(g, kC, nest)};
+  const Nest nest = reference::temporal_nest(g, p.order, p.lanes);
+  const std::array<double, 3> mult = {reference::refetch(g, kA, nest),
+                                      reference::refetch(g, kB, nest),
+                                      reference::refetch(g, kC, nest)};
   const auto ti = static_cast<double>(g.trips[1]), tj = static_cast<double>(g.trips[2]),
              tk = static_cast<double>(g.trips[3]);
   std::array<double, 3> main_data{}, port_data{};
@@ -285,10 +288,10 @@ inline Activity gemm(const Stage& s, const DesignParams& p) {
       eb * static_cast<double>(g.ext[1] * g.ext[3]) * g.cost[kA].total(),
       eb * static_cast<double>(g.ext[3] * g.ext[2]) * g.cost[kB].total(),
       eb * static_cast<double>(g.ext[1] * g.ext[2]) * g.cost[kC].total()};
-  const double prologue = wave_tiles(g, nest, kA, true) * tile_total[kA] +
-                          wave_tiles(g, nest, kB, true) * tile_total[kB];
-  const double epilogue =
-      std::min(wave_tiles(g, nest, kC, false) * tile_total[kC], g.elems[kC] * g.cost[kC].total());
+  const double prologue = reference::wave_tiles(g, nest, kA, true) * tile_total[kA] +
+                          reference::wave_tiles(g, nest, kB, true) * tile_total[kB];
+  const double epilogue = std::min(reference::wave_tiles(g, nest, kC, false) * tile_total[kC],
+                                   g.elems[kC] * g.cost[kC].total());
   const double first_c =
       g.stationary == kC ? 0 : eb * static_cast<double>(g.ext[1] * g.ext[2]) * g.partial_bytes;
   const double first_port = (tile_total[kA] + tile_total[kB] + first_c) / p.port_bpc;
@@ -312,7 +315,7 @@ inline Activity streamed(const Stage& s, const DesignParams& p) {
   const int64_t units = vector                         ? p.lanes
                         : s.kind == StageKind::Softmax ? p.softmax_units
                                                        : p.layernorm_units;
-  const int64_t tiles = stage_tiles(s, p);
+  const int64_t tiles = reference::stage_tiles(s, p);
   const int64_t items = vector ? s.elements : s.rows;  // what tiles are cut from
   const int64_t per_tile = vector ? p.tile_x * p.tile_y : p.tile_x;
   const int64_t full = items / per_tile, rest = items % per_tile;
@@ -331,7 +334,8 @@ inline Activity streamed(const Stage& s, const DesignParams& p) {
   const double compute = tiles > 0 ? waves * busy / t : 0;
 
   Activity a;
-  const ElementCost in = element_cost(s.dens_in, p), out = element_cost(s.dens_out, p);
+  const ElementCost in = reference::element_cost(s.dens_in, p),
+                    out = reference::element_cost(s.dens_out, p);
   const double data = s.in_words * in.data + s.out_words * out.data;
   const double mask = s.in_words * in.mask + s.out_words * out.mask;
   a.main_bytes = a.port_bytes = data + mask;
@@ -353,18 +357,18 @@ inline Activity streamed(const Stage& s, const DesignParams& p) {
   const double drain = first_out / p.main_bpc;
   a.compute_cycles = compute;
   a.memory_cycles = main_cycles;
-  a.cycles = overlap(p, compute, waves, t, main_cycles, port_cycles, fill, drain);
+  a.cycles = reference::overlap(p, compute, waves, t, main_cycles, port_cycles, fill, drain);
   return a;
 }
 
 inline Activity fast_stage(const Stage& s, const DesignParams& p) {
-  return s.kind == StageKind::Gemm ? gemm(s, p) : streamed(s, p);
+  return s.kind == StageKind::Gemm ? reference::gemm(s, p) : reference::streamed(s, p);
 }
 
 inline Activity fast_total(const SimWorkload& w, const DesignParams& p) {
   Activity total;
   for (size_t i = 0; i < w.classes.size(); ++i)
-    total.add_scaled(fast_stage(w.classes[i], p), w.class_count[i]);
+    total.add_scaled(reference::fast_stage(w.classes[i], p), w.class_count[i]);
   return total;
 }
 
@@ -421,9 +425,11 @@ inline DesignParams make_design_params(const AccelConfig& c, const HardwareLibra
   p.e_softmax_cycle = sm.dynamic_mw * per_cycle;
   p.e_layernorm_cycle = ln.dynamic_mw * per_cycle;
   p.e_dispatch = (df.dynamic_mw + dma.dynamic_mw) * per_cycle;
-  p.e_act_byte = buffer_energy_per_byte(lib.buffer("activation"), c.activation_buffer_mb, dyn);
-  p.e_weight_byte = buffer_energy_per_byte(lib.buffer("weight"), c.weight_buffer_mb, dyn);
-  p.e_mask_byte = buffer_energy_per_byte(lib.buffer("mask"), c.mask_buffer_mb, dyn);
+  p.e_act_byte =
+      reference::buffer_energy_per_byte(lib.buffer("activation"), c.activation_buffer_mb, dyn);
+  p.e_weight_byte =
+      reference::buffer_energy_per_byte(lib.buffer("weight"), c.weight_buffer_mb, dyn);
+  p.e_mask_byte = reference::buffer_energy_per_byte(lib.buffer("mask"), c.mask_buffer_mb, dyn);
   p.e_main_byte = mem.energy_per_byte_nj;  // off chip: not scaled with the logic node
 
   p.leak_lane = lane.leakage_mw * leak;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "accel/mapping.h"
+#include "core/error.h"
 
 namespace hwt::accel {
 namespace {
@@ -122,11 +123,13 @@ double overlap(const DesignParams& p, double compute, double waves, double units
 // gemm and streamed are inlined into their callers (the attribute) so that a stage's activity
 // reaches the workload's sum in registers: returned through memory, the sum's vector loads
 // stalled on the stage's scalar stores (store-to-load forwarding, seen with perf).
-[[gnu::always_inline]] inline Activity gemm(const Stage& s, const DesignParams& p) {
+// `busy`: the stage's lane cycles when already known (class_busy_cycles), else null.
+[[gnu::always_inline]] inline Activity gemm(const Stage& s, const DesignParams& p,
+                                            const double* busy) {
   const GemmMap g = map_gemm(s, p);
   Activity a;
   const auto tiles = static_cast<double>(g.tiles), runs = static_cast<double>(g.runs);
-  const double lane_cycles = gemm_lane_cycles(g, p.macs);
+  const double lane_cycles = busy ? *busy : gemm_lane_cycles(g, p.macs);
   const double waves = std::ceil(runs / static_cast<double>(p.lanes));
   const double compute = waves * lane_cycles / runs;
 
@@ -192,27 +195,48 @@ double overlap(const DesignParams& p, double compute, double waves, double units
   return a;
 }
 
-// Softmax, layernorm and vector stages: tiles of rows (or elements) streamed from main memory
-// through a unit and back.
-[[gnu::always_inline]] inline Activity streamed(const Stage& s, const DesignParams& p) {
+// Softmax, layernorm and vector stages are cut into tiles of rows (or elements).
+struct RowTiles {
+  int64_t items = 0, per_tile = 0;  // what tiles are cut from; how many go in one
+  int64_t full = 0, rest = 0;       // full tiles, and the items of the partial one
+  int64_t count() const { return full + (rest > 0 ? 1 : 0); }  // stage_tiles(s, p)
+};
+
+RowTiles row_tiles(const Stage& s, const DesignParams& p) {
   const bool vector = s.kind == StageKind::Vector;
-  const int64_t units = vector                         ? p.lanes
-                        : s.kind == StageKind::Softmax ? p.softmax_units
-                                                       : p.layernorm_units;
-  const int64_t items = vector ? s.elements : s.rows;  // what tiles are cut from
-  const int64_t per_tile = vector ? p.tile_x * p.tile_y : p.tile_x;
-  const int64_t full = items / per_tile, rest = items - full * per_tile;
-  const int64_t tiles = full + (rest > 0 ? 1 : 0);  // stage_tiles(s, p)
+  RowTiles r;
+  r.items = vector ? s.elements : s.rows;
+  r.per_tile = vector ? p.tile_x * p.tile_y : p.tile_x;
+  r.full = r.items / r.per_tile;
+  r.rest = r.items - r.full * r.per_tile;
+  return r;
+}
+
+// Busy cycles of a streamed stage's units, the partial tile at its size.
+double streamed_busy(const Stage& s, const DesignParams& p, const RowTiles& r) {
   auto cycles_of = [&](int64_t n) -> double {
     if (n == 0) return 0;
-    if (vector) {
+    if (s.kind == StageKind::Vector) {
       const double ops = s.ops * static_cast<double>(n) / static_cast<double>(s.elements);
       return std::ceil(ops / static_cast<double>(p.macs) - 1e-9);
     }
     const int64_t width = s.kind == StageKind::Softmax ? p.softmax_width : p.layernorm_width;
     return static_cast<double>(n * ceil_div(s.cols, width));
   };
-  const double busy = static_cast<double>(full) * cycles_of(per_tile) + cycles_of(rest);
+  return static_cast<double>(r.full) * cycles_of(r.per_tile) + cycles_of(r.rest);
+}
+
+// Softmax, layernorm and vector stages: tiles streamed from main memory through a unit and
+// back. `busy_known`: the stage's busy cycles when already known, else null.
+[[gnu::always_inline]] inline Activity streamed(const Stage& s, const DesignParams& p,
+                                                const double* busy_known) {
+  const bool vector = s.kind == StageKind::Vector;
+  const int64_t units = vector                         ? p.lanes
+                        : s.kind == StageKind::Softmax ? p.softmax_units
+                                                       : p.layernorm_units;
+  const RowTiles r = row_tiles(s, p);
+  const int64_t tiles = r.count(), items = r.items, per_tile = r.per_tile;
+  const double busy = busy_known ? *busy_known : streamed_busy(s, p, r);
   const auto t = static_cast<double>(tiles);
   const double waves = std::ceil(t / static_cast<double>(units));
   const double compute = tiles > 0 ? waves * busy / t : 0;
@@ -244,27 +268,39 @@ double overlap(const DesignParams& p, double compute, double waves, double units
   return a;
 }
 
-[[gnu::always_inline]] inline Activity stage(const Stage& s, const DesignParams& p) {
-  return s.kind == StageKind::Gemm ? gemm(s, p) : streamed(s, p);
+[[gnu::always_inline]] inline Activity stage(const Stage& s, const DesignParams& p,
+                                             const double* busy) {
+  return s.kind == StageKind::Gemm ? gemm(s, p, busy) : streamed(s, p, busy);
 }
 
 }  // namespace
 
 Activity fast_stage(const Stage& s, const DesignParams& p) {
-  return stage(s, p);
+  return stage(s, p, nullptr);
 }
 
 std::vector<Activity> fast_classes(const SimWorkload& w, const DesignParams& p) {
   std::vector<Activity> out;
   out.reserve(w.classes.size());
-  for (const Stage& s : w.classes) out.push_back(stage(s, p));
+  for (const Stage& s : w.classes) out.push_back(stage(s, p, nullptr));
   return out;
 }
 
-Activity fast_total(const SimWorkload& w, const DesignParams& p) {
+std::vector<double> class_busy_cycles(const SimWorkload& w, const DesignParams& p) {
+  std::vector<double> out;
+  out.reserve(w.classes.size());
+  for (const Stage& s : w.classes)
+    out.push_back(s.kind == StageKind::Gemm ? gemm_lane_cycles(map_gemm(s, p), p.macs)
+                                            : streamed_busy(s, p, row_tiles(s, p)));
+  return out;
+}
+
+Activity fast_total(const SimWorkload& w, const DesignParams& p, std::span<const double> busy) {
+  HWT_CHECK(busy.empty() || busy.size() == w.classes.size(),
+            "{} busy-cycle counts for {} stage classes", busy.size(), w.classes.size());
   Activity total;
   for (size_t i = 0; i < w.classes.size(); ++i)
-    total.add_scaled(stage(w.classes[i], p), w.class_count[i]);
+    total.add_scaled(stage(w.classes[i], p, busy.empty() ? nullptr : &busy[i]), w.class_count[i]);
   return total;
 }
 

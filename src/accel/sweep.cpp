@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <exception>
 #include <limits>
 #include <numeric>
@@ -44,12 +45,58 @@ const char* metric_label(Metric m) {
   return "";
 }
 
+// The busy cycles of every stage class (class_busy_cycles) depend on the design keys batch,
+// tile_b, tile_xy and macs_per_lane alone (the space fixes zero skipping): computed once per
+// combination of their choices instead of once per design.
+class BusyByTiling {
+ public:
+  static constexpr std::array<size_t, 4> kDigits = {DesignSpace::kBatch, DesignSpace::kTileB,
+                                                    DesignSpace::kTileXy, DesignSpace::kMacs};
+
+  BusyByTiling(const DesignSpace& space, const std::map<int64_t, SimWorkload>& workloads,
+               const NodeLibrary& node)
+      : radices_(space.radices()) {
+    size_t count = 1;
+    for (size_t d : kDigits) count *= radices_[d];
+    busy_.resize(count);
+    std::vector<uint64_t> digits(radices_.size(), 0);
+    for (size_t key = 0; key < count; ++key) {
+      size_t rest = key;
+      for (size_t d : kDigits) {
+        digits[d] = rest % radices_[d];
+        rest /= radices_[d];
+      }
+      int64_t batch = 0;
+      const AccelConfig c = space.design(space.index_of(digits), &batch);
+      busy_[key] = class_busy_cycles(workloads.at(batch), make_design_params(c, node));
+    }
+  }
+
+  // For the design at `index` of the space.
+  const std::vector<double>& of(uint64_t index) const {
+    size_t key = 0, scale = 1;
+    for (size_t d = 0, i = 0; i < kDigits.size(); ++d) {
+      const uint64_t digit = index % radices_[d];
+      index /= radices_[d];
+      if (d != kDigits[i]) continue;
+      key += digit * scale;
+      scale *= radices_[d];
+      ++i;
+    }
+    return busy_[key];
+  }
+
+ private:
+  std::vector<uint64_t> radices_;
+  std::vector<std::vector<double>> busy_;  // per key: digits of kDigits, the first fastest
+};
+
 }  // namespace
 
 SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
-                           const NodeLibrary& node) {
+                           const NodeLibrary& node, std::span<const double> busy) {
   const DesignParams p = make_design_params(c, node);
-  const Activity a = fast_total(w, p);
+  const Activity a = fast_total(w, p, busy);
   const Costs costs = price(a, p);
   SweepPoint pt;
   pt.batch = batch;
@@ -75,6 +122,7 @@ std::vector<SweepPoint> run_design_sweep(const DesignSpace& space,
   const NodeLibrary node = node_library(lib, space.base.technology_nm);
   for (int64_t b : space.batch)
     HWT_CHECK(workloads.count(b), "no workload traced for batch {} of space {}", b, space.name);
+  const BusyByTiling busy(space, workloads, node);
   const int team = threads > 0 ? threads : omp_get_max_threads();
   std::vector<SweepPoint> out(indices.size());
   std::exception_ptr error;  // the first design that threw; rethrown outside the threads
@@ -88,7 +136,8 @@ std::vector<SweepPoint> run_design_sweep(const DesignSpace& space,
         SweepPoint& pt = out[static_cast<size_t>(n)];
         int64_t batch = 0;
         const AccelConfig c = space.design(indices[static_cast<size_t>(n)], &batch);
-        pt = evaluate_design(c, batch, workloads.at(batch), node);
+        pt = evaluate_design(c, batch, workloads.at(batch), node,
+                             busy.of(indices[static_cast<size_t>(n)]));
         pt.index = indices[static_cast<size_t>(n)];
       } catch (...) {
 #pragma omp critical(hwt_sweep_error)

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,9 +25,10 @@ struct SweepPoint {
 };
 
 // One design evaluated with the fast model on the workload traced at its batch; `node` is the
-// library at the design's technology node (node_library), shared by the designs of a sweep.
+// library at the design's technology node (node_library), shared by the designs of a sweep;
+// `busy` is class_busy_cycles of the workload on a design that tiles like `c`, or empty.
 SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
-                           const NodeLibrary& node);
+                           const NodeLibrary& node, std::span<const double> busy = {});
 SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
                            const HardwareLibrary& lib);
 
