@@ -19,22 +19,6 @@ struct DesignSpace {
   std::vector<LoopOrder> dataflows;
   std::vector<MainMemory> memories;
 
-  // Positions of the swept keys among an index's mixed-radix digits (radices()).
-  enum Digit : size_t {
-    kBatch,
-    kTileB,
-    kTileXy,
-    kPes,
-    kLanes,
-    kMacs,
-    kSoftmax,
-    kActMb,
-    kWeightMb,
-    kMaskMb,
-    kDataflow,
-    kMemory
-  };
-
   uint64_t size() const;
   // The number of choices per swept key, in the order of the index's mixed-radix digits (batch
   // first, memory last): digits d_k < radices()[k] make the index sum d_k * prod_{j<k} r_j.

@@ -4,7 +4,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <array>
 #include <exception>
 #include <limits>
 #include <numeric>
@@ -45,50 +44,44 @@ const char* metric_label(Metric m) {
   return "";
 }
 
+// Where `v` is among a key's choices (the first place: repeated choices tile alike).
+size_t position(const std::vector<int64_t>& choices, int64_t v) {
+  return static_cast<size_t>(std::find(choices.begin(), choices.end(), v) - choices.begin());
+}
+
 // The busy cycles of every stage class (class_busy_cycles) depend on the design keys batch,
 // tile_b, tile_xy and macs_per_lane alone (the space fixes zero skipping): computed once per
 // combination of their choices instead of once per design.
 class BusyByTiling {
  public:
-  static constexpr std::array<size_t, 4> kDigits = {DesignSpace::kBatch, DesignSpace::kTileB,
-                                                    DesignSpace::kTileXy, DesignSpace::kMacs};
-
   BusyByTiling(const DesignSpace& space, const std::map<int64_t, SimWorkload>& workloads,
                const NodeLibrary& node)
-      : radices_(space.radices()) {
-    size_t count = 1;
-    for (size_t d : kDigits) count *= radices_[d];
-    busy_.resize(count);
-    std::vector<uint64_t> digits(radices_.size(), 0);
-    for (size_t key = 0; key < count; ++key) {
-      size_t rest = key;
-      for (size_t d : kDigits) {
-        digits[d] = rest % radices_[d];
-        rest /= radices_[d];
-      }
-      int64_t batch = 0;
-      const AccelConfig c = space.design(space.index_of(digits), &batch);
-      busy_[key] = class_busy_cycles(workloads.at(batch), make_design_params(c, node));
-    }
+      : space_(space) {
+    int64_t unused = 0;
+    AccelConfig c = space.design(0, &unused);
+    for (int64_t macs : space.macs)
+      for (int64_t xy : space.tile_xy)
+        for (int64_t b : space.tile_b)
+          for (int64_t batch : space.batch) {
+            c.macs_per_lane = macs;
+            c.tile_x = c.tile_y = xy;
+            c.tile_b = b;
+            busy_.push_back(class_busy_cycles(workloads.at(batch), make_design_params(c, node)));
+          }
   }
 
-  // For the design at `index` of the space.
-  const std::vector<double>& of(uint64_t index) const {
-    size_t key = 0, scale = 1;
-    for (size_t d = 0, i = 0; i < kDigits.size(); ++d) {
-      const uint64_t digit = index % radices_[d];
-      index /= radices_[d];
-      if (d != kDigits[i]) continue;
-      key += digit * scale;
-      scale *= radices_[d];
-      ++i;
-    }
+  // For a design of the space evaluated at `batch`.
+  const std::vector<double>& of(const AccelConfig& c, int64_t batch) const {
+    size_t key = position(space_.macs, c.macs_per_lane);
+    key = key * space_.tile_xy.size() + position(space_.tile_xy, c.tile_x);
+    key = key * space_.tile_b.size() + position(space_.tile_b, c.tile_b);
+    key = key * space_.batch.size() + position(space_.batch, batch);
     return busy_[key];
   }
 
  private:
-  std::vector<uint64_t> radices_;
-  std::vector<std::vector<double>> busy_;  // per key: digits of kDigits, the first fastest
+  const DesignSpace& space_;
+  std::vector<std::vector<double>> busy_;  // in the order of `of`'s key
 };
 
 }  // namespace
@@ -126,18 +119,18 @@ std::vector<SweepPoint> run_design_sweep(const DesignSpace& space,
   const int team = threads > 0 ? threads : omp_get_max_threads();
   std::vector<SweepPoint> out(indices.size());
   std::exception_ptr error;  // the first design that threw; rethrown outside the threads
-  // Blocks of designs between progress reports; the threads split each block.
-  constexpr size_t kBlock = 4096;
+  // Blocks of designs between progress reports; the threads take small chunks of each block
+  // as they come free, so that a thread the OS has descheduled holds the others up little.
+  constexpr size_t kBlock = 16384;
   for (size_t begin = 0; begin < indices.size() && !error; begin += kBlock) {
     const auto end = static_cast<int64_t>(std::min(indices.size(), begin + kBlock));
-#pragma omp parallel for num_threads(team) schedule(static)
+#pragma omp parallel for num_threads(team) schedule(dynamic, 64)
     for (auto n = static_cast<int64_t>(begin); n < end; ++n) {
       try {
         SweepPoint& pt = out[static_cast<size_t>(n)];
         int64_t batch = 0;
         const AccelConfig c = space.design(indices[static_cast<size_t>(n)], &batch);
-        pt = evaluate_design(c, batch, workloads.at(batch), node,
-                             busy.of(indices[static_cast<size_t>(n)]));
+        pt = evaluate_design(c, batch, workloads.at(batch), node, busy.of(c, batch));
         pt.index = indices[static_cast<size_t>(n)];
       } catch (...) {
 #pragma omp critical(hwt_sweep_error)

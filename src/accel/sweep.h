@@ -34,7 +34,8 @@ SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkloa
 
 // Evaluates `indices` of the space on `threads` threads (0: OpenMP's default, every core
 // unless OMP_NUM_THREADS says otherwise); `workloads` holds one traced workload per batch
-// choice. `progress(done, total)` is called every few thousand designs, from the calling thread.
+// choice. `progress(done, total)` is called every 16,384 designs and at the end, from the calling
+// thread.
 // The points are in the order of `indices` and do not depend on the thread count.
 std::vector<SweepPoint> run_design_sweep(
     const DesignSpace& space, const std::map<int64_t, SimWorkload>& workloads,
