@@ -123,13 +123,13 @@ double overlap(const DesignParams& p, double compute, double waves, double units
 // gemm and streamed are inlined into their callers (the attribute) so that a stage's activity
 // reaches the workload's sum in registers: returned through memory, the sum's vector loads
 // stalled on the stage's scalar stores (store-to-load forwarding, seen with perf).
-// `busy`: the stage's lane cycles when already known (class_busy_cycles), else null.
+// `known`: the stage's tiling and lane cycles when already known (class_tilings), else null.
 [[gnu::always_inline]] inline Activity gemm(const Stage& s, const DesignParams& p,
-                                            const double* busy) {
-  const GemmMap g = map_gemm(s, p);
+                                            const StageTiling* known) {
+  const GemmMap g = known ? map_gemm(s, p, known->gemm) : map_gemm(s, p);
   Activity a;
   const auto tiles = static_cast<double>(g.tiles), runs = static_cast<double>(g.runs);
-  const double lane_cycles = busy ? *busy : gemm_lane_cycles(g, p.macs);
+  const double lane_cycles = known ? known->busy : gemm_lane_cycles(g, p.macs);
   const double waves = std::ceil(runs / static_cast<double>(p.lanes));
   const double compute = waves * lane_cycles / runs;
 
@@ -227,16 +227,16 @@ double streamed_busy(const Stage& s, const DesignParams& p, const RowTiles& r) {
 }
 
 // Softmax, layernorm and vector stages: tiles streamed from main memory through a unit and
-// back. `busy_known`: the stage's busy cycles when already known, else null.
+// back. `known` as for gemm.
 [[gnu::always_inline]] inline Activity streamed(const Stage& s, const DesignParams& p,
-                                                const double* busy_known) {
+                                                const StageTiling* known) {
   const bool vector = s.kind == StageKind::Vector;
   const int64_t units = vector                         ? p.lanes
                         : s.kind == StageKind::Softmax ? p.softmax_units
                                                        : p.layernorm_units;
   const RowTiles r = row_tiles(s, p);
   const int64_t tiles = r.count(), items = r.items, per_tile = r.per_tile;
-  const double busy = busy_known ? *busy_known : streamed_busy(s, p, r);
+  const double busy = known ? known->busy : streamed_busy(s, p, r);
   const auto t = static_cast<double>(tiles);
   const double waves = std::ceil(t / static_cast<double>(units));
   const double compute = tiles > 0 ? waves * busy / t : 0;
@@ -269,8 +269,8 @@ double streamed_busy(const Stage& s, const DesignParams& p, const RowTiles& r) {
 }
 
 [[gnu::always_inline]] inline Activity stage(const Stage& s, const DesignParams& p,
-                                             const double* busy) {
-  return s.kind == StageKind::Gemm ? gemm(s, p, busy) : streamed(s, p, busy);
+                                             const StageTiling* known) {
+  return s.kind == StageKind::Gemm ? gemm(s, p, known) : streamed(s, p, known);
 }
 
 }  // namespace
@@ -286,21 +286,30 @@ std::vector<Activity> fast_classes(const SimWorkload& w, const DesignParams& p) 
   return out;
 }
 
-std::vector<double> class_busy_cycles(const SimWorkload& w, const DesignParams& p) {
-  std::vector<double> out;
+std::vector<StageTiling> class_tilings(const SimWorkload& w, const DesignParams& p) {
+  std::vector<StageTiling> out;
   out.reserve(w.classes.size());
-  for (const Stage& s : w.classes)
-    out.push_back(s.kind == StageKind::Gemm ? gemm_lane_cycles(map_gemm(s, p), p.macs)
-                                            : streamed_busy(s, p, row_tiles(s, p)));
+  for (const Stage& s : w.classes) {
+    StageTiling t;
+    if (s.kind == StageKind::Gemm) {
+      t.gemm = tile_gemm(s, p);
+      t.busy = gemm_lane_cycles(map_gemm(s, p, t.gemm), p.macs);
+    } else {
+      t.busy = streamed_busy(s, p, row_tiles(s, p));
+    }
+    out.push_back(t);
+  }
   return out;
 }
 
-Activity fast_total(const SimWorkload& w, const DesignParams& p, std::span<const double> busy) {
-  HWT_CHECK(busy.empty() || busy.size() == w.classes.size(),
-            "{} busy-cycle counts for {} stage classes", busy.size(), w.classes.size());
+Activity fast_total(const SimWorkload& w, const DesignParams& p,
+                    std::span<const StageTiling> tilings) {
+  HWT_CHECK(tilings.empty() || tilings.size() == w.classes.size(),
+            "{} stage tilings for {} stage classes", tilings.size(), w.classes.size());
   Activity total;
   for (size_t i = 0; i < w.classes.size(); ++i)
-    total.add_scaled(stage(w.classes[i], p, busy.empty() ? nullptr : &busy[i]), w.class_count[i]);
+    total.add_scaled(stage(w.classes[i], p, tilings.empty() ? nullptr : &tilings[i]),
+                     w.class_count[i]);
   return total;
 }
 

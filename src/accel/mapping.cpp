@@ -10,18 +10,29 @@ int64_t stage_tiles(const Stage& s, const DesignParams& p) {
   return ceil_div(s.rows, p.tile_x);
 }
 
-GemmMap map_gemm(const Stage& s, const DesignParams& p) {
-  GemmMap g;
-  g.dim = {s.batch, s.m, s.n, s.k};
+GemmTiling tile_gemm(const Stage& s, const DesignParams& p) {
+  const std::array<int64_t, 4> dim = {s.batch, s.m, s.n, s.k};
   const std::array<int64_t, 4> tile = {p.tile_b, p.tile_x, p.tile_x, p.tile_y};
-  g.tiles = 1;
-  for (int l = 0; l < 4; ++l) {
-    g.full[l] = g.dim[l] / tile[l];  // one division per loop; the rest follows from it
-    g.edge[l] = g.dim[l] - g.full[l] * tile[l];
-    g.trips[l] = g.full[l] + (g.edge[l] > 0 ? 1 : 0);
-    g.ext[l] = g.full[l] > 0 ? tile[l] : g.edge[l];
-    g.tiles *= g.trips[l];
+  GemmTiling t;
+  t.tiles = 1;
+  for (size_t l = 0; l < 4; ++l) {
+    t.full[l] = dim[l] / tile[l];  // one division per loop; the rest follows from it
+    t.edge[l] = dim[l] - t.full[l] * tile[l];
+    t.trips[l] = t.full[l] + (t.edge[l] > 0 ? 1 : 0);
+    t.ext[l] = t.full[l] > 0 ? tile[l] : t.edge[l];
+    t.tiles *= t.trips[l];
   }
+  return t;
+}
+
+GemmMap map_gemm(const Stage& s, const DesignParams& p) {
+  return map_gemm(s, p, tile_gemm(s, p));
+}
+
+GemmMap map_gemm(const Stage& s, const DesignParams& p, const GemmTiling& tiling) {
+  GemmMap g;
+  static_cast<GemmTiling&>(g) = tiling;
+  g.dim = {s.batch, s.m, s.n, s.k};
   const double b = static_cast<double>(s.batch);
   g.elems = {b * static_cast<double>(s.m * s.k), b * static_cast<double>(s.k * s.n),
              b * static_cast<double>(s.m * s.n)};

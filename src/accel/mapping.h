@@ -29,13 +29,19 @@ inline ElementCost element_cost(double density, const DesignParams& p) {
 
 enum Operand3 : int { kA = 0, kB = 1, kC = 2 };
 
-struct GemmMap {
-  std::array<int64_t, 4> dim{};    // per Loop: batch, m, n, k
+// How a GEMM is cut into tiles: it depends on the design's tile sizes alone, so a sweep can
+// compute it once per tiling (map_gemm's third argument).
+struct GemmTiling {
   std::array<int64_t, 4> ext{};    // tile extent per Loop, clipped to the dimension
   std::array<int64_t, 4> trips{};  // tiles per Loop
   std::array<int64_t, 4> full{};   // full tiles per Loop
   std::array<int64_t, 4> edge{};   // extent of the one partial tile per Loop (0: none)
   int64_t tiles = 0;
+};
+GemmTiling tile_gemm(const Stage& s, const DesignParams& p);
+
+struct GemmMap : GemmTiling {
+  std::array<int64_t, 4> dim{};        // per Loop: batch, m, n, k
   std::array<double, 3> elems{};       // A, B, C sizes in elements
   std::array<ElementCost, 3> cost{};   // A, B: stored operands; C: the final (pruned) result
   double partial_bytes = 0;            // per C element while partial sums accumulate (dense)
@@ -55,6 +61,8 @@ constexpr bool indexes(int operand, Loop l) {
 }
 
 GemmMap map_gemm(const Stage& s, const DesignParams& p);
+// The same with the stage's tiling on `p` already known.
+GemmMap map_gemm(const Stage& s, const DesignParams& p, const GemmTiling& tiling);
 
 // Lane cycles of one tile with extents (b, m, n, k): ceil(MACs * density / MACs per lane).
 inline int64_t tile_cycles(int64_t b, int64_t m, int64_t n, int64_t k, double density,

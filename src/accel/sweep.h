@@ -10,6 +10,7 @@
 
 #include "accel/design_params.h"
 #include "accel/design_space.h"
+#include "accel/fast_model.h"
 #include "accel/sim_workload.h"
 
 namespace hwt::accel {
@@ -26,9 +27,9 @@ struct SweepPoint {
 
 // One design evaluated with the fast model on the workload traced at its batch; `node` is the
 // library at the design's technology node (node_library), shared by the designs of a sweep;
-// `busy` is class_busy_cycles of the workload on a design that tiles like `c`, or empty.
+// `tilings` is class_tilings of the workload on a design that tiles like `c`, or empty.
 SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
-                           const NodeLibrary& node, std::span<const double> busy = {});
+                           const NodeLibrary& node, std::span<const StageTiling> tilings = {});
 SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
                            const HardwareLibrary& lib);
 
