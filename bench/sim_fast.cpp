@@ -1,8 +1,8 @@
 // Design points per second of the fast model: BERT-base training step (and inference), designs
 // sampled from the AccelTran space. Target (issue 34): >= 1,000,000/s on one core; MAESTRO
-// reports 0.17M/s. BM_Fast*: one design per iteration on the calling thread, as a sweep
-// evaluates it (library at the space's node prepared once). BM_Sweep*: run_design_sweep over
-// 16,384 sampled designs on 1 and 2 threads, wall time.
+// reports 0.17M/s. BM_Fast*: one design on its own per iteration (library at the space's node
+// prepared once). BM_SweepBertBaseTrain: run_design_sweep over 16,384 sampled designs on 1 and
+// 2 threads, stage tilings prepared once per sweep; wall time, CPU of the whole process.
 #include <benchmark/benchmark.h>
 
 #include "accel/sweep.h"
