@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "accel/accel_config.h"
 #include "accel/hardware_library.h"
@@ -37,8 +39,30 @@ struct DesignParams {
   // Area, mm^2.
   double area_lanes = 0, area_sparsity = 0, area_softmax = 0, area_layernorm = 0;
   double area_control = 0, area_act_buffer = 0, area_weight_buffer = 0, area_mask_buffer = 0;
+
+  bool operator==(const DesignParams&) const = default;
 };
 
+// The library's entries at one technology node: every part a design is priced with, found by
+// name, and the node's scaling factors, computed once. A sweep derives millions of designs of
+// one node from it without touching the library's maps.
+struct NodeLibrary {
+  const HardwareLibrary* lib = nullptr;
+  int technology_nm = 0;
+  double dynamic = 0, leakage = 0, area = 0;  // the node's scaling factors
+  double nj_per_mw_cycle = 0;                 // mW -> nJ per cycle at the library's clock
+  const ModuleSpec *softmax = nullptr, *layernorm = nullptr, *pre_sparsity = nullptr,
+                   *post_sparsity = nullptr, *dataflow = nullptr, *dma = nullptr;
+  const BufferSpec *act_buffer = nullptr, *weight_buffer = nullptr, *mask_buffer = nullptr;
+  std::vector<std::pair<int64_t, const ModuleSpec*>> lanes;  // `mac_lane_<n>` by n
+
+  // The `mac_lane_<macs>` module; InputError naming the library if it has none.
+  const ModuleSpec& lane(int64_t macs) const;
+};
+
+NodeLibrary node_library(const HardwareLibrary& lib, int technology_nm);
+
+DesignParams make_design_params(const AccelConfig& c, const NodeLibrary& node);
 DesignParams make_design_params(const AccelConfig& c, const HardwareLibrary& lib);
 
 }  // namespace hwt::accel

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "accel/mapping.h"
+#include "core/error.h"
 
 namespace hwt::accel {
 namespace {
@@ -12,27 +13,26 @@ struct Part {
   int64_t ext = 0, count = 0;
 };
 
-// Full tiles and the one edge tile along a dimension.
-int split(int64_t dim, int64_t tile, Part out[2]) {
+// Full tiles and the one edge tile along a loop.
+int split(const GemmMap& g, size_t l, Part out[2]) {
   int n = 0;
-  if (dim / tile > 0) out[n++] = {tile, dim / tile};
-  if (dim % tile > 0) out[n++] = {dim % tile, 1};
+  if (g.full[l] > 0) out[n++] = {g.ext[l], g.full[l]};
+  if (g.edge[l] > 0) out[n++] = {g.edge[l], 1};
   return n;
 }
 
 // Lane cycles summed over every tile of a GEMM, edge tiles at their real size.
-double gemm_lane_cycles(const Stage& s, const DesignParams& p, double density) {
+double gemm_lane_cycles(const GemmMap& g, int64_t macs) {
   Part pb[2], pm[2], pn[2], pk[2];
-  const int nb = split(s.batch, p.tile_b, pb), nm = split(s.m, p.tile_x, pm),
-            nn = split(s.n, p.tile_x, pn), nk = split(s.k, p.tile_y, pk);
+  const int nb = split(g, 0, pb), nm = split(g, 1, pm), nn = split(g, 2, pn), nk = split(g, 3, pk);
   double total = 0;
   for (int b = 0; b < nb; ++b)
     for (int m = 0; m < nm; ++m)
       for (int n = 0; n < nn; ++n)
         for (int k = 0; k < nk; ++k)
           total += static_cast<double>(pb[b].count * pm[m].count * pn[n].count * pk[k].count) *
-                   static_cast<double>(
-                       tile_cycles(pb[b].ext, pm[m].ext, pn[n].ext, pk[k].ext, density, p.macs));
+                   static_cast<double>(tile_cycles(pb[b].ext, pm[m].ext, pn[n].ext, pk[k].ext,
+                                                   g.compute_density, macs));
   return total;
 }
 
@@ -53,15 +53,18 @@ struct Nest {
 
 Nest temporal_nest(const GemmMap& g, const LoopOrder& order, int64_t lanes) {
   std::array<double, 4> across{}, within{};  // per position in `order`
-  double wave = 1;
+  // Lanes per run of the loops placed so far, floor(lanes / wave), in integers: exact as the
+  // doubles were (every value is a whole number far below 2^53), and each loop no longer waits
+  // on a floating-point division by the one before.
+  int64_t room = lanes;
   for (int i = 3; i >= 0; --i) {
-    const auto t = static_cast<double>(g.trips[static_cast<size_t>(order[static_cast<size_t>(i)])]);
     const auto at = static_cast<size_t>(i);
     if (order[at] == g.inner) continue;
-    const double f = std::clamp(std::floor(static_cast<double>(lanes) / wave), 1.0, t);
-    within[at] = f;
-    across[at] = t / f;
-    wave *= f;
+    const int64_t trips = g.trips[static_cast<size_t>(order[at])];
+    const int64_t f = std::clamp(room, int64_t{1}, trips);
+    within[at] = static_cast<double>(f);
+    across[at] = static_cast<double>(trips) / static_cast<double>(f);
+    room = f == room ? 1 : room / f;
   }
   Nest n;
   for (size_t i = 0; i < 4; ++i)
@@ -117,11 +120,16 @@ double overlap(const DesignParams& p, double compute, double waves, double units
   return std::max({main_cycles, port_cycles, waves * per_unit}) + drain;
 }
 
-Activity gemm(const Stage& s, const DesignParams& p) {
-  const GemmMap g = map_gemm(s, p);
+// gemm and streamed are inlined into their callers (the attribute) so that a stage's activity
+// reaches the workload's sum in registers: returned through memory, the sum's vector loads
+// stalled on the stage's scalar stores (store-to-load forwarding, seen with perf).
+// `known`: the stage's tiling and lane cycles when already known (class_tilings), else null.
+[[gnu::always_inline]] inline Activity gemm(const Stage& s, const DesignParams& p,
+                                            const StageTiling* known) {
+  const GemmMap g = known ? map_gemm(s, p, known->gemm) : map_gemm(s, p);
   Activity a;
   const auto tiles = static_cast<double>(g.tiles), runs = static_cast<double>(g.runs);
-  const double lane_cycles = gemm_lane_cycles(s, p, g.compute_density);
+  const double lane_cycles = known ? known->busy : gemm_lane_cycles(g, p.macs);
   const double waves = std::ceil(runs / static_cast<double>(p.lanes));
   const double compute = waves * lane_cycles / runs;
 
@@ -187,27 +195,48 @@ Activity gemm(const Stage& s, const DesignParams& p) {
   return a;
 }
 
-// Softmax, layernorm and vector stages: tiles of rows (or elements) streamed from main memory
-// through a unit and back.
-Activity streamed(const Stage& s, const DesignParams& p) {
+// Softmax, layernorm and vector stages are cut into tiles of rows (or elements).
+struct RowTiles {
+  int64_t items = 0, per_tile = 0;  // what tiles are cut from; how many go in one
+  int64_t full = 0, rest = 0;       // full tiles, and the items of the partial one
+  int64_t count() const { return full + (rest > 0 ? 1 : 0); }  // stage_tiles(s, p)
+};
+
+RowTiles row_tiles(const Stage& s, const DesignParams& p) {
   const bool vector = s.kind == StageKind::Vector;
-  const int64_t units = vector                         ? p.lanes
-                        : s.kind == StageKind::Softmax ? p.softmax_units
-                                                       : p.layernorm_units;
-  const int64_t tiles = stage_tiles(s, p);
-  const int64_t items = vector ? s.elements : s.rows;  // what tiles are cut from
-  const int64_t per_tile = vector ? p.tile_x * p.tile_y : p.tile_x;
-  const int64_t full = items / per_tile, rest = items % per_tile;
+  RowTiles r;
+  r.items = vector ? s.elements : s.rows;
+  r.per_tile = vector ? p.tile_x * p.tile_y : p.tile_x;
+  r.full = r.items / r.per_tile;
+  r.rest = r.items - r.full * r.per_tile;
+  return r;
+}
+
+// Busy cycles of a streamed stage's units, the partial tile at its size.
+double streamed_busy(const Stage& s, const DesignParams& p, const RowTiles& r) {
   auto cycles_of = [&](int64_t n) -> double {
     if (n == 0) return 0;
-    if (vector) {
+    if (s.kind == StageKind::Vector) {
       const double ops = s.ops * static_cast<double>(n) / static_cast<double>(s.elements);
       return std::ceil(ops / static_cast<double>(p.macs) - 1e-9);
     }
     const int64_t width = s.kind == StageKind::Softmax ? p.softmax_width : p.layernorm_width;
     return static_cast<double>(n * ceil_div(s.cols, width));
   };
-  const double busy = static_cast<double>(full) * cycles_of(per_tile) + cycles_of(rest);
+  return static_cast<double>(r.full) * cycles_of(r.per_tile) + cycles_of(r.rest);
+}
+
+// Softmax, layernorm and vector stages: tiles streamed from main memory through a unit and
+// back. `known` as for gemm.
+[[gnu::always_inline]] inline Activity streamed(const Stage& s, const DesignParams& p,
+                                                const StageTiling* known) {
+  const bool vector = s.kind == StageKind::Vector;
+  const int64_t units = vector                         ? p.lanes
+                        : s.kind == StageKind::Softmax ? p.softmax_units
+                                                       : p.layernorm_units;
+  const RowTiles r = row_tiles(s, p);
+  const int64_t tiles = r.count(), items = r.items, per_tile = r.per_tile;
+  const double busy = known ? known->busy : streamed_busy(s, p, r);
   const auto t = static_cast<double>(tiles);
   const double waves = std::ceil(t / static_cast<double>(units));
   const double compute = tiles > 0 ? waves * busy / t : 0;
@@ -239,23 +268,48 @@ Activity streamed(const Stage& s, const DesignParams& p) {
   return a;
 }
 
+[[gnu::always_inline]] inline Activity stage(const Stage& s, const DesignParams& p,
+                                             const StageTiling* known) {
+  return s.kind == StageKind::Gemm ? gemm(s, p, known) : streamed(s, p, known);
+}
+
 }  // namespace
 
 Activity fast_stage(const Stage& s, const DesignParams& p) {
-  return s.kind == StageKind::Gemm ? gemm(s, p) : streamed(s, p);
+  return stage(s, p, nullptr);
 }
 
 std::vector<Activity> fast_classes(const SimWorkload& w, const DesignParams& p) {
   std::vector<Activity> out;
   out.reserve(w.classes.size());
-  for (const Stage& s : w.classes) out.push_back(fast_stage(s, p));
+  for (const Stage& s : w.classes) out.push_back(stage(s, p, nullptr));
   return out;
 }
 
-Activity fast_total(const SimWorkload& w, const DesignParams& p) {
+std::vector<StageTiling> class_tilings(const SimWorkload& w, const DesignParams& p) {
+  std::vector<StageTiling> out;
+  out.reserve(w.classes.size());
+  for (const Stage& s : w.classes) {
+    StageTiling t;
+    if (s.kind == StageKind::Gemm) {
+      t.gemm = tile_gemm(s, p);
+      t.busy = gemm_lane_cycles(map_gemm(s, p, t.gemm), p.macs);
+    } else {
+      t.busy = streamed_busy(s, p, row_tiles(s, p));
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+Activity fast_total(const SimWorkload& w, const DesignParams& p,
+                    std::span<const StageTiling> tilings) {
+  HWT_CHECK(tilings.empty() || tilings.size() == w.classes.size(),
+            "{} stage tilings for {} stage classes", tilings.size(), w.classes.size());
   Activity total;
   for (size_t i = 0; i < w.classes.size(); ++i)
-    total.add_scaled(fast_stage(w.classes[i], p), w.class_count[i]);
+    total.add_scaled(stage(w.classes[i], p, tilings.empty() ? nullptr : &tilings[i]),
+                     w.class_count[i]);
   return total;
 }
 

@@ -5,43 +5,34 @@
 
 namespace hwt::accel {
 
-ElementCost element_cost(double density, const DesignParams& p) {
-  if (!p.compress) return {p.word_bytes, 0};
-  return {p.word_bytes * density, 1.0 / 8};
-}
-
-bool indexes(int operand, Loop l) {
-  switch (operand) {
-    case kA:
-      return l != Loop::J;
-    case kB:
-      return l != Loop::I;
-    default:
-      return l != Loop::K;
-  }
-}
-
-int64_t tile_cycles(int64_t b, int64_t m, int64_t n, int64_t k, double density, int64_t macs) {
-  const double work = static_cast<double>(b * m) * static_cast<double>(n * k) * density;
-  // The epsilon keeps exact products (e.g. 4096 * 0.25) from rounding up.
-  return static_cast<int64_t>(std::ceil(work / static_cast<double>(macs) - 1e-9));
-}
-
 int64_t stage_tiles(const Stage& s, const DesignParams& p) {
   if (s.kind == StageKind::Vector) return ceil_div(s.elements, p.tile_x * p.tile_y);
   return ceil_div(s.rows, p.tile_x);
 }
 
-GemmMap map_gemm(const Stage& s, const DesignParams& p) {
-  GemmMap g;
-  g.dim = {s.batch, s.m, s.n, s.k};
+GemmTiling tile_gemm(const Stage& s, const DesignParams& p) {
+  const std::array<int64_t, 4> dim = {s.batch, s.m, s.n, s.k};
   const std::array<int64_t, 4> tile = {p.tile_b, p.tile_x, p.tile_x, p.tile_y};
-  g.tiles = 1;
-  for (int l = 0; l < 4; ++l) {
-    g.ext[l] = std::min(g.dim[l], tile[l]);
-    g.trips[l] = ceil_div(g.dim[l], tile[l]);
-    g.tiles *= g.trips[l];
+  GemmTiling t;
+  t.tiles = 1;
+  for (size_t l = 0; l < 4; ++l) {
+    t.full[l] = dim[l] / tile[l];  // one division per loop; the rest follows from it
+    t.edge[l] = dim[l] - t.full[l] * tile[l];
+    t.trips[l] = t.full[l] + (t.edge[l] > 0 ? 1 : 0);
+    t.ext[l] = t.full[l] > 0 ? tile[l] : t.edge[l];
+    t.tiles *= t.trips[l];
   }
+  return t;
+}
+
+GemmMap map_gemm(const Stage& s, const DesignParams& p) {
+  return map_gemm(s, p, tile_gemm(s, p));
+}
+
+GemmMap map_gemm(const Stage& s, const DesignParams& p, const GemmTiling& tiling) {
+  GemmMap g;
+  static_cast<GemmTiling&>(g) = tiling;
+  g.dim = {s.batch, s.m, s.n, s.k};
   const double b = static_cast<double>(s.batch);
   g.elems = {b * static_cast<double>(s.m * s.k), b * static_cast<double>(s.k * s.n),
              b * static_cast<double>(s.m * s.n)};
@@ -59,7 +50,9 @@ GemmMap map_gemm(const Stage& s, const DesignParams& p) {
       g.inner = p.order[static_cast<size_t>(i)];
       break;
     }
-  g.runs = g.tiles / g.trips[static_cast<size_t>(g.inner)];
+  g.runs = 1;  // tiles / trips[inner], as a product
+  for (size_t l = 0; l < 4; ++l)
+    if (static_cast<Loop>(l) != g.inner) g.runs *= g.trips[l];
   for (int o : {kA, kB, kC})
     if (!indexes(o, g.inner)) g.stationary = o;
 
@@ -67,6 +60,8 @@ GemmMap map_gemm(const Stage& s, const DesignParams& p) {
   // and the rest split what remains equally.
   const std::array<double, 3> full = {g.elems[kA] * g.cost[kA].data, g.elems[kB] * g.cost[kB].data,
                                       g.elems[kC] * g.partial_bytes};
+  // Each share and whether the whole operand fits are set together: reading the shares back
+  // to compare them stalled on their stores (store-to-load forwarding, seen with perf).
   for (bool weight_buffer : {false, true}) {
     std::array<int, 3> ops{};
     int n = 0;
@@ -75,16 +70,20 @@ GemmMap map_gemm(const Stage& s, const DesignParams& p) {
       if (g.in_weight_buffer[o] == weight_buffer) ops[n++] = o, need += full[o];
     double left = weight_buffer ? p.weight_capacity : p.act_capacity;
     if (need <= left) {
-      for (int i = 0; i < n; ++i) g.share[ops[i]] = full[ops[i]];
+      for (int i = 0; i < n; ++i) {
+        g.share[ops[i]] = full[ops[i]];
+        g.fits[ops[i]] = true;
+      }
       continue;
     }
     std::sort(ops.begin(), ops.begin() + n, [&](int x, int y) { return full[x] < full[y]; });
     for (int i = 0; i < n; ++i) {
-      g.share[ops[i]] = std::min(full[ops[i]], left / (n - i));
-      left -= g.share[ops[i]];
+      const double share = std::min(full[ops[i]], left / (n - i));
+      g.share[ops[i]] = share;
+      g.fits[ops[i]] = share >= full[ops[i]];
+      left -= share;
     }
   }
-  for (int o = 0; o < 3; ++o) g.fits[o] = g.share[o] >= full[o];
   return g;
 }
 

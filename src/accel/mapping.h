@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 
 #include "accel/design_params.h"
@@ -21,15 +22,26 @@ struct ElementCost {
   double data = 0, mask = 0;
   double total() const { return data + mask; }
 };
-ElementCost element_cost(double density, const DesignParams& p);
+inline ElementCost element_cost(double density, const DesignParams& p) {
+  if (!p.compress) return {p.word_bytes, 0};
+  return {p.word_bytes * density, 1.0 / 8};
+}
 
 enum Operand3 : int { kA = 0, kB = 1, kC = 2 };
 
-struct GemmMap {
-  std::array<int64_t, 4> dim{};    // per Loop: batch, m, n, k
+// How a GEMM is cut into tiles: it depends on the design's tile sizes alone, so a sweep can
+// compute it once per tiling (map_gemm's third argument).
+struct GemmTiling {
   std::array<int64_t, 4> ext{};    // tile extent per Loop, clipped to the dimension
   std::array<int64_t, 4> trips{};  // tiles per Loop
+  std::array<int64_t, 4> full{};   // full tiles per Loop
+  std::array<int64_t, 4> edge{};   // extent of the one partial tile per Loop (0: none)
   int64_t tiles = 0;
+};
+GemmTiling tile_gemm(const Stage& s, const DesignParams& p);
+
+struct GemmMap : GemmTiling {
+  std::array<int64_t, 4> dim{};        // per Loop: batch, m, n, k
   std::array<double, 3> elems{};       // A, B, C sizes in elements
   std::array<ElementCost, 3> cost{};   // A, B: stored operands; C: the final (pruned) result
   double partial_bytes = 0;            // per C element while partial sums accumulate (dense)
@@ -44,12 +56,21 @@ struct GemmMap {
 };
 
 // Which loops index each operand: A(b,i,k), B(b,k,j), C(b,i,j).
-bool indexes(int operand, Loop l);
+constexpr bool indexes(int operand, Loop l) {
+  return l != (operand == kA ? Loop::J : operand == kB ? Loop::I : Loop::K);
+}
 
 GemmMap map_gemm(const Stage& s, const DesignParams& p);
+// The same with the stage's tiling on `p` already known.
+GemmMap map_gemm(const Stage& s, const DesignParams& p, const GemmTiling& tiling);
 
 // Lane cycles of one tile with extents (b, m, n, k): ceil(MACs * density / MACs per lane).
-int64_t tile_cycles(int64_t b, int64_t m, int64_t n, int64_t k, double density, int64_t macs);
+inline int64_t tile_cycles(int64_t b, int64_t m, int64_t n, int64_t k, double density,
+                           int64_t macs) {
+  const double work = static_cast<double>(b * m) * static_cast<double>(n * k) * density;
+  // The epsilon keeps exact products (e.g. 4096 * 0.25) from rounding up.
+  return static_cast<int64_t>(std::ceil(work / static_cast<double>(macs) - 1e-9));
+}
 
 // Elements of row/vector stages handled per tile: tile_x rows, or tile_x * tile_y elements.
 int64_t stage_tiles(const Stage& s, const DesignParams& p);

@@ -1,8 +1,10 @@
 #include "accel/sweep.h"
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <algorithm>
+#include <exception>
 #include <limits>
 #include <numeric>
 #include <tuple>
@@ -10,6 +12,7 @@
 #include "accel/design_params.h"
 #include "accel/energy_model.h"
 #include "accel/fast_model.h"
+#include "core/error.h"
 #include "core/integer_math.h"
 #include "report/csv_writer.h"
 #include "report/svg_plot.h"
@@ -41,12 +44,52 @@ const char* metric_label(Metric m) {
   return "";
 }
 
+// Where `v` is among a key's choices (the first place: repeated choices tile alike).
+size_t position(const std::vector<int64_t>& choices, int64_t v) {
+  return static_cast<size_t>(std::find(choices.begin(), choices.end(), v) - choices.begin());
+}
+
+// The stage tilings of a workload (class_tilings) depend on the design keys batch, tile_b,
+// tile_xy and macs_per_lane alone (the space fixes zero skipping): computed once per
+// combination of their choices instead of once per design.
+class TilingsOfSpace {
+ public:
+  TilingsOfSpace(const DesignSpace& space, const std::map<int64_t, SimWorkload>& workloads,
+                 const NodeLibrary& node)
+      : space_(space) {
+    int64_t unused = 0;
+    AccelConfig c = space.design(0, &unused);
+    for (int64_t macs : space.macs)
+      for (int64_t xy : space.tile_xy)
+        for (int64_t b : space.tile_b)
+          for (int64_t batch : space.batch) {
+            c.macs_per_lane = macs;
+            c.tile_x = c.tile_y = xy;
+            c.tile_b = b;
+            tilings_.push_back(class_tilings(workloads.at(batch), make_design_params(c, node)));
+          }
+  }
+
+  // For a design of the space evaluated at `batch`.
+  const std::vector<StageTiling>& of(const AccelConfig& c, int64_t batch) const {
+    size_t key = position(space_.macs, c.macs_per_lane);
+    key = key * space_.tile_xy.size() + position(space_.tile_xy, c.tile_x);
+    key = key * space_.tile_b.size() + position(space_.tile_b, c.tile_b);
+    key = key * space_.batch.size() + position(space_.batch, batch);
+    return tilings_[key];
+  }
+
+ private:
+  const DesignSpace& space_;
+  std::vector<std::vector<StageTiling>> tilings_;  // in the order of `of`'s key
+};
+
 }  // namespace
 
 SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
-                           const HardwareLibrary& lib) {
-  const DesignParams p = make_design_params(c, lib);
-  const Activity a = fast_total(w, p);
+                           const NodeLibrary& node, std::span<const StageTiling> tilings) {
+  const DesignParams p = make_design_params(c, node);
+  const Activity a = fast_total(w, p, tilings);
   const Costs costs = price(a, p);
   SweepPoint pt;
   pt.batch = batch;
@@ -58,21 +101,46 @@ SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkloa
   return pt;
 }
 
+SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
+                           const HardwareLibrary& lib) {
+  return evaluate_design(c, batch, w, node_library(lib, c.technology_nm));
+}
+
 std::vector<SweepPoint> run_design_sweep(const DesignSpace& space,
                                          const std::map<int64_t, SimWorkload>& workloads,
                                          const HardwareLibrary& lib,
                                          const std::vector<uint64_t>& indices,
-                                         const std::function<void(size_t, size_t)>& progress) {
-  std::vector<SweepPoint> out;
-  out.reserve(indices.size());
-  for (size_t n = 0; n < indices.size(); ++n) {
-    int64_t batch = 0;
-    const AccelConfig c = space.design(indices[n], &batch);
-    SweepPoint pt = evaluate_design(c, batch, workloads.at(batch), lib);
-    pt.index = indices[n];
-    out.push_back(pt);
-    if (progress && (n + 1) % 4096 == 0) progress(n + 1, indices.size());
+                                         const std::function<void(size_t, size_t)>& progress,
+                                         int threads) {
+  const NodeLibrary node = node_library(lib, space.base.technology_nm);
+  for (int64_t b : space.batch)
+    HWT_CHECK(workloads.count(b), "no workload traced for batch {} of space {}", b, space.name);
+  const TilingsOfSpace tilings(space, workloads, node);
+  const int team = threads > 0 ? threads : omp_get_max_threads();
+  std::vector<SweepPoint> out(indices.size());
+  std::exception_ptr error;  // the first design that threw; rethrown outside the threads
+  // Blocks of designs between progress reports; the threads take small chunks of each block
+  // as they come free, so that a thread the OS has descheduled holds the others up little.
+  constexpr size_t kBlock = 16384;
+  for (size_t begin = 0; begin < indices.size() && !error; begin += kBlock) {
+    const auto end = static_cast<int64_t>(std::min(indices.size(), begin + kBlock));
+#pragma omp parallel for num_threads(team) schedule(dynamic, 64)
+    for (auto n = static_cast<int64_t>(begin); n < end; ++n) {
+      try {
+        SweepPoint& pt = out[static_cast<size_t>(n)];
+        int64_t batch = 0;
+        const AccelConfig c = space.design(indices[static_cast<size_t>(n)], &batch);
+        pt = evaluate_design(c, batch, workloads.at(batch), node, tilings.of(c, batch));
+        pt.index = indices[static_cast<size_t>(n)];
+      } catch (...) {
+#pragma omp critical(hwt_sweep_error)
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (progress && !error && static_cast<size_t>(end) < indices.size())
+      progress(static_cast<size_t>(end), indices.size());
   }
+  if (error) std::rethrow_exception(error);
   if (progress) progress(indices.size(), indices.size());
   return out;
 }

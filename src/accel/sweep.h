@@ -4,10 +4,13 @@
 
 #include <functional>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "accel/design_params.h"
 #include "accel/design_space.h"
+#include "accel/fast_model.h"
 #include "accel/sim_workload.h"
 
 namespace hwt::accel {
@@ -22,16 +25,23 @@ struct SweepPoint {
   double energy_per_seq() const { return energy_j() / static_cast<double>(batch); }
 };
 
-// One design evaluated with the fast model on the workload traced at its batch.
+// One design evaluated with the fast model on the workload traced at its batch; `node` is the
+// library at the design's technology node (node_library), shared by the designs of a sweep;
+// `tilings` is class_tilings of the workload on a design that tiles like `c`, or empty.
+SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
+                           const NodeLibrary& node, std::span<const StageTiling> tilings = {});
 SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
                            const HardwareLibrary& lib);
 
-// Evaluates `indices` of the space; `workloads` holds one traced workload per batch choice.
-// `progress(done, total)` is called every few thousand designs.
+// Evaluates `indices` of the space on `threads` threads (0: OpenMP's default, every core
+// unless OMP_NUM_THREADS says otherwise); `workloads` holds one traced workload per batch
+// choice. `progress(done, total)` is called every 16,384 designs and at the end, from the calling
+// thread.
+// The points are in the order of `indices` and do not depend on the thread count.
 std::vector<SweepPoint> run_design_sweep(
     const DesignSpace& space, const std::map<int64_t, SimWorkload>& workloads,
     const HardwareLibrary& lib, const std::vector<uint64_t>& indices,
-    const std::function<void(size_t, size_t)>& progress = nullptr);
+    const std::function<void(size_t, size_t)>& progress = nullptr, int threads = 0);
 
 void mark_pareto(std::vector<SweepPoint>& points);
 
