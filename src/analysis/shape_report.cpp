@@ -118,9 +118,11 @@ std::string shape_text(const AdvisorReport& r, const ReportContext& ctx) {
   const GpuSpec& gpu = model.gpu();
   const bool measured = !ctx.measured.empty();
   std::string s = fmt::format("hwt shape: {}\n", describe_shape(r.shape));
-  s += fmt::format("GPU {} ({}, {} SMs, {} peak {:.0f} TFLOP/s); model constants: {}\n", gpu.name,
-                   arch_name(gpu.arch), gpu.sms, precision_name(model.precision()),
-                   gpu.peak_tflops(model.precision()), ctx.constants_origin);
+  s += fmt::format("GPU {} ({}, {} {}, {} peak {:.0f} TFLOP/s); model constants: {}\n", gpu.name,
+                   arch_name(gpu.arch), gpu.sms, multiprocessor_name(gpu.arch),
+                   precision_name(model.precision()), gpu.peak_tflops(model.precision()),
+                   ctx.constants_origin);
+  if (!is_nvidia(gpu.arch)) s += fmt::format("note: {}\n", not_measured_note(gpu.arch));
   if (measured) s += fmt::format("measured with cuBLASLt on {}\n", ctx.device);
   s += fmt::format("parameters {}\n\nGEMMs of one training step\n",
                    si_prefixed(static_cast<double>(r.current.parameters)));
