@@ -193,6 +193,20 @@ TEST(Accelerators, EstimateComparesGpuTpuAndAmd) {
   EXPECT_TRUE(j[1]["energy_j"].is_null());
   EXPECT_GT(j[2]["power_w"].get<double>(), 0);
   EXPECT_NE(j[2]["notes"].dump().find("hwt has no backend for AMD GPUs"), std::string::npos);
+  // hwt compare ranks the estimated GPUs under the thesis's weight sets; energy is left out
+  // (the v5p has no published power), utilisation and quality too (nothing ran).
+  tmp.write("est.json", r.out);
+  const test::CliResult ranked = test::run_hwt("compare " + (tmp / "est.json") + " --json", tmp);
+  ASSERT_EQ(ranked.exit_code, 0) << ranked.err;
+  const nlohmann::json c = nlohmann::json::parse(ranked.out);
+  EXPECT_NE(c.dump().find("TPU-v5p (bf16, estimate)"), std::string::npos) << ranked.out;
+  EXPECT_NE(c.dump().find("energy left out of every score: TPU-v5p (bf16, estimate) has none"),
+            std::string::npos)
+      << ranked.out;
+  tmp.write("not_estimate.json", "{\"gpu\": 1}");
+  EXPECT_EQ(test::run_hwt("compare " + (tmp / "not_estimate.json") + " " + (tmp / "est.json"), tmp)
+                .exit_code,
+            2);
   const test::CliResult table =
       test::run_hwt("estimate --config bert_base --gpu h100-sxm,tpu-v5p,mi300x", tmp);
   ASSERT_EQ(table.exit_code, 0) << table.err;

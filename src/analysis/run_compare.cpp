@@ -177,6 +177,40 @@ RunRecord read_run(const std::string& dir) {
   return r;
 }
 
+std::vector<RunRecord> read_estimates(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path, "estimate file"));
+  } catch (const nlohmann::json::exception& e) {
+    fail_input("{}: not valid JSON ({})", path, e.what());
+  }
+  if (!j.is_array() || j.empty())
+    fail_input("{}: not the output of hwt estimate --json (an array of GPU rows)", path);
+  std::vector<RunRecord> runs;
+  for (const nlohmann::json& row : j) {
+    if (!row.is_object() || !row.contains("gpu") || !row.contains("step_s") ||
+        row.contains("gpus"))  // data-parallel rows are not single-GPU steps
+      fail_input(
+          "{}: not the output of hwt estimate --json without --gpus (a row lacks gpu or "
+          "step_s)",
+          path);
+    RunRecord r;
+    r.precision = string_at(row, {"precision"}, "?");
+    r.name = fmt::format("{} ({}, estimate)", string_at(row, {"gpu"}, "?"), r.precision);
+    r.optimizer = "-";
+    r.steps = 1;
+    r.model = {{"estimate", path}};
+    const std::string why = "an estimate: nothing ran";
+    take(r, Metric::Time, number_at(row, {"step_s"}), why);
+    take(r, Metric::Cost, number_at(row, {"cost_usd"}), why);
+    take(r, Metric::Energy, number_at(row, {"energy_j"}), "no power figure published for it");
+    take(r, Metric::Utilisation, std::nullopt, why);
+    take(r, Metric::Quality, std::nullopt, why);
+    runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
 std::string quality_text(const RunRecord& r) {
   const auto& v = r.metrics[static_cast<int>(Metric::Quality)];
   if (!v) return "n/a";
