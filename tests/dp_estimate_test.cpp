@@ -205,7 +205,9 @@ TEST(DpEstimateCatalog, LinksOfEveryGpuWithSources) {
   // Issue 35: every catalogued GPU has its PCIe figures (TPU chips reach each other over ICI
   // only); NVLink where the GPU has it.
   for (const GpuSpec& g : c.gpus()) {
-    if (g.arch != GpuArch::Tpu) EXPECT_GT(g.link(LinkKind::Pcie).line_gbs, 0) << g.name;
+    if (g.arch != GpuArch::Tpu) {
+      EXPECT_GT(g.link(LinkKind::Pcie).line_gbs, 0) << g.name;
+    }
     for (const auto& [kind, link] : g.links) {
       EXPECT_FALSE(link.source.empty()) << g.name << " " << link_name(kind);
       EXPECT_LE(link.bus_gbs, link.line_gbs) << g.name << " " << link_name(kind);

@@ -197,7 +197,7 @@ std::vector<RunRecord> read_estimates(const std::string& path) {
     RunRecord r;
     r.precision = string_at(row, {"precision"}, "?");
     r.name = fmt::format("{} ({}, estimate)", string_at(row, {"gpu"}, "?"), r.precision);
-    r.optimizer = "-";
+    r.optimizer = std::string("-");  // operator=(const char*) trips GCC 12 -Wrestrict
     r.steps = 1;
     r.model = {{"estimate", path}};
     const std::string why = "an estimate: nothing ran";
