@@ -196,14 +196,25 @@ std::vector<RunRecord> read_estimates(const std::string& path) {
           path);
     RunRecord r;
     r.precision = string_at(row, {"precision"}, "?");
-    r.name = fmt::format("{} ({}, estimate)", string_at(row, {"gpu"}, "?"), r.precision);
+    r.name = fmt::format("{} (estimate)", string_at(row, {"gpu"}, "?"));
     r.optimizer = std::string("-");  // operator=(const char*) trips GCC 12 -Wrestrict
-    r.steps = 1;
     r.model = {{"estimate", path}};
+    // Scaled from one step to a budget of kEstimateTokens tokens, the same work on every GPU.
+    const std::optional<double> step_s = number_at(row, {"step_s"});
+    const std::optional<double> rate = number_at(row, {"tokens_per_s"});
+    if (!step_s || !rate || !(*step_s > 0) || !(*rate > 0))
+      fail_input("{}: a row of GPU {} lacks a positive step_s or tokens_per_s", path,
+                 string_at(row, {"gpu"}, "?"));
+    const double steps = kEstimateTokens / (*rate * *step_s);
+    r.steps = static_cast<int64_t>(std::ceil(steps));
+    auto per_budget = [&](const char* key) -> std::optional<double> {
+      const std::optional<double> v = number_at(row, {key});
+      return v ? std::optional<double>(*v * steps) : std::nullopt;
+    };
     const std::string why = "an estimate: nothing ran";
-    take(r, Metric::Time, number_at(row, {"step_s"}), why);
-    take(r, Metric::Cost, number_at(row, {"cost_usd"}), why);
-    take(r, Metric::Energy, number_at(row, {"energy_j"}), "no power figure published for it");
+    take(r, Metric::Time, per_budget("step_s"), why);
+    take(r, Metric::Cost, per_budget("cost_usd"), why);
+    take(r, Metric::Energy, per_budget("energy_j"), "no power figure published for it");
     take(r, Metric::Utilisation, std::nullopt, why);
     take(r, Metric::Quality, std::nullopt, why);
     runs.push_back(std::move(r));
