@@ -170,6 +170,10 @@ TEST(Accelerators, ShapeRunsOnTpuAndAmdWithTheCaveat) {
   EXPECT_NE(amd.out.find("hwt has no backend for AMD GPUs"), std::string::npos) << amd.out;
   const test::CliResult h200 = test::run_hwt("shape --config bert_base --gpu h200", tmp);
   EXPECT_EQ(h200.out.find("no backend"), std::string::npos);
+  const test::CliResult json = test::run_hwt("shape --config bert_base --gpu tpu-v5p --json", tmp);
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(nlohmann::json::parse(json.out)["note"].get<std::string>().find("not checked"),
+            std::string::npos);
 }
 
 // The thesis's question, GPU against TPU, as estimates: every GPU gets its row and the AMD and

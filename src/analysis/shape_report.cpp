@@ -216,17 +216,19 @@ nlohmann::json shape_json(const AdvisorReport& r, const ReportContext& ctx) {
   nlohmann::json sugg = nlohmann::json::array(), micro = nlohmann::json::array();
   for (const Suggestion& s : r.suggestions) sugg.push_back(suggestion_json(s, ctx.measured));
   for (const Suggestion& s : r.microbatch) micro.push_back(suggestion_json(s, ctx.measured));
-  return {{"gpu", model.gpu().name},
-          {"precision", precision_name(model.precision())},
-          {"constants", ctx.constants_origin},
-          {"device", ctx.device},
-          {"tolerance", ctx.tolerance},
-          {"config", config_json(r.shape)},
-          {"step", step_json(r.current, ctx.measured)},
-          {"gemms", gemms},
-          {"rules", rules},
-          {"suggestions", sugg},
-          {"microbatch", micro}};
+  nlohmann::json out = {{"gpu", model.gpu().name},
+                        {"precision", precision_name(model.precision())},
+                        {"constants", ctx.constants_origin},
+                        {"device", ctx.device},
+                        {"tolerance", ctx.tolerance},
+                        {"config", config_json(r.shape)},
+                        {"step", step_json(r.current, ctx.measured)},
+                        {"gemms", gemms},
+                        {"rules", rules},
+                        {"suggestions", sugg},
+                        {"microbatch", micro}};
+  if (!is_nvidia(model.gpu().arch)) out["note"] = not_measured_note(model.gpu().arch);
+  return out;
 }
 
 }  // namespace hwt
