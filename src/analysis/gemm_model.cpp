@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "core/error.h"
 #include "core/integer_math.h"
@@ -16,21 +17,54 @@ struct Tile {
   int m, n;
 };
 
-// Output tiles of the cuBLAS/CUTLASS kernels for tensor-core GEMMs on Volta to Hopper.
-constexpr Tile kTiles[] = {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}};
+// How an architecture's GEMM kernels cut the work: the output tiles they choose among (largest
+// first: the tile peak_fraction is reached with), the split-K factors, and the K step a tile
+// loads per iteration (bytes, or elements where the hardware fixes it). docs/shape.md gives the
+// sources.
+struct ArchRules {
+  std::span<const Tile> tiles;
+  std::span<const int> splits;
+  int k_step;            // per K iteration: bytes of A and B, or elements if k_step_elements
+  bool k_step_elements;  // the TPU's MXU takes 128 K elements whatever the dtype
+};
+
+// cuBLAS/CUTLASS tensor-core tiles, Volta to Hopper.
+constexpr Tile kNvidiaTiles[] = {{256, 128}, {128, 256}, {128, 128},
+                                 {128, 64},  {64, 128},  {64, 64}};
+// hipBLASLt's macro tiles on CDNA 2 and 3 (MT0 x MT1 of its kernel names).
+constexpr Tile kAmdTiles[] = {{256, 256}, {256, 128}, {128, 256}, {128, 128},
+                              {128, 64},  {64, 128},  {64, 64}};
+// A TPU MXU is a 128 x 128 systolic array holding a 128 x 128 block of B (K x N); rows of A
+// stream through it. XLA pads N and K to 128, so a tile is 128 columns wide and a whole number
+// of 128-row blocks tall; taller blocks reload B less often.
+constexpr Tile kTpuTiles[] = {{512, 128}, {256, 128}, {128, 128}};
 constexpr int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
+constexpr int kNoSplit[] = {1};        // XLA's TPU GEMMs do not split K across MXUs
 constexpr int kMinKStepsPerSplit = 4;  // split-K below this many K steps per part is not used
 
-// Bytes of A and B one K step of a tile loads: Hopper's TMA kernels move 128 B rows, the
-// Ampere-style kernels (cp.async) 64 B.
-int k_step_bytes(GpuArch a) {
-  return a == GpuArch::Hopper ? 128 : 64;
+ArchRules arch_rules(GpuArch a) {
+  switch (a) {
+    case GpuArch::Hopper:  // TMA kernels move 128 B rows per K step
+      return {kNvidiaTiles, kSplits, 128, false};
+    case GpuArch::Volta:
+    case GpuArch::Turing:
+    case GpuArch::Ampere:
+    case GpuArch::Ada:  // Ampere-style kernels (cp.async) load 64 B per K step
+      return {kNvidiaTiles, kSplits, 64, false};
+    case GpuArch::Cdna2:
+    case GpuArch::Cdna3:  // hipBLASLt's depth-U of 64 16-bit elements: 128 B (assumed)
+      return {kAmdTiles, kSplits, 128, false};
+    case GpuArch::Tpu:
+      return {kTpuTiles, kNoSplit, 128, true};
+  }
+  return {kNvidiaTiles, kSplits, 64, false};
 }
 
-// Relative throughput of a TM x TN tile against 256x128: operand loads per multiply-add grow
-// with 1/TM + 1/TN, and that share of the time is not spent on the tensor cores.
-double tile_speed(const Tile& t, double c) {
-  return (1 + c * (1.0 / 256 + 1.0 / 128)) / (1 + c * (1.0 / t.m + 1.0 / t.n));
+// Relative throughput of a TM x TN tile against the arch's largest, `ref`: operand loads per
+// multiply-add grow with 1/TM + 1/TN, and that share of the time is not spent on the matrix
+// units.
+double tile_speed(const Tile& t, const Tile& ref, double c) {
+  return (1 + c * (1.0 / ref.m + 1.0 / ref.n)) / (1 + c * (1.0 / t.m + 1.0 / t.n));
 }
 
 }  // namespace
@@ -74,8 +108,32 @@ GemmConstants default_constants(GpuArch arch) {
       c.peak_fraction = 0.85;
       c.align = {0.25, 0.30, 0.35, 0.50, 1.0, 1.0, 1.0};
       break;
+    case GpuArch::Cdna2:
+    case GpuArch::Cdna3:
+      // Assumed, not measured: large hipBLASLt GEMMs reach well under AMD's peak (0.6 is in the
+      // range public MI300X benchmarks report); alignment as on Ampere.
+      c.peak_fraction = 0.60;
+      c.align = {0.25, 0.30, 0.35, 0.50, 0.90, 0.93, 0.97};
+      break;
+    case GpuArch::Tpu:
+      // Assumed, not measured. XLA pads operands to whole MXU tiles, so a misaligned dimension
+      // costs its padding (tile quantisation), not a slower kernel: no alignment penalty. One
+      // compiled program per step: no host issue per GEMM, no partial-wave balancing.
+      c.peak_fraction = 0.85;
+      c.align = {1, 1, 1, 1, 1, 1, 1};
+      c.wave_tail = 1.0;
+      c.kernel_us = 1;
+      c.launch_us = 0;
+      break;
   }
   return c;
+}
+
+std::string not_measured_note(GpuArch arch) {
+  return fmt::format(
+      "hwt has no backend for {} ({}): an estimate from the catalog's datasheet figures and "
+      "assumed model constants (docs/shape.md, \"Beyond NVIDIA\"), not checked against hardware",
+      arch == GpuArch::Tpu ? "TPUs" : "AMD GPUs", arch_name(arch));
 }
 
 GemmModel::GemmModel(const GpuSpec& gpu, Precision precision, GemmConstants constants)
@@ -94,7 +152,8 @@ GemmPrediction GemmModel::predict(const GemmShape& s) const {
   const double sms = gpu_.sms;
   const double sm_rate = gpu_.peak_tflops(precision_) * 1e12 * c_.peak_fraction / sms;
   const double bandwidth = gpu_.memory_bandwidth_gbs * 1e9 * c_.memory_fraction;
-  const int tk = k_step_bytes(gpu_.arch) / elem;
+  const ArchRules rules = arch_rules(gpu_.arch);
+  const int tk = rules.k_step_elements ? rules.k_step : rules.k_step / elem;
 
   GemmPrediction best;
   best.align_bytes = worst_alignment_bytes(s, elem);
@@ -106,10 +165,11 @@ GemmPrediction GemmModel::predict(const GemmShape& s) const {
   const double kernel = c_.kernel_us * 1e-6, launch = c_.launch_us * 1e-6;
 
   best.seconds = std::numeric_limits<double>::infinity();
-  for (const Tile& tile : kTiles) {
+  for (const Tile& tile : rules.tiles) {
     const int64_t ctas = ceil_div(s.m, tile.m) * ceil_div(s.n, tile.n) * s.batch;
-    const double speed = tile_speed(tile, c_.tile_overhead) * best.align_factor;
-    for (int split : kSplits) {
+    const double speed =
+        tile_speed(tile, rules.tiles.front(), c_.tile_overhead) * best.align_factor;
+    for (int split : rules.splits) {
       const int64_t k_steps = ceil_div(ceil_div(s.k, split), tk);
       if (split > 1 && k_steps < kMinKStepsPerSplit) break;
       const double t_tile = (static_cast<double>(k_steps) + c_.k_overhead) * 2.0 * tile.m * tile.n *

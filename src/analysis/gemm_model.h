@@ -37,6 +37,9 @@ struct GemmConstants {
 // Defaults for an architecture before any calibration (docs/shape.md says where they come from).
 GemmConstants default_constants(GpuArch arch);
 
+// The caveat every figure for an accelerator hwt cannot run on (AMD, TPU) carries.
+std::string not_measured_note(GpuArch arch);
+
 struct GemmPrediction {
   double seconds = 0;
   double tflops = 0;

@@ -178,6 +178,51 @@ RunRecord read_run(const std::string& dir) {
   return r;
 }
 
+std::vector<RunRecord> read_estimates(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(read_file(path, "estimate file"));
+  } catch (const nlohmann::json::exception& e) {
+    fail_input("{}: not valid JSON ({})", path, e.what());
+  }
+  if (!j.is_array() || j.empty())
+    fail_input("{}: not the output of hwt estimate --json (an array of GPU rows)", path);
+  std::vector<RunRecord> runs;
+  for (const nlohmann::json& row : j) {
+    if (!row.is_object() || !row.contains("gpu") || !row.contains("step_s") ||
+        row.contains("gpus"))  // data-parallel rows are not single-GPU steps
+      fail_input(
+          "{}: not the output of hwt estimate --json without --gpus (a row lacks gpu or "
+          "step_s)",
+          path);
+    RunRecord r;
+    r.precision = string_at(row, {"precision"}, "?");
+    r.name = fmt::format("{} (estimate)", string_at(row, {"gpu"}, "?"));
+    r.optimizer = std::string("-");  // operator=(const char*) trips GCC 12 -Wrestrict
+    r.model = {{"estimate", path}};
+    // Scaled from one step to a budget of kEstimateTokens tokens, the same work on every GPU.
+    const std::optional<double> step_s = number_at(row, {"step_s"});
+    const std::optional<double> rate = number_at(row, {"tokens_per_s"});
+    if (!step_s || !rate || !(*step_s > 0) || !(*rate > 0))
+      fail_input("{}: a row of GPU {} lacks a positive step_s or tokens_per_s", path,
+                 string_at(row, {"gpu"}, "?"));
+    const double steps = kEstimateTokens / (*rate * *step_s);
+    r.steps = static_cast<int64_t>(std::ceil(steps));
+    auto per_budget = [&](const char* key) -> std::optional<double> {
+      const std::optional<double> v = number_at(row, {key});
+      return v ? std::optional<double>(*v * steps) : std::nullopt;
+    };
+    const std::string why = "an estimate: nothing ran";
+    take(r, Metric::Time, per_budget("step_s"), why);
+    take(r, Metric::Cost, per_budget("cost_usd"), why);
+    take(r, Metric::Energy, per_budget("energy_j"), "no power figure published for it");
+    take(r, Metric::Utilisation, std::nullopt, why);
+    take(r, Metric::Quality, std::nullopt, why);
+    runs.push_back(std::move(r));
+  }
+  return runs;
+}
+
 std::string quality_text(const RunRecord& r) {
   const auto& v = r.metrics[static_cast<int>(Metric::Quality)];
   if (!v) return "n/a";

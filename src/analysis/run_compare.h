@@ -37,6 +37,12 @@ struct RunRecord {
 
 // Reads dir/run.json; InputError naming the folder when it is missing or not an hwt run.
 RunRecord read_run(const std::string& dir);
+// The rows of an `hwt estimate --json` file as runs, to rank GPUs (TPUs, AMD GPUs) hwt cannot
+// train on: the time, cost and energy of training on kEstimateTokens tokens at the estimated
+// step (the same work on every GPU); no utilisation or quality (nothing ran). Rows of one file
+// share a model; files differ.
+inline constexpr double kEstimateTokens = 1e9;
+std::vector<RunRecord> read_estimates(const std::string& path);
 
 struct WeightSet {
   std::string name;

@@ -118,9 +118,11 @@ std::string shape_text(const AdvisorReport& r, const ReportContext& ctx) {
   const GpuSpec& gpu = model.gpu();
   const bool measured = !ctx.measured.empty();
   std::string s = fmt::format("hwt shape: {}\n", describe_shape(r.shape));
-  s += fmt::format("GPU {} ({}, {} SMs, {} peak {:.0f} TFLOP/s); model constants: {}\n", gpu.name,
-                   arch_name(gpu.arch), gpu.sms, precision_name(model.precision()),
-                   gpu.peak_tflops(model.precision()), ctx.constants_origin);
+  s += fmt::format("GPU {} ({}, {} {}, {} peak {:.0f} TFLOP/s); model constants: {}\n", gpu.name,
+                   arch_name(gpu.arch), gpu.sms, multiprocessor_name(gpu.arch),
+                   precision_name(model.precision()), gpu.peak_tflops(model.precision()),
+                   ctx.constants_origin);
+  if (!is_nvidia(gpu.arch)) s += fmt::format("note: {}\n", not_measured_note(gpu.arch));
   if (measured) s += fmt::format("measured with cuBLASLt on {}\n", ctx.device);
   s += fmt::format("parameters {}\n\nGEMMs of one training step\n",
                    si_prefixed(static_cast<double>(r.current.parameters)));
@@ -214,17 +216,19 @@ nlohmann::json shape_json(const AdvisorReport& r, const ReportContext& ctx) {
   nlohmann::json sugg = nlohmann::json::array(), micro = nlohmann::json::array();
   for (const Suggestion& s : r.suggestions) sugg.push_back(suggestion_json(s, ctx.measured));
   for (const Suggestion& s : r.microbatch) micro.push_back(suggestion_json(s, ctx.measured));
-  return {{"gpu", model.gpu().name},
-          {"precision", precision_name(model.precision())},
-          {"constants", ctx.constants_origin},
-          {"device", ctx.device},
-          {"tolerance", ctx.tolerance},
-          {"config", config_json(r.shape)},
-          {"step", step_json(r.current, ctx.measured)},
-          {"gemms", gemms},
-          {"rules", rules},
-          {"suggestions", sugg},
-          {"microbatch", micro}};
+  nlohmann::json out = {{"gpu", model.gpu().name},
+                        {"precision", precision_name(model.precision())},
+                        {"constants", ctx.constants_origin},
+                        {"device", ctx.device},
+                        {"tolerance", ctx.tolerance},
+                        {"config", config_json(r.shape)},
+                        {"step", step_json(r.current, ctx.measured)},
+                        {"gemms", gemms},
+                        {"rules", rules},
+                        {"suggestions", sugg},
+                        {"microbatch", micro}};
+  if (!is_nvidia(model.gpu().arch)) out["note"] = not_measured_note(model.gpu().arch);
+  return out;
 }
 
 }  // namespace hwt

@@ -43,6 +43,9 @@ std::string layer_pattern(const std::string& scope) {
 
 double attention_peak_fraction(GpuArch arch, Precision p, int64_t head_dim, bool backward) {
   if (arch == GpuArch::Volta || arch == GpuArch::Turing) return 0.0;  // the kernels need sm_80
+  // AMD and TPU: a flash kernel of their own stacks (Composable Kernel, Pallas) in 16-bit
+  // precisions, assumed to reach the share of peak hwt's reach on an H200.
+  if (!is_nvidia(arch) && p != Precision::Bf16 && p != Precision::Fp16) return 0.0;
   const DType dt = activation_dtype(p);
   if (!attention_slow_path(dt, p == Precision::Tf32, head_dim).empty()) return 0.0;
   const int64_t d = attention_kernel_head_dim(dt, head_dim);
@@ -105,6 +108,17 @@ StepEstimate estimate_step(const Workload& w, const GemmModel& gemm) {
     e.notes.push_back(
         "attention runs hwt's generic kernels here (head size, precision or a GPU before "
         "sm_80); priced at its memory traffic only, so the step time is a lower bound");
+  if (!is_nvidia(gpu.arch))
+    e.notes.push_back(fmt::format(
+        "{}; attention is priced as a flash kernel reaching the share of peak hwt's reach on an "
+        "H200, other ops at memory bandwidth{}, and the per-op gaps and power fitted on an H200 "
+        "are kept",
+        not_measured_note(gpu.arch),
+        gpu.arch == GpuArch::Tpu ? " (XLA fuses many of them into their neighbours: overstated)"
+                                 : ""));
+  if (gpu.tdp_w <= 0)
+    e.notes.push_back(fmt::format(
+        "no power figure is published for {}: power and energy are not estimated", gpu.name));
   return e;
 }
 

@@ -92,7 +92,9 @@ void add_compare_command(CLI::App& app) {
                                      "Score and rank finished runs by time, cost, energy, GPU "
                                      "utilisation and the quality reached");
   auto o = std::make_shared<CompareOpts>();
-  cmd->add_option("runs", o->runs, "Run folders written by hwt train (two or more)");
+  cmd->add_option("runs", o->runs,
+                  "Run folders written by hwt train (two or more), or files of hwt estimate "
+                  "--json whose GPUs are ranked as runs");
   cmd->add_option("--plan", o->plan,
                   "TOML listing configurations to train one after another into --out, then compare "
                   "(docs/compare.md)");
@@ -116,7 +118,13 @@ void add_compare_command(CLI::App& app) {
     if (!o->weights.empty()) sets.push_back(parse_weights(o->weights));
     const std::vector<std::string> dirs = o->plan.empty() ? o->runs : train_plan(*o);
     std::vector<RunRecord> runs;
-    for (const std::string& dir : dirs) runs.push_back(read_run(dir));
+    for (const std::string& dir : dirs) {
+      if (!std::filesystem::is_regular_file(dir)) {
+        runs.push_back(read_run(dir));
+        continue;
+      }
+      for (RunRecord& r : read_estimates(dir)) runs.push_back(std::move(r));  // estimate --json
+    }
     const Comparison c =
         compare_runs(std::move(runs), std::move(sets), o->force, o->quality_margin);
     if (o->json)

@@ -42,6 +42,15 @@ std::vector<std::string> split_names(const std::string& list) {
   return out;
 }
 
+// Power and energy where the catalog has the GPU's power figure (TPU v5e and v5p have none).
+nlohmann::json power_or_null(const GpuSpec& g, const StepEstimate& e) {
+  return g.tdp_w > 0 ? nlohmann::json(g.tdp_w * e.power_fraction()) : nlohmann::json();
+}
+nlohmann::json energy_or_null(const GpuSpec& g, const StepEstimate& e) {
+  return g.tdp_w > 0 ? nlohmann::json(g.tdp_w * e.power_fraction() * e.seconds())
+                     : nlohmann::json();
+}
+
 void print_json(const std::vector<GpuEstimate>& all, double tokens) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [gpu, p, w, e] : all)
@@ -54,8 +63,8 @@ void print_json(const std::vector<GpuEstimate>& all, double tokens) {
                    {"optimizer_s", e.optimizer_s},
                    {"overhead_s", e.overhead_s},
                    {"tokens_per_s", tokens / e.seconds()},
-                   {"power_w", gpu->tdp_w * e.power_fraction()},
-                   {"energy_j", gpu->tdp_w * e.power_fraction() * e.seconds()},
+                   {"power_w", power_or_null(*gpu, e)},
+                   {"energy_j", energy_or_null(*gpu, e)},
                    {"cost_usd", gpu->price_per_hour * e.seconds() / 3600},
                    {"notes", e.notes}});
   fmt::print("{}\n", out.dump(1));
@@ -87,12 +96,15 @@ void print_table(const std::vector<GpuEstimate>& all, Precision config_precision
     const GpuSpec* gpu = g.gpu;
     const StepEstimate& e = g.step;
     const double s = e.seconds();
+    const bool power = gpu->tdp_w > 0;
     fmt::print(
-        "{:<{}} {:>9.2f} {:>10.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.1f} {:>7.0f} "
-        "{:>8.2f} {:>10}{}\n",
+        "{:<{}} {:>9.2f} {:>10.0f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>9.1f} {:>7} "
+        "{:>8} {:>10}{}\n",
         row_label(g, config_precision), width, 1e3 * s, tokens / s, 1e3 * e.gemm_s,
         1e3 * e.attention_s, 1e3 * e.memory_s, 1e3 * e.optimizer_s, 1e3 * e.overhead_s,
-        e.flops / s / 1e12, gpu->tdp_w * e.power_fraction(), gpu->tdp_w * e.power_fraction() * s,
+        e.flops / s / 1e12,
+        power ? fmt::format("{:.0f}", gpu->tdp_w * e.power_fraction()) : std::string("-"),
+        power ? fmt::format("{:.2f}", gpu->tdp_w * e.power_fraction() * s) : std::string("-"),
         three_figures(gpu->price_per_hour * s / 3600 / tokens * 1e6),
         epoch_tokens > 0 ? fmt::format(" {:>6.1f} h", epoch_tokens / tokens * s / 3600)
                          : std::string());
@@ -152,9 +164,8 @@ void run(const Opts& o) {
     all.push_back(std::move(g));
   }
   if (o.data_parallel())
-    return print_data_parallel(
-        {o.dp_gpus.empty() ? kDefaultGpus : o.dp_gpus, o.link.empty() ? "nvlink" : o.link, o.json},
-        o.config.config, spec, all);
+    return print_data_parallel({o.dp_gpus.empty() ? kDefaultGpus : o.dp_gpus, o.link, o.json},
+                               o.config.config, spec, all);
   const double tokens = static_cast<double>(spec.batch * spec.seq);
   if (o.json) return print_json(all, tokens);
   fmt::print("{} at {}, batch {} x seq {} ({} tokens a step), {:.3g} GFLOP a step\n\n",
@@ -167,8 +178,7 @@ void run(const Opts& o) {
 
 void add_estimate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "estimate",
-      "Predicted step time, throughput, energy and cost of a config on cataloged GPUs");
+      "estimate", "Predicted step time, throughput, energy and cost of a config on cataloged GPUs");
   auto o = std::make_shared<Opts>();
   add_step_options(cmd, o->config);
   cmd->add_option("--gpu", o->gpus, "GPU names from the catalog, comma-separated")
@@ -183,7 +193,8 @@ void add_estimate_command(CLI::App& app) {
                       "GPUs, without and with ZeRO-1 (without a value: 8)")
           ->expected(0, 1);
   cmd->add_option("--link", o->link,
-                  "Data parallel: the link gradients cross, nvlink, pcie or ib (default nvlink)");
+                  "Data parallel: the link gradients cross, nvlink, pcie, ib, xgmi or ici "
+                  "(default: each GPU's own, nvlink, xgmi or ici)");
   cmd->add_flag("--json", o->json, "Print the estimates as JSON");
   cmd->callback([o, gpus] {
     o->gpus_given = gpus->count() > 0;

@@ -124,8 +124,9 @@ std::vector<int64_t> parse_gpu_counts(const std::string& text) {
 void print_data_parallel(const DataParallelRequest& r, const std::string& config_name,
                          const StepSpec& spec, const std::vector<GpuEstimate>& gpus) {
   const std::vector<int64_t> counts = parse_gpu_counts(r.gpus);
-  const auto link = parse_link_kind(r.link);
-  if (!link) fail_input("--link '{}': use nvlink, pcie or ib", r.link);
+  std::optional<LinkKind> link;  // without --link, each GPU's own scale-up link
+  if (!r.link.empty() && !(link = parse_link_kind(r.link)))
+    fail_input("--link '{}': use one of {}", r.link, link_names());
   const RunConfig& c = spec.config;
   DataParallelOptions base;
   base.bucket_bytes = c.train.bucket_mb * 1024 * 1024;
@@ -134,8 +135,10 @@ void print_data_parallel(const DataParallelRequest& r, const std::string& config
   std::vector<GpuRows> all;
   for (const auto& [gpu, precision, w, step] : gpus) {
     const StepTimeline t = step_timeline(*w, step);
-    GpuRows g{gpu, precision, *link, base, t.parameters, {}};
-    g.options.link = gpu->link(*link);
+    // A GPU without a scale-up link is asked for NVLink, whose error names what is missing.
+    const LinkKind kind = link.value_or(gpu->scale_up_link().value_or(LinkKind::NvLink));
+    GpuRows g{gpu, precision, kind, base, t.parameters, {}};
+    g.options.link = gpu->link(kind);
     for (bool zero : {false, true})
       for (int64_t n : counts) {
         g.options.gpus = n;

@@ -1,4 +1,4 @@
-// `hwt estimate --gpus N --link nvlink|pcie|ib`: the step of data-parallel training on N of each
+// `hwt estimate --gpus N --link nvlink|pcie|ib|xgmi|ici`: the step of data-parallel training on N of each
 // GPU (analysis/data_parallel.h), without and with ZeRO-1, as a table or JSON.
 #pragma once
 
@@ -25,7 +25,7 @@ std::vector<int64_t> parse_gpu_counts(const std::string& text);
 
 struct DataParallelRequest {
   std::string gpus;  // as --gpus gives it
-  std::string link;  // as --link gives it
+  std::string link;  // as --link gives it; empty: each GPU's scale-up link
   bool json = false;
 };
 

@@ -16,19 +16,32 @@ namespace {
 
 constexpr const char* kWhat = "GPU catalog";
 
-constexpr std::array<std::pair<std::string_view, GpuArch>, 5> kArchs = {{
+constexpr std::array<std::pair<std::string_view, GpuArch>, 8> kArchs = {{
     {"volta", GpuArch::Volta},
     {"turing", GpuArch::Turing},
     {"ampere", GpuArch::Ampere},
     {"ada", GpuArch::Ada},
     {"hopper", GpuArch::Hopper},
+    {"cdna2", GpuArch::Cdna2},
+    {"cdna3", GpuArch::Cdna3},
+    {"tpu", GpuArch::Tpu},
 }};
 
-constexpr std::array<std::pair<std::string_view, LinkKind>, 3> kLinks = {{
+constexpr std::array<std::pair<std::string_view, LinkKind>, 5> kLinks = {{
     {"nvlink", LinkKind::NvLink},
     {"pcie", LinkKind::Pcie},
     {"ib", LinkKind::Ib},
+    {"xgmi", LinkKind::Xgmi},
+    {"ici", LinkKind::Ici},
 }};
+
+// "a, b, c" of the first names of a table, for error messages.
+template <typename Table>
+std::string names_of(const Table& table) {
+  std::vector<std::string_view> names;
+  for (const auto& entry : table) names.push_back(entry.first);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
 
 // Numbers every entry must give, and the field each fills.
 struct NumberKey {
@@ -40,8 +53,8 @@ constexpr std::array<NumberKey, 6> kNumbers = {{
     {"boost_clock_mhz", &GpuSpec::boost_clock_mhz, false},
     {"memory_gb", &GpuSpec::memory_gb, false},
     {"memory_bandwidth_gbs", &GpuSpec::memory_bandwidth_gbs, false},
-    {"l2_mb", &GpuSpec::l2_mb, false},
-    {"tdp_w", &GpuSpec::tdp_w, false},
+    {"l2_mb", &GpuSpec::l2_mb, true},
+    {"tdp_w", &GpuSpec::tdp_w, true},
     {"price_per_hour", &GpuSpec::price_per_hour, true},
 }};
 
@@ -90,7 +103,7 @@ std::map<LinkKind, LinkSpec> link_table(const TomlReader& entry) {
   const TomlReader t = entry.table("links");
   for (const std::string& name : t.keys()) {
     const auto kind = parse_link_kind(name);
-    if (!kind) t.fail(name, "is not a link (use nvlink, pcie or ib)");
+    if (!kind) t.fail(name, fmt::format("is not a link (use one of {})", names_of(kLinks)));
     const TomlReader l = t.table(name);
     LinkSpec& s = links[*kind];
     s.line_gbs = number_value(l, "line_gbs", false);
@@ -110,9 +123,7 @@ GpuSpec parse_entry(const TomlReader& raw, size_t index) {
   const std::string arch = required_string(t, "arch");
   auto ai = std::find_if(kArchs.begin(), kArchs.end(), [&](auto& p) { return p.first == arch; });
   if (ai == kArchs.end())
-    t.fail("arch", fmt::format("'{}' is not an architecture (known: volta, turing, ampere, ada, "
-                               "hopper)",
-                               arch));
+    t.fail("arch", fmt::format("'{}' is not an architecture (known: {})", arch, names_of(kArchs)));
   g.arch = ai->second;
   g.sms = static_cast<int>(t.positive_integer("sms"));
   for (const NumberKey& k : kNumbers)
@@ -157,6 +168,15 @@ std::string_view arch_name(GpuArch a) {
   return "?";
 }
 
+bool is_nvidia(GpuArch a) {
+  return a != GpuArch::Cdna2 && a != GpuArch::Cdna3 && a != GpuArch::Tpu;
+}
+
+std::string_view multiprocessor_name(GpuArch a) {
+  if (a == GpuArch::Tpu) return "MXUs";
+  return is_nvidia(a) ? "SMs" : "CUs";
+}
+
 std::string_view link_name(LinkKind k) {
   for (const auto& [name, kind] : kLinks)
     if (kind == k) return name;
@@ -166,6 +186,16 @@ std::string_view link_name(LinkKind k) {
 std::optional<LinkKind> parse_link_kind(std::string_view name) {
   for (const auto& [n, kind] : kLinks)
     if (n == name) return kind;
+  return std::nullopt;
+}
+
+std::string link_names() {
+  return names_of(kLinks);
+}
+
+std::optional<LinkKind> GpuSpec::scale_up_link() const {
+  for (LinkKind k : {LinkKind::NvLink, LinkKind::Xgmi, LinkKind::Ici})
+    if (links.count(k)) return k;
   return std::nullopt;
 }
 
@@ -180,7 +210,7 @@ const LinkSpec& GpuSpec::link(LinkKind k) const {
 double GpuSpec::peak_tflops(Precision p) const {
   if (auto it = tensor_tflops.find(p); it != tensor_tflops.end()) return it->second;
   if (auto it = cuda_core_tflops.find(p); it != cuda_core_tflops.end()) return it->second;
-  if (p == Precision::Tf32) return cuda_core_tflops.at(Precision::Fp32);
+  if (p == Precision::Tf32) return peak_tflops(Precision::Fp32);
   return 0;
 }
 

@@ -14,16 +14,25 @@
 
 namespace hwt {
 
-// Architectures the GEMM model knows tile shapes and alignment rules for.
-enum class GpuArch : uint8_t { Volta, Turing, Ampere, Ada, Hopper };
+// Architectures the GEMM model knows tile shapes and alignment rules for: NVIDIA's, AMD's CDNA 2
+// (MI250X) and CDNA 3 (MI300X), and Google's TPUs. hwt runs on NVIDIA GPUs (and CPUs) only; the
+// others are priced by the models, never measured (docs/shape.md, "Beyond NVIDIA").
+enum class GpuArch : uint8_t { Volta, Turing, Ampere, Ada, Hopper, Cdna2, Cdna3, Tpu };
 
 std::string_view arch_name(GpuArch a);
+// NVIDIA's architectures, the ones hwt's CUDA backend runs on and its constants were fitted on.
+bool is_nvidia(GpuArch a);
+// What the arch's `sms` count: "SMs", "CUs" (AMD compute units) or "MXUs" (TPU matrix units).
+std::string_view multiprocessor_name(GpuArch a);
 
-// How a GPU talks to the other GPUs of a data-parallel run.
-enum class LinkKind : uint8_t { NvLink, Pcie, Ib };
+// How a GPU talks to the other GPUs of a data-parallel run: NVIDIA's NVLink, PCIe, InfiniBand,
+// AMD's Infinity Fabric (xGMI) between the GPUs of a node, Google's inter-chip interconnect (ICI)
+// between the TPU chips of a slice.
+enum class LinkKind : uint8_t { NvLink, Pcie, Ib, Xgmi, Ici };
 
-std::string_view link_name(LinkKind k);  // "nvlink", "pcie", "ib"
+std::string_view link_name(LinkKind k);  // "nvlink", "pcie", "ib", "xgmi", "ici"
 std::optional<LinkKind> parse_link_kind(std::string_view name);
+std::string link_names();  // "nvlink, pcie, ib, xgmi, ici", for messages
 
 // One link as a ring collective sees it from one GPU.
 struct LinkSpec {
@@ -37,11 +46,11 @@ struct GpuSpec {
   std::string name;
   std::vector<std::string> aliases;  // other spellings, e.g. the CUDA device name
   GpuArch arch = GpuArch::Ampere;
-  int sms = 0;
+  int sms = 0;  // streaming multiprocessors; AMD: compute units; TPU: matrix units (MXUs)
   double boost_clock_mhz = 0;
   double memory_gb = 0;
   double memory_bandwidth_gbs = 0;  // GB/s, datasheet
-  double l2_mb = 0;
+  double l2_mb = 0;                 // 0 where no such cache is published (TPUs)
   double tdp_w = 0;
   double price_per_hour = 0;                     // USD per GPU-hour
   std::map<Precision, double> tensor_tflops;     // dense (no 2:4 sparsity), fp32 accumulate
@@ -52,8 +61,8 @@ struct GpuSpec {
   std::map<LinkKind, LinkSpec> links;            // GPU-to-GPU links; none for most GPUs
   std::string origin;                            // catalog file the entry was read from
 
-  // The best rate for matrix products in p: tensor cores when they support it, else CUDA
-  // cores (tf32 without tensor-core support runs as fp32). 0 when the GPU cannot run p.
+  // The best rate for matrix products in p: tensor cores (matrix cores, MXUs) when they support
+  // it, else CUDA cores (tf32 without matrix support runs as fp32). 0 when the GPU cannot run p.
   double peak_tflops(Precision p) const;
   // The precision a run that asks for p trains in here: p where the GPU runs it, fp16 for bf16
   // where it has no bf16 (Volta, Turing: Chen & Sköld train in fp16 there); nullopt otherwise.
@@ -62,6 +71,9 @@ struct GpuSpec {
   const std::string& source_of(const std::string& key) const;
   // The link's figures; InputError when the catalog has none for this GPU.
   const LinkSpec& link(LinkKind k) const;
+  // The GPU's own link to the other GPUs of its node or slice (NVLink, Infinity Fabric, ICI), if
+  // the catalog has one.
+  std::optional<LinkKind> scale_up_link() const;
 };
 
 class GpuCatalog {
