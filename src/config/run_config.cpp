@@ -1,7 +1,5 @@
 #include "config/run_config.h"
 
-#include "config/freeze_spec.h"
-
 #include <fmt/format.h>
 
 #include <toml++/toml.h>
@@ -13,6 +11,7 @@
 #include <string_view>
 #include <variant>
 
+#include "config/freeze_spec.h"
 #include "core/paths.h"
 #include "core/text_number.h"
 #include "core/toml_reader.h"
