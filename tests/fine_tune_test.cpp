@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "interop_test_util.h"
+#include "train/fine_tune.h"
 
 namespace hwt {
 namespace {
@@ -107,6 +108,53 @@ TEST(FineTune, RefusalsAreOneLine) {
   // The init's own shape and tokenizer: a second run from it starts.
   const test::CliResult ok = test::run_hwt(base + init + " --out " + tmp / "second", tmp);
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+// init_run_config: the init's shape, the user's data, training and task keys.
+TEST(FineTune, TheRunConfigTakesTheShapeFromTheInit) {
+  CheckpointInfo init;
+  init.config.model.hidden = 48;
+  init.config.model.layers = 3;
+  init.config.model.num_labels = 5;
+  RunConfig user;
+  user.train.batch_size = 7;
+  user.model.dropout = 0.3;
+  user.model.layers = 3;  // agrees
+  const RunConfig run = init_run_config(user, init, "init.safetensors");
+  EXPECT_EQ(run.model.hidden, 48);
+  EXPECT_EQ(run.model.layers, 3);
+  EXPECT_EQ(run.model.num_labels, 0);  // the data's classes
+  EXPECT_DOUBLE_EQ(run.model.dropout, 0.3);
+  EXPECT_EQ(run.train.batch_size, 7);
+  user.model.ffn = 100;  // the init has the default 512
+  try {
+    init_run_config(user, init, "init.safetensors");
+    ADD_FAILURE() << "a disagreeing shape key was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.ffn=100"), std::string::npos) << e.what();
+  }
+}
+
+// A compare plan's init: every run starts from it (and says so).
+TEST(FineTune, ComparePlanRunsFromItsInit) {
+  test::TempDir tmp("fine_tune_plan");
+  tmp.write("train.tsv", test::tiny_sentiment_tsv(60, 5));
+  const std::string base = "train " + kData + "--set data.path=" + tmp / "train.tsv" +
+                           " --set train.max_steps=2 --set model.layers=1 --quiet";
+  ASSERT_EQ(test::run_hwt(base + " --out " + tmp / "first", tmp).exit_code, 0);
+  tmp.write("plan.toml",
+            "base = \"\"\ninit = \"" + tmp / "first/checkpoint.safetensors" +
+                "\"\nsteps = 2\nset = [\"data.format=tsv\", \"data.path=" + tmp / "train.tsv" +
+                "\", \"data.max_len=16\", \"train.batch_size=8\", "
+                "\"train.threads=1\"]\n[[run]]\nname = \"a\"\n[[run]]\nname = "
+                "\"b\"\nset = [\"optim.lr=1e-4\"]\n");
+  const test::CliResult r =
+      test::run_hwt("compare --plan " + tmp / "plan.toml" + " --out " + tmp / "cmp", tmp);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* run : {"a", "b"}) {
+    const auto j = nlohmann::json::parse(test::slurp(tmp.path() / "cmp" / run / "run.json"));
+    EXPECT_EQ(j["init"], tmp / "first/checkpoint.safetensors") << j.dump().substr(0, 300);
+  }
 }
 
 TEST(FreezeSpec, Syntax) {

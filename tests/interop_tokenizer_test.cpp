@@ -9,6 +9,7 @@
 
 #include "cli_util.h"
 #include "data/dataset.h"
+#include "data/gpt2_vocabulary.h"
 #include "data/hf_tokenizer.h"
 #include "data/wordpiece_tokenizer.h"
 #include "interop/hf_export.h"
@@ -63,6 +64,45 @@ TEST(HfTokenizerFiles, TokenizerJsonIsReadAndEmbedded) {
   const HfTokenizer want(json, "llama2.json", false);
   EXPECT_EQ(got->encode(kText), want.encode(kText));
   EXPECT_EQ(got->vocab_size(), want.vocab_size());
+}
+
+// A tokenizer.json goes out as it came in, byte for byte.
+TEST(HfTokenizerFiles, ExportWritesATokenizerJsonByteForByte) {
+  test::TempDir tmp("tok_json_out");
+  const std::string json =
+      test::slurp(std::string(HWT_TEST_DIR) + "/fixtures/hf_tokenizer/llama2.json");
+  const HfTokenizer tok(json, "llama2.json", false);
+  std::string note;
+  EXPECT_EQ(write_folder_tokenizer(tok, tmp.path().string(), 64, note),
+            std::vector<std::string>{"tokenizer.json"});
+  EXPECT_EQ(test::slurp(tmp.path() / "tokenizer.json"), json);
+}
+
+// GPT-2's vocab.json and merges.txt are GPT-2's tokenizer however they are spaced; another
+// vocabulary in that form is a note, not a tokenizer. The export writes GPT-2's files back.
+TEST(HfTokenizerFiles, Gpt2VocabJsonAndMerges) {
+  test::TempDir tmp("tok_gpt2");
+  const Gpt2Files installed = read_installed_gpt2_files();
+  // Re-spaced as Hugging Face's vocab.json is (one line, no spaces after separators).
+  tmp.write("vocab.json", nlohmann::json::parse(installed.encoder_json).dump());
+  tmp.write("merges.txt", installed.vocab_bpe);
+  const FolderTokenizer t = read_folder_tokenizer(tmp.path().string(), 50257);
+  ASSERT_FALSE(t.json.is_null()) << t.note;
+  EXPECT_EQ(t.json["kind"], "gpt2");
+  std::string note;
+  test::TempDir out("tok_gpt2_out");
+  EXPECT_EQ(write_folder_tokenizer(*Tokenizer::from_json(t.json), out.path().string(), 1024, note),
+            (std::vector<std::string>{"vocab.json", "merges.txt"}));
+  EXPECT_EQ(nlohmann::json::parse(test::slurp(out.path() / "vocab.json")),
+            nlohmann::json::parse(installed.encoder_json));
+
+  // The last merge left out: not GPT-2's vocabulary.
+  std::string merges = installed.vocab_bpe;
+  merges.erase(merges.find_last_of('\n', merges.size() - 2) + 1);
+  tmp.write("merges.txt", merges);
+  const FolderTokenizer other = read_folder_tokenizer(tmp.path().string(), 50257);
+  EXPECT_TRUE(other.json.is_null());
+  EXPECT_NE(other.note.find("not GPT-2's own vocabulary"), std::string::npos) << other.note;
 }
 
 TEST(HfTokenizerFiles, AFolderWithoutTokenizerFilesImportsWithANote) {
