@@ -31,15 +31,15 @@ if [ -x $C/hwt_tests ] && [ "$HWT" = $C/hwt ]; then
   tail -3 "$R/gpu_tests.txt"
 fi
 
-timeout 240 "$HWT" shape --sweep --gpu H200 --dtype bf16 --out "$R/sweep" >"$R/sweep.txt" 2>&1
+timeout 240 "$HWT" shape --sweep --gpu H200 --precision bf16 --out "$R/sweep" >"$R/sweep.txt" 2>&1
 CAL=$R/sweep/gemm_h200_bf16.json
-timeout 120 "$HWT" shape --validate --gpu H200 --dtype bf16 --calibration "$CAL" \
+timeout 120 "$HWT" shape --validate --gpu H200 --precision bf16 --calibration "$CAL" \
   --out "$R/validate" >"$R/validate.txt" 2>&1
 LM="--set model.head=lm --set model.causal=true"
 run() {  # name, then hwt shape arguments
   local name=$1
   shift
-  timeout 120 "$HWT" shape --gpu H200 --dtype bf16 --measure --calibration "$CAL" \
+  timeout 120 "$HWT" shape --gpu H200 --precision bf16 --measure --calibration "$CAL" \
     --out "$R/$name" "$@" >"$R/$name.txt" 2>&1
 }
 run gpt2_vocab $LM --set model.max_seq=1024 --set model.hidden=768 --set model.heads=12 \

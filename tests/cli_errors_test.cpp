@@ -306,8 +306,9 @@ TEST_F(CliErrors, SotuCorpusMissing) {
 }
 
 TEST_F(CliErrors, EveryCommandHasHelp) {
-  for (const char* cmd : {"train", "eval", "predict", "flops", "memory", "config", "shape", "sim",
-                          "compress", "tokenizer", "tokenizer encode", "tokenizer decode"}) {
+  for (const char* cmd :
+       {"train", "eval", "predict", "generate", "flops", "memory", "config", "shape", "sim",
+        "compress", "tokenizer", "tokenizer encode", "tokenizer decode"}) {
     const auto r = run_hwt(std::string(cmd) + " --help", dir);
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("--"), std::string::npos) << cmd;

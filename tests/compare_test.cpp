@@ -19,6 +19,8 @@ struct FakeRun {
   double train_s;
   std::optional<double> cost, energy, util;
   int hidden = 768;
+  std::string quality_name = "accuracy";  // on the test split; empty: no evaluation
+  double quality = 0.9;
 };
 
 // A run.json as hwt train writes it, with only the keys hwt compare reads.
@@ -35,7 +37,11 @@ void write_run(const TempDir& root, const FakeRun& f) {
         {"model.hidden", f.hidden},
         {"model.layers", 12}}},
       {"data", {{"source", "synthetic"}}},
-      {"results", {{"steps", 1000}}},
+      {"results", f.quality_name.empty()
+                      ? nlohmann::json{{"steps", 1000}}
+                      : nlohmann::json{{"steps", 1000},
+                                       {"valid", {{"loss", 1.0}, {f.quality_name, 0.5}}},
+                                       {"test", {{"loss", 1.0}, {f.quality_name, f.quality}}}}},
       {"timing", {{"train_s", f.train_s + 100}}},  // telemetry's training seconds take precedence
       {"telemetry",
        {{"train", {{"seconds", f.train_s}, {"gpu_util_mean_pct", num(f.util)}}},
@@ -72,13 +78,17 @@ TEST(Compare, ReadsTheMetricsOfARunFolder) {
   EXPECT_DOUBLE_EQ(*r.metrics[1], 0.30);
   EXPECT_DOUBLE_EQ(*r.metrics[2], 90000);
   EXPECT_DOUBLE_EQ(*r.metrics[3], 95);
+  EXPECT_DOUBLE_EQ(*r.metrics[4], 0.9);  // the test split's, not the validation split's
+  EXPECT_EQ(r.quality_name, "accuracy");
+  EXPECT_EQ(r.quality_split, "test");
 }
 
 TEST(Compare, ScoresAndRanksAsTheThesisDefinesThem) {
   TempDir root("compare_scores");
   const Comparison c = compare_runs(read_all(root, kThree), thesis_weight_sets(), false);
-  ASSERT_EQ(c.sets.size(), 7u);
+  ASSERT_EQ(c.sets.size(), 8u);
   EXPECT_TRUE(c.notes.empty());
+  EXPECT_TRUE(c.quality_flags.empty());
   // Normalised: time (300, 100, 150) -> (1, 0, 0.25); cost alike; energy (9, 4, 5) -> (1, 0, 0.2);
   // utilisation (95, 80, 90) -> (1, 0, 2/3).
   EXPECT_DOUBLE_EQ(*c.normalised[2][0], 0.25);
@@ -131,7 +141,9 @@ TEST(Compare, CustomWeights) {
   EXPECT_EQ(w.name, "custom");
   EXPECT_DOUBLE_EQ(w.w[0], 1.0);
   EXPECT_DOUBLE_EQ(w.w[3], 0.5);
-  for (const char* bad : {"1,2,3", "1,2,3,4,5", "1,x,0,0", "-1,0,0,0", "0,0,0,0", "1,,0,0"})
+  EXPECT_DOUBLE_EQ(w.w[4], 0.0);  // quality left out: not weighed
+  EXPECT_DOUBLE_EQ(parse_weights("0,0,0,0,1").w[4], 1.0);
+  for (const char* bad : {"1,2,3", "1,2,3,4,5,6", "1,x,0,0", "-1,0,0,0", "0,0,0,0", "1,,0,0"})
     EXPECT_THROW(parse_weights(bad), InputError) << bad;
 }
 
@@ -159,7 +171,49 @@ TEST(Compare, CommandWritesTablesAndChartsAndFailsCleanly) {
   EXPECT_NE(missing.err.find("no run.json"), std::string::npos);
   const test::CliResult weights = test::run_hwt("compare " + runs + " --weights 1,2", root);
   EXPECT_EQ(weights.exit_code, 2);
-  EXPECT_NE(weights.err.find("four weights"), std::string::npos);
+  EXPECT_NE(weights.err.find("four or five weights"), std::string::npos);
+}
+
+// Issue 35: the fastest, cheapest run learned less. The thesis's sets rank it first; quality_time
+// does not, and it is flagged (1 point of accuracy is the default margin).
+TEST(Compare, QualityIsShownWeighedAndFlagged) {
+  TempDir root("compare_quality");
+  std::vector<FakeRun> runs = kThree;
+  runs[0].quality = 0.95;   // fp32
+  runs[1].quality = 0.85;   // bf16: fastest, 10 points worse
+  runs[2].quality = 0.945;  // tf32: within the margin
+  const Comparison c = compare_runs(read_all(root, runs), thesis_weight_sets(), false);
+  EXPECT_EQ(c.ranks[0], (std::vector<int>{3, 1, 2}));  // balance ignores quality
+  ASSERT_EQ(c.sets[7].name, "quality_time");
+  EXPECT_NE(c.ranks[7][1], 1);
+  EXPECT_EQ(c.flagged, (std::vector<bool>{false, true, false}));
+  ASSERT_EQ(c.quality_flags.size(), 1u);
+  EXPECT_NE(c.quality_flags[0].find("bf16: accuracy 85.00%"), std::string::npos)
+      << c.quality_flags[0];
+  // A wider margin flags nothing.
+  EXPECT_TRUE(
+      compare_runs(read_all(root, runs), thesis_weight_sets(), false, 0.2).quality_flags.empty());
+
+  const test::CliResult out =
+      test::run_hwt("compare " + root / "fp32 " + root / "bf16 " + root / "tf32", root);
+  ASSERT_EQ(out.exit_code, 0) << out.err;
+  EXPECT_NE(out.out.find("accuracy 85.00% (!)"), std::string::npos) << out.out;
+}
+
+// Perplexity: lower is better, so the run with the higher one is flagged and ranks lower.
+TEST(Compare, PerplexityCountsLowerAsBetter) {
+  TempDir root("compare_ppl");
+  std::vector<FakeRun> runs = {kThree[0], kThree[0]};
+  runs[1].name = "b";
+  for (FakeRun& r : runs) r.quality_name = "perplexity";
+  runs[0].quality = 12.0;
+  runs[1].quality = 15.0;
+  const Comparison c = compare_runs(read_all(root, runs), {parse_weights("0,0,0,0,1")}, false);
+  EXPECT_EQ(c.ranks[0], (std::vector<int>{1, 2}));
+  EXPECT_EQ(c.flagged, (std::vector<bool>{false, true}));
+  // Runs that report different quality metrics cannot be compared.
+  runs[1].quality_name = "accuracy";
+  EXPECT_THROW(compare_runs(read_all(root, runs), thesis_weight_sets(), false), InputError);
 }
 
 // A tiny CPU classifier config and its data, for plans that really train.

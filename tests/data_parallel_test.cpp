@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "backend/cpu/cpu_backend.h"
@@ -193,9 +194,9 @@ struct StoppedJob {
   std::string err;
 };
 
-// Starts two ranks with a 3 s collective timeout, sends `signal` to one once they train, and
-// waits (up to 60 s) for the job to end.
-StoppedJob signal_a_rank(const TempDir& dir, int signal) {
+// Starts two ranks with a 3 s collective timeout, sends `signal` to the newest rank (or to both)
+// once they train, and waits (up to 60 s) for the job to end.
+StoppedJob signal_ranks(const TempDir& dir, int signal, bool both = false) {
   const std::string args = tiny_run(dir, 4, 100000, dir / "job") +
                            " --set train.collective_timeout=3 --set train.time_limit=600";
   const std::string launch = "(" + kMpirun + "-np 2 " + HWT_BINARY + " " + args + " >" +
@@ -203,26 +204,30 @@ StoppedJob signal_a_rank(const TempDir& dir, int signal) {
   StoppedJob job;
   EXPECT_EQ(std::system(launch.c_str()), 0);
   const auto start = std::chrono::steady_clock::now();
-  std::string pid;
-  while (pid.empty() && std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
+  std::vector<pid_t> ranks;
+  while (ranks.size() < (both ? 2u : 1u) &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     if (!std::filesystem::exists(dir / "job/metrics.jsonl")) continue;
-    // The newest rank (the anchor leaves out mpirun and the shells).
-    const std::string cmd = "pgrep -f -n -- '^" + std::string(HWT_BINARY) + " train .*--out " +
-                            dir / "job" + "' >" + dir / "pid";
-    if (std::system(cmd.c_str()) == 0) pid = test::slurp(dir / "pid");
+    // The ranks (the anchor leaves out mpirun and the shells); -n: the newest only.
+    const std::string cmd = "pgrep -f " + std::string(both ? "" : "-n ") + "-- '^" +
+                            std::string(HWT_BINARY) + " train .*--out " + dir / "job" + "' >" +
+                            dir / "pid";
+    ranks.clear();
+    if (std::system(cmd.c_str()) != 0) continue;
+    std::istringstream pids(test::slurp(dir / "pid"));
+    for (pid_t p; pids >> p;) ranks.push_back(p);
   }
-  if (pid.empty()) {
+  if (ranks.size() < (both ? 2u : 1u)) {
     ADD_FAILURE() << "the ranks never started training";
     return job;
   }
-  const pid_t victim = static_cast<pid_t>(std::stol(pid));
-  EXPECT_EQ(kill(victim, signal), 0);
+  for (pid_t rank : ranks) EXPECT_EQ(kill(rank, signal), 0);
   const auto sent = std::chrono::steady_clock::now();
   while (!std::filesystem::exists(dir / "rc") &&
          std::chrono::steady_clock::now() - sent < std::chrono::seconds(60))
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  kill(victim, SIGKILL);
+  for (pid_t rank : ranks) kill(rank, SIGKILL);
   job.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // rc is written, then closed
   if (std::filesystem::exists(dir / "rc")) job.exit_code = std::stoi(test::slurp(dir / "rc"));
@@ -230,10 +235,36 @@ StoppedJob signal_a_rank(const TempDir& dir, int signal) {
   return job;
 }
 
+// SIGTERM to every rank, as a scheduler cancelling the job sends it: the ranks stop together at
+// the next logged step, write one checkpoint and run.json marked interrupted, and exit 143; the
+// job resumes from there.
+TEST_F(DataParallel, SigtermToEveryRankCheckpointsAndExits143) {
+  const StoppedJob job = signal_ranks(dir, SIGTERM, true);
+  ASSERT_EQ(job.exit_code, 143) << job.err;
+  const nlohmann::json run = nlohmann::json::parse(test::slurp(dir / "job/run.json"));
+  EXPECT_EQ(run["results"]["stopped_by"], "interrupted");
+  EXPECT_EQ(run["results"]["signal"], "SIGTERM");
+  const int64_t steps = run["results"]["steps"].get<int64_t>();
+  const auto r = mpi_run(2,
+                         tiny_run(dir, 4, static_cast<int>(steps) + 2, dir / "job") + " --resume " +
+                             dir / "job/checkpoint.safetensors",
+                         dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// SIGINT to one rank only: the other stops with it at the next logged step and both exit 130.
+TEST_F(DataParallel, SigintToOneRankStopsBothWithItsExitCode) {
+  const StoppedJob job = signal_ranks(dir, SIGINT);
+  ASSERT_EQ(job.exit_code, 130) << job.err;
+  const nlohmann::json run = nlohmann::json::parse(test::slurp(dir / "job/run.json"));
+  EXPECT_EQ(run["results"]["signal"], "SIGINT");
+  EXPECT_TRUE(std::filesystem::exists(dir / "job/checkpoint.safetensors"));
+}
+
 // A rank that stops answering (SIGSTOP: alive but hung): the other's watchdog ends it once
 // train.collective_timeout has passed, naming the wait.
 TEST_F(DataParallel, AHungRankStopsTheOtherWithinTheTimeout) {
-  const StoppedJob job = signal_a_rank(dir, SIGSTOP);
+  const StoppedJob job = signal_ranks(dir, SIGSTOP);
   EXPECT_NE(job.exit_code, 0);
   EXPECT_NE(job.exit_code, -1) << "the job did not stop";
   EXPECT_LT(job.seconds, 30.0);
@@ -242,7 +273,7 @@ TEST_F(DataParallel, AHungRankStopsTheOtherWithinTheTimeout) {
 
 // A rank that dies: the launcher (mpirun) ends the job with an error.
 TEST_F(DataParallel, ADeadRankEndsTheJobWithAnError) {
-  const StoppedJob job = signal_a_rank(dir, SIGKILL);
+  const StoppedJob job = signal_ranks(dir, SIGKILL);
   EXPECT_NE(job.exit_code, 0);
   EXPECT_NE(job.exit_code, -1) << "the job did not stop";
   EXPECT_LT(job.seconds, 30.0);
@@ -258,17 +289,17 @@ TEST(DataParallelGpu, OneNcclRankMatchesTrainingWithoutDataParallelBitwise) {
   const std::string gpu = " --set train.device=cuda --set train.precision=bf16";
   const auto plain = test::run_hwt(tiny_run(dir, 8, 8, dir / "plain") + gpu, dir);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  for (const std::string& variant : {std::string(" --set train.bucket_mb=0.01"),
-                                     std::string(" --set train.zero=1")}) {
+  for (const std::string& variant :
+       {std::string(" --set train.bucket_mb=0.01"), std::string(" --set train.zero=1")}) {
     const auto nccl =
         test::run_hwt(tiny_run(dir, 8, 8, dir / "nccl") + gpu + variant + " --gpus 1", dir);
     ASSERT_EQ(nccl.exit_code, 0) << nccl.err;
     const auto run = nlohmann::json::parse(test::slurp(dir / "nccl/run.json"));
     EXPECT_EQ(run["data_parallel"]["communicator"].get<std::string>().rfind("nccl", 0), 0u);
     EXPECT_EQ(losses(dir / "plain/metrics.jsonl"), losses(dir / "nccl/metrics.jsonl")) << variant;
-    EXPECT_EQ(max_difference(dir / "plain/checkpoint.safetensors",
-                             dir / "nccl/checkpoint.safetensors"),
-              0.0)
+    EXPECT_EQ(
+        max_difference(dir / "plain/checkpoint.safetensors", dir / "nccl/checkpoint.safetensors"),
+        0.0)
         << variant;
     std::filesystem::remove_all(dir / "nccl");
   }

@@ -191,7 +191,7 @@ TEST(DpEstimateTimeline, GradientsAreReadyInReverseLayerOrder) {
   EXPECT_DOUBLE_EQ(b.back().bytes, 50304.0 * 768 * 4);
 }
 
-TEST(DpEstimateCatalog, LinksOfTheHopperGpusWithSources) {
+TEST(DpEstimateCatalog, LinksOfEveryGpuWithSources) {
   const GpuCatalog c = load_gpu_catalog();
   const GpuSpec& h200 = c.find("H200");
   EXPECT_EQ(h200.link(LinkKind::NvLink).line_gbs, 450);
@@ -202,7 +202,18 @@ TEST(DpEstimateCatalog, LinksOfTheHopperGpusWithSources) {
   EXPECT_NE(h200.link(LinkKind::NvLink).source.find("nccl-tests/issues/212"), std::string::npos);
   EXPECT_EQ(c.find("H100-SXM").link(LinkKind::NvLink).bus_gbs, 370);
   EXPECT_THROW(c.find("H100-PCIe").link(LinkKind::NvLink), InputError);
-  EXPECT_THROW(c.find("A100-80GB").link(LinkKind::Pcie), InputError);
+  // Issue 35: every catalogued GPU has its PCIe figures; NVLink where the GPU has it.
+  for (const GpuSpec& g : c.gpus()) {
+    EXPECT_GT(g.link(LinkKind::Pcie).line_gbs, 0) << g.name;
+    for (const auto& [kind, link] : g.links) {
+      EXPECT_FALSE(link.source.empty()) << g.name << " " << link_name(kind);
+      EXPECT_LE(link.bus_gbs, link.line_gbs) << g.name << " " << link_name(kind);
+    }
+  }
+  EXPECT_EQ(c.find("A100-80GB").link(LinkKind::NvLink).line_gbs, 300);
+  EXPECT_EQ(c.find("V100").link(LinkKind::NvLink).line_gbs, 150);
+  EXPECT_THROW(c.find("A10").link(LinkKind::NvLink), InputError);
+  EXPECT_THROW(c.find("RTX4090").link(LinkKind::NvLink), InputError);
   EXPECT_TRUE(parse_link_kind("ib") == LinkKind::Ib);
   EXPECT_FALSE(parse_link_kind("ethernet"));
   GpuCatalog mine;
@@ -216,8 +227,11 @@ TEST(DpEstimateCatalog, LinksOfTheHopperGpusWithSources) {
       InputError);
 }
 
-TEST(DpEstimateGpuCounts, ListsRangesAndBadCounts) {
-  EXPECT_EQ(parse_gpu_counts("4"), std::vector<int64_t>{4});
+TEST(DpEstimateGpuCounts, ACountAndTheDeprecatedListsAndRanges) {
+  EXPECT_EQ(parse_gpu_counts("4"), (std::vector<int64_t>{1, 2, 4}));
+  EXPECT_EQ(parse_gpu_counts("6"), (std::vector<int64_t>{1, 2, 4, 6}));
+  EXPECT_EQ(parse_gpu_counts("1"), std::vector<int64_t>{1});
+  // Earlier releases' lists and ranges: exactly the counts named (with a warning).
   EXPECT_EQ(parse_gpu_counts("8,1,2,4,2"), (std::vector<int64_t>{1, 2, 4, 8}));
   EXPECT_EQ(parse_gpu_counts("1-4,8"), (std::vector<int64_t>{1, 2, 3, 4, 8}));
   for (const char* bad : {"0", "4-2", "x", "2-", "-3", "1.5", ",", "99999"})
@@ -229,25 +243,34 @@ TEST(DpEstimateCommand, PrintsBothModesAndTheMemoryZeroSaves) {
   const test::CliResult one = test::run_hwt("estimate --config gpt2_124m --json", tmp);
   ASSERT_EQ(one.exit_code, 0) << one.err;
   const test::CliResult r =
-      test::run_hwt("estimate --config gpt2_124m --gpus 1,8 --link nvlink --json", tmp);
+      test::run_hwt("estimate --config gpt2_124m --gpus 8 --link nvlink --json", tmp);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
   const nlohmann::json j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j.size(), 4u);  // 1 and 8 GPUs, ZeRO 0 and 1
+  ASSERT_EQ(j.size(), 8u);  // 1, 2, 4 and 8 GPUs, ZeRO 0 and 1
   const double single = nlohmann::json::parse(one.out)[0]["step_s"].get<double>();
   EXPECT_NEAR(j[0]["step_s"].get<double>(), single, 1e-12 * single);
   EXPECT_EQ(j[0]["comm_s"].get<double>(), 0);
-  EXPECT_EQ(j[1]["gpus"], 8);
-  EXPECT_GT(j[1]["comm_s"].get<double>(), 0);
-  EXPECT_LE(j[1]["scaling_efficiency"].get<double>(), 1.0);
-  EXPECT_EQ(j[3]["zero"], 1);
+  EXPECT_EQ(j[3]["gpus"], 8);
+  EXPECT_GT(j[3]["comm_s"].get<double>(), 0);
+  EXPECT_LE(j[3]["scaling_efficiency"].get<double>(), 1.0);
+  EXPECT_EQ(j[7]["zero"], 1);
   // AdamW keeps two fp32 buffers: 8 bytes for each of the 124,475,904 parameters (vocabulary
   // 50304), 7/8 of them off each of 8 ranks.
-  EXPECT_DOUBLE_EQ(j[3]["optimizer_state_saved_bytes"].get<double>(), 124'475'904.0 * 8 * 7 / 8);
-  EXPECT_EQ(j[1]["optimizer_state_saved_bytes"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(j[7]["optimizer_state_saved_bytes"].get<double>(), 124'475'904.0 * 8 * 7 / 8);
+  EXPECT_EQ(j[3]["optimizer_state_saved_bytes"].get<double>(), 0);
   const test::CliResult all = test::run_hwt("estimate --config bert_base --gpus --json", tmp);
   ASSERT_EQ(all.exit_code, 0) << all.err;
-  EXPECT_EQ(nlohmann::json::parse(all.out).size(), 16u);  // --gpus alone: 1-8, both modes
-  EXPECT_EQ(nlohmann::json::parse(all.out)[7]["link"], "nvlink");
+  EXPECT_EQ(nlohmann::json::parse(all.out).size(), 8u);  // --gpus alone: up to 8, both modes
+  EXPECT_EQ(nlohmann::json::parse(all.out)[3]["link"], "nvlink");
+  // The list form of earlier releases still works, with one deprecation line.
+  const test::CliResult list =
+      test::run_hwt("estimate --config bert_base --gpus 1,8 --json", tmp);
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(nlohmann::json::parse(list.out).size(), 4u);
+  EXPECT_NE(list.err.find("hwt: warning: --gpus 1,8: lists and ranges are deprecated"),
+            std::string::npos)
+      << list.err;
   const test::CliResult table = test::run_hwt("estimate --config bert_base --link pcie", tmp);
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("H200 over pcie"), std::string::npos) << table.out;
@@ -257,8 +280,8 @@ TEST(DpEstimateCommand, PrintsBothModesAndTheMemoryZeroSaves) {
 TEST(DpEstimateCommand, BadInputIsOneLineAndExitTwo) {
   test::TempDir tmp("dp_cli_bad");
   for (const char* args :
-       {"--gpus 0", "--gpus 8 --link ethernet", "--gpu a100-80gb --gpus 2 --link nvlink",
-        "--gpu h100-pcie --link nvlink", "--gpus 4-2", "--gpus 2 --epoch-tokens 1e9"}) {
+       {"--gpus 0", "--gpus 8 --link ethernet", "--gpu a10 --gpus 2 --link nvlink",
+        "--gpu h100-pcie --link nvlink", "--gpus two", "--gpus 2 --epoch-tokens 1e9"}) {
     const test::CliResult r =
         test::run_hwt(std::string("estimate --config bert_base ") + args, tmp);
     EXPECT_EQ(r.exit_code, 2) << args;
@@ -266,8 +289,8 @@ TEST(DpEstimateCommand, BadInputIsOneLineAndExitTwo) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
   }
   const test::CliResult r =
-      test::run_hwt("estimate --config bert_base --gpu h200,a100-80gb --gpus 2", tmp);
-  EXPECT_NE(r.err.find("A100-80GB has no nvlink figures"), std::string::npos) << r.err;
+      test::run_hwt("estimate --config bert_base --gpu h200,l4 --gpus 2", tmp);
+  EXPECT_NE(r.err.find("L4 has no nvlink figures"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -15,14 +15,18 @@
 
 #include <fmt/ranges.h>
 
+#include "child_process.h"
 #include "cli_util.h"
 #include "core/safetensors.h"
+#include "cuda_test_util.h"
 
 namespace hwt {
 namespace {
 
 using test::run_hwt;
+using test::spawn_hwt;
 using test::TempDir;
+using test::wait_exit;
 namespace fs = std::filesystem;
 
 using test::expect_one_line_error;
@@ -191,34 +195,16 @@ TEST_F(Reliability, ModelOrBatchTooLargeForMemoryNamesTheKeys) {
   EXPECT_FALSE(fs::exists(dir.path() / "out"));
 }
 
-// `hwt <args>` started as a child process, its output into files in `dir`.
-pid_t spawn_hwt(const std::vector<std::string>& args, const TempDir& dir) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<char*> argv = {const_cast<char*>(HWT_BINARY)};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    if (!std::freopen((dir / ".child_stdout").c_str(), "w", stdout) ||
-        !std::freopen((dir / ".child_stderr").c_str(), "w", stderr))
-      ::_exit(127);
-    ::execv(HWT_BINARY, argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-// The exit code of `pid`, or -1 when it did not exit within a minute (it is then killed).
-int wait_exit(pid_t pid) {
-  using namespace std::chrono;
-  for (const auto until = steady_clock::now() + minutes(1); steady_clock::now() < until;) {
-    int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid)
-      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::this_thread::sleep_for(milliseconds(20));
-  }
-  ::kill(pid, SIGKILL);
-  ::waitpid(pid, nullptr, 0);
-  return -1;
+// The same on the GPU: a failed cudaMalloc names the keys, as the CPU's check does.
+TEST_F(Reliability, ModelOrBatchTooLargeForGpuMemoryNamesTheKeys) {
+  HWT_REQUIRE_GPU();
+  const std::string gpu = " --set train.device=cuda";
+  auto r = run_hwt(train_args("out", "--set model.hidden=100000000 --set model.ffn=64" + gpu), dir);
+  expect_one_line_error(r, 2, "not enough memory for the model's parameters: ");
+  EXPECT_NE(r.err.find("lower model.hidden"), std::string::npos) << r.err;
+  r = run_hwt(train_args("out", "--set train.batch_size=2000000000" + gpu), dir);
+  expect_one_line_error(r, 2, "lower train.batch_size or data.max_len");
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
 }
 
 // Waits until the run's metrics.jsonl holds a logged step (the first step is done).

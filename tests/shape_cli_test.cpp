@@ -75,9 +75,9 @@ TEST(ShapeCli, InputErrorsAreOneLineWithCode2) {
   const Result gpu = hwt("--gpu B900");
   EXPECT_EQ(gpu.code, 2);
   EXPECT_NE(gpu.out.find("unknown GPU 'B900' (known: H200"), std::string::npos) << gpu.out;
-  EXPECT_EQ(hwt("--dtype int4").code, 2);
+  EXPECT_EQ(hwt("--precision int4").code, 2);
   EXPECT_EQ(hwt("--tolerance 2").code, 2);
-  EXPECT_EQ(hwt("--gpu V100 --dtype bf16").code, 2);  // V100 has no bf16
+  EXPECT_EQ(hwt("--gpu V100 --precision bf16").code, 2);  // V100 has no bf16
   EXPECT_EQ(hwt("--calibration /nonexistent.json").code, 2);
   EXPECT_EQ(hwt("--catalog /nonexistent.toml").code, 2);
 }

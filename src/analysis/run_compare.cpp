@@ -18,7 +18,7 @@ namespace hwt {
 namespace {
 
 constexpr std::array<Metric, kMetrics> kAll = {Metric::Time, Metric::Cost, Metric::Energy,
-                                               Metric::Utilisation};
+                                               Metric::Utilisation, Metric::Quality};
 
 // The value at a JSON path ("a/b/c") when it is a number, else nullopt.
 std::optional<double> number_at(const nlohmann::json& j, std::initializer_list<const char*> path) {
@@ -57,8 +57,50 @@ std::string format_value(Metric m, double v) {
       return fmt::format("{:.0f}", v);
     case Metric::Utilisation:
       return fmt::format("{:.1f}", v);
+    case Metric::Quality:
+      return fmt::format("{:.6g}", v);
   }
   return {};
+}
+
+// The run's quality: the first of these its test results (else its validation results) hold.
+// Fractions, except perplexity; the joint task's sentence accuracy needs the class and every tag.
+void take_quality(RunRecord& r, const nlohmann::json& results) {
+  static constexpr const char* kNames[] = {"sentence_accuracy", "accuracy", "slot_f1",
+                                           "token_accuracy", "perplexity"};
+  for (const char* split : {"test", "valid"})
+    for (const char* name : kNames)
+      if (const auto v = number_at(results, {split, name})) {
+        r.quality_name = name;
+        r.quality_split = split;
+        r.quality_higher_is_better = std::string_view(name) != "perplexity";
+        take(r, Metric::Quality, v, "");
+        return;
+      }
+  take(r, Metric::Quality, std::nullopt, "run.json has no evaluation results");
+}
+
+// Flags the runs whose quality falls short of the best by more than `margin`.
+void flag_quality(Comparison& c, double margin) {
+  constexpr int q = static_cast<int>(Metric::Quality);
+  c.flagged.assign(c.runs.size(), false);
+  if (!c.used[q]) return;
+  const bool up = c.runs[0].quality_higher_is_better;
+  double best = *c.runs[0].metrics[q];
+  for (const RunRecord& r : c.runs)
+    best = up ? std::max(best, *r.metrics[q]) : std::min(best, *r.metrics[q]);
+  for (size_t i = 0; i < c.runs.size(); ++i) {
+    const double v = *c.runs[i].metrics[q];
+    const bool short_of = up ? best - v > margin : v > best * (1 + margin);
+    if (!short_of) continue;
+    c.flagged[i] = true;
+    c.quality_flags.push_back(fmt::format(
+        "{}: {} is worse than the best run's by more than the margin ({}): its time and cost "
+        "bought less",
+        c.runs[i].name, quality_text(c.runs[i]),
+        up ? fmt::format("{:g} point{}", 100 * margin, 100 * margin == 1 ? "" : "s")
+           : fmt::format("{:g}%", 100 * margin)));
+  }
 }
 
 }  // namespace
@@ -73,6 +115,8 @@ std::string_view metric_name(Metric m) {
       return "energy";
     case Metric::Utilisation:
       return "utilisation";
+    case Metric::Quality:
+      return "quality";
   }
   return "?";
 }
@@ -87,6 +131,8 @@ std::string_view metric_unit(Metric m) {
       return "J";
     case Metric::Utilisation:
       return "%";
+    case Metric::Quality:
+      return "metric";
   }
   return "";
 }
@@ -128,16 +174,25 @@ RunRecord read_run(const std::string& dir) {
                                  string_at(tel, {"gpu_unavailable"}, "no GPU energy measured")));
   take(r, Metric::Utilisation, number_at(tel, {"train", "gpu_util_mean_pct"}),
        tel.is_null() ? no_tel : string_at(tel, {"gpu_unavailable"}, "no GPU utilisation measured"));
+  take_quality(r, j.value("results", nlohmann::json()));
   return r;
 }
 
+std::string quality_text(const RunRecord& r) {
+  const auto& v = r.metrics[static_cast<int>(Metric::Quality)];
+  if (!v) return "n/a";
+  if (!r.quality_higher_is_better) return fmt::format("{} {:.2f}", r.quality_name, *v);
+  return fmt::format("{} {:.2f}%", r.quality_name, 100 * *v);
+}
+
 const std::vector<WeightSet>& thesis_weight_sets() {
-  // Chen & Sköld's weight sets (time, cost, energy, utilisation).
+  // Chen & Sköld's weight sets (time, cost, energy, utilisation; no quality), and one that
+  // weighs quality as much as the three costs together.
   static const std::vector<WeightSet> sets = {
-      {"balance", {0.3, 0.3, 0.3, 0.1}},     {"time_cost", {0.5, 0.3, 0.1, 0.1}},
-      {"time_energy", {0.5, 0.1, 0.3, 0.1}}, {"cost_time", {0.3, 0.5, 0.1, 0.1}},
-      {"cost_energy", {0.1, 0.5, 0.3, 0.1}}, {"energy_time", {0.3, 0.1, 0.5, 0.1}},
-      {"energy_cost", {0.1, 0.3, 0.5, 0.1}}};
+      {"balance", {0.3, 0.3, 0.3, 0.1, 0}},     {"time_cost", {0.5, 0.3, 0.1, 0.1, 0}},
+      {"time_energy", {0.5, 0.1, 0.3, 0.1, 0}}, {"cost_time", {0.3, 0.5, 0.1, 0.1, 0}},
+      {"cost_energy", {0.1, 0.5, 0.3, 0.1, 0}}, {"energy_time", {0.3, 0.1, 0.5, 0.1, 0}},
+      {"energy_cost", {0.1, 0.3, 0.5, 0.1, 0}}, {"quality_time", {0.2, 0.15, 0.1, 0.05, 0.5}}};
   return sets;
 }
 
@@ -146,22 +201,23 @@ WeightSet parse_weights(const std::string& text) {
   std::stringstream in(text);
   std::string part;
   int n = 0;
+  constexpr const char* kExpected =
+      "give four or five weights (time,cost,energy,utilisation[,quality])";
   while (std::getline(in, part, ',')) {
-    if (n == kMetrics)
-      fail_input("--weights {}: give four weights (time,cost,energy,utilisation)", text);
+    if (n == kMetrics) fail_input("--weights {}: {}", text, kExpected);
     const auto v = parse_whole_double(part);
     if (!v || !std::isfinite(*v) || *v < 0)
       fail_input("--weights {}: '{}' is not a non-negative number", text, part);
     s.w[n++] = *v;
   }
-  if (n != kMetrics)
-    fail_input("--weights {}: give four weights (time,cost,energy,utilisation)", text);
+  if (n < kMetrics - 1) fail_input("--weights {}: {}", text, kExpected);
   if (std::accumulate(s.w.begin(), s.w.end(), 0.0) <= 0)
     fail_input("--weights {}: at least one weight must be positive", text);
   return s;
 }
 
-Comparison compare_runs(std::vector<RunRecord> runs, std::vector<WeightSet> sets, bool force) {
+Comparison compare_runs(std::vector<RunRecord> runs, std::vector<WeightSet> sets, bool force,
+                        double quality_margin) {
   if (runs.size() < 2) fail_input("hwt compare needs at least two runs, got {}", runs.size());
   for (size_t i = 1; i < runs.size() && !force; ++i) {
     if (runs[i].model != runs[0].model)
@@ -173,6 +229,12 @@ Comparison compare_runs(std::vector<RunRecord> runs, std::vector<WeightSet> sets
           "--force)",
           runs[0].name, runs[i].name, runs[0].data_source.dump(), runs[i].data_source.dump());
   }
+  for (size_t i = 1; i < runs.size(); ++i)
+    if (runs[i].metrics[static_cast<int>(Metric::Quality)] &&
+        runs[0].metrics[static_cast<int>(Metric::Quality)] &&
+        runs[i].quality_name != runs[0].quality_name)
+      fail_input("{} reports {} and {} reports {}: their quality cannot be compared", runs[0].name,
+                 runs[0].quality_name, runs[i].name, runs[i].quality_name);
   Comparison c;
   c.runs = std::move(runs);
   c.sets = std::move(sets);
@@ -201,7 +263,10 @@ Comparison compare_runs(std::vector<RunRecord> runs, std::vector<WeightSet> sets
       for (Metric m : kAll) {
         const int k = static_cast<int>(m);
         if (!c.used[k]) continue;
-        const double sign = m == Metric::Utilisation ? -1.0 : 1.0;  // busier GPUs score better
+        // Busier GPUs and higher accuracies score better; higher perplexities worse.
+        const bool more_is_better = m == Metric::Utilisation ||
+                                    (m == Metric::Quality && c.runs[r].quality_higher_is_better);
+        const double sign = more_is_better ? -1.0 : 1.0;
         score[r] += sign * s.w[k] * *c.normalised[r][k];
       }
     std::vector<size_t> order(n);
@@ -213,6 +278,7 @@ Comparison compare_runs(std::vector<RunRecord> runs, std::vector<WeightSet> sets
     c.scores.push_back(std::move(score));
     c.ranks.push_back(std::move(rank));
   }
+  flag_quality(c, quality_margin);
   return c;
 }
 
@@ -251,6 +317,10 @@ nlohmann::json comparison_json(const Comparison& c) {
       const std::string key = std::string(metric_name(m));
       metrics[key] = run.metrics[k] ? nlohmann::json(*run.metrics[k]) : nlohmann::json();
       if (!run.metrics[k]) metrics[key + "_missing"] = run.missing[k];
+      if (m == Metric::Quality && run.metrics[k]) {
+        metrics["quality_metric"] = run.quality_name;
+        metrics["quality_split"] = run.quality_split;
+      }
       normalised[key] = c.normalised[r][k] ? nlohmann::json(*c.normalised[r][k]) : nlohmann::json();
     }
     for (size_t s = 0; s < c.sets.size(); ++s)
@@ -260,6 +330,7 @@ nlohmann::json comparison_json(const Comparison& c) {
                     {"optimizer", run.optimizer},
                     {"batch", run.batch},
                     {"steps", run.steps},
+                    {"quality_flagged", c.flagged[r]},
                     {"metrics", metrics},
                     {"normalised", normalised},
                     {"scores", scores}});
@@ -270,12 +341,15 @@ nlohmann::json comparison_json(const Comparison& c) {
                     {"time", s.w[0]},
                     {"cost", s.w[1]},
                     {"energy", s.w[2]},
-                    {"utilisation", s.w[3]}});
+                    {"utilisation", s.w[3]},
+                    {"quality", s.w[4]}});
   return {{"score",
-           "w_time*time + w_cost*cost + w_energy*energy - w_utilisation*utilisation, "
-           "each min-max normalised over the runs; lower is better"},
+           "w_time*time + w_cost*cost + w_energy*energy - w_utilisation*utilisation - "
+           "w_quality*quality (+ for perplexity), each min-max normalised over the runs; lower "
+           "is better"},
           {"weight_sets", sets},
           {"notes", c.notes},
+          {"quality_flags", c.quality_flags},
           {"runs", runs}};
 }
 

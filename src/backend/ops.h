@@ -227,6 +227,37 @@ struct AttentionBwd {
   Rope rope{};
 };
 
+// A layer's key/value cache for generation: k, v [batch, kv_heads, capacity, head_dim] in the
+// activations' dtype, keys after the rotary turn (Rope), grouped-query K/V heads at their count.
+struct KvCache {
+  Tensor k, v;
+  int64_t capacity() const { return k.dim(2); }
+};
+
+// Writes the k and v heads of qkv [batch*seq, (heads + 2*kv_heads)*head_dim] (AttentionDims'
+// layout) into the cache: row (b, t) goes to position start[b] + t (start: i32 [batch];
+// undefined: 0, the prompt). Every position must lie below the cache's capacity.
+struct KvAppend {
+  Tensor qkv;
+  KvCache cache;
+  Tensor start;
+  int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
+};
+
+// Attention of one query row per sequence (generation's decode step) over its cached keys:
+// q = the q heads of qkv [batch, (heads + 2*kv_heads)*head_dim] (AttentionDims' layout), keys
+// and values positions [0, lengths[b]) of the cache (i32 [batch], each >= 1, the new token's
+// own k and v already appended), grouped-query as AttentionFwd; out [batch, heads*head_dim].
+struct DecodeAttention {
+  Tensor qkv;
+  KvCache cache;
+  Tensor lengths, out;
+  int64_t heads = 0, kv_heads = 0, head_dim = 0;
+  float scale = 1.0f;
+  int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
+};
+
 // out[r] = table[ids[r]] + pos[r % seq] (pos optional).
 struct EmbeddingFwd {
   Tensor ids, table, pos, out;
@@ -402,6 +433,8 @@ struct LossScaleUpdate {
   X(rope_backward, Rope)                   \
   X(attention_forward, AttentionFwd)       \
   X(attention_backward, AttentionBwd)      \
+  X(kv_append, KvAppend)                   \
+  X(decode_attention, DecodeAttention)     \
   X(embedding_forward, EmbeddingFwd)       \
   X(embedding_backward, EmbeddingBwd)      \
   X(tt_embedding_forward, TtEmbeddingFwd)  \

@@ -21,6 +21,7 @@ struct CompareOpts {
   std::vector<std::string> runs;
   std::string weights, out, plan, price;
   bool force = false, json = false;
+  double quality_margin = kDefaultQualityMargin;
 };
 
 std::string cell(const RunRecord& r, Metric m) {
@@ -35,17 +36,22 @@ std::string cell(const RunRecord& r, Metric m) {
       return fmt::format("{:.1f} kJ", *v / 1e3);
     case Metric::Utilisation:
       return fmt::format("{:.1f}%", *v);
+    case Metric::Quality:
+      return quality_text(r);
   }
   return {};
 }
 
 void print_comparison(const Comparison& c) {
-  fmt::print("{:<24} {:<6} {:<6} {:>6} {:>12} {:>10} {:>10} {:>12}\n", "run", "prec", "optim",
-             "batch", "time (train)", "cost", "energy", "utilisation");
-  for (const RunRecord& r : c.runs)
-    fmt::print("{:<24} {:<6} {:<6} {:>6} {:>12} {:>10} {:>10} {:>12}\n", r.name, r.precision,
+  fmt::print("{:<24} {:<6} {:<6} {:>6} {:>12} {:>10} {:>10} {:>12}  {}\n", "run", "prec", "optim",
+             "batch", "time (train)", "cost", "energy", "utilisation", "quality");
+  for (size_t i = 0; i < c.runs.size(); ++i) {
+    const RunRecord& r = c.runs[i];
+    fmt::print("{:<24} {:<6} {:<6} {:>6} {:>12} {:>10} {:>10} {:>12}  {}{}\n", r.name, r.precision,
                r.optimizer, r.batch, cell(r, Metric::Time), cell(r, Metric::Cost),
-               cell(r, Metric::Energy), cell(r, Metric::Utilisation));
+               cell(r, Metric::Energy), cell(r, Metric::Utilisation), cell(r, Metric::Quality),
+               c.flagged[i] ? " (!)" : "");
+  }
   fmt::print("\nrank under each weight set (score: lower is better)\n{:<24}", "run");
   for (const WeightSet& s : c.sets) fmt::print(" {:>12}", s.name);
   fmt::print("\n");
@@ -56,6 +62,7 @@ void print_comparison(const Comparison& c) {
     fmt::print("\n");
   }
   for (const std::string& n : c.notes) fmt::print("note: {}\n", n);
+  for (const std::string& f : c.quality_flags) fmt::print("(!) {}\n", f);
 }
 
 // Trains every run of the plan into out/<name> (checked whole before the first starts) and
@@ -92,8 +99,9 @@ std::vector<std::string> train_plan(const CompareOpts& o) {
 }  // namespace
 
 void add_compare_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand(
-      "compare", "Score and rank finished runs by time, cost, energy and GPU utilisation");
+  CLI::App* cmd = app.add_subcommand("compare",
+                                     "Score and rank finished runs by time, cost, energy, GPU "
+                                     "utilisation and the quality reached");
   auto o = std::make_shared<CompareOpts>();
   cmd->add_option("runs", o->runs, "Run folders written by hwt train (two or more)");
   cmd->add_option("--plan", o->plan,
@@ -102,7 +110,11 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--price", o->price, "With --plan: USD per GPU-hour for the runs' cost");
   cmd->add_option(
       "--weights", o->weights,
-      "Custom weights time,cost,energy,utilisation, scored beside the seven named sets");
+      "Custom weights time,cost,energy,utilisation[,quality], scored beside the named sets");
+  cmd->add_option("--quality-margin", o->quality_margin,
+                  "Flag runs whose quality falls short of the best by more than this (accuracy "
+                  "and F1: a fraction, 0.01 = 1 point; perplexity: relative)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--out", o->out, "Write compare.csv, compare.json and two SVG charts here");
   cmd->add_flag("--force", o->force, "Compare runs of different models or datasets");
   cmd->add_flag("--json", o->json, "Print the comparison as JSON");
@@ -116,7 +128,8 @@ void add_compare_command(CLI::App& app) {
     const std::vector<std::string> dirs = o->plan.empty() ? o->runs : train_plan(*o);
     std::vector<RunRecord> runs;
     for (const std::string& dir : dirs) runs.push_back(read_run(dir));
-    const Comparison c = compare_runs(std::move(runs), std::move(sets), o->force);
+    const Comparison c =
+        compare_runs(std::move(runs), std::move(sets), o->force, o->quality_margin);
     if (o->json)
       fmt::print("{}\n", comparison_json(c).dump(2));
     else

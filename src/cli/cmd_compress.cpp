@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "report/progress_meter.h"
 #include "train/compress.h"
 
 namespace hwt {
@@ -13,6 +14,7 @@ void add_compress_command(CLI::App& app) {
       "ranks as caps) and write the TT model's checkpoint");
   struct Opts {
     std::string checkpoint, config, out;
+    bool quiet = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--checkpoint", o->checkpoint, "A dense model's checkpoint.safetensors")
@@ -21,9 +23,15 @@ void add_compress_command(CLI::App& app) {
                   "A config whose model.tt sections give the factors and rank caps")
       ->required();
   cmd->add_option("--out", o->out, "The TT checkpoint to write")->required();
+  cmd->add_flag("--quiet", o->quiet, "No progress output");
   cmd->callback([o] {
     int64_t dense = 0, tt = 0;
-    for (const CompressedLayer& l : compress_checkpoint(o->checkpoint, o->config, o->out)) {
+    ProgressMeter meter("compress (TT-SVD)", "layers", !o->quiet);
+    const std::vector<CompressedLayer> layers =
+        compress_checkpoint(o->checkpoint, o->config, o->out,
+                            [&](int64_t done, int64_t total) { meter.update(done, total); });
+    meter.finish();
+    for (const CompressedLayer& l : layers) {
       fmt::print("{}: {} -> {} parameters ({:.1f}x), relative error {:.4g}\n", l.name,
                  l.dense_params, l.tt_params,
                  static_cast<double>(l.dense_params) / static_cast<double>(l.tt_params),

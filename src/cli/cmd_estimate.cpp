@@ -20,7 +20,7 @@
 namespace hwt {
 namespace {
 
-constexpr const char* kAllGpuCounts = "1-8";  // --gpus without a value, or --link alone
+constexpr const char* kDefaultGpus = "8";  // --gpus without a value, or --link alone
 
 struct Opts {
   ConfigOptions config;
@@ -153,7 +153,7 @@ void run(const Opts& o) {
   }
   if (o.data_parallel())
     return print_data_parallel(
-        {o.dp_gpus.empty() ? kAllGpuCounts : o.dp_gpus, o.link.empty() ? "nvlink" : o.link, o.json},
+        {o.dp_gpus.empty() ? kDefaultGpus : o.dp_gpus, o.link.empty() ? "nvlink" : o.link, o.json},
         o.config.config, spec, all);
   const double tokens = static_cast<double>(spec.batch * spec.seq);
   if (o.json) return print_json(all, tokens);
@@ -179,8 +179,8 @@ void add_estimate_command(CLI::App& app) {
   cmd->add_option("--epoch-tokens", o->epoch_tokens, "Tokens in an epoch: also print its time");
   CLI::Option* gpus =
       cmd->add_option("--gpus", o->dp_gpus,
-                      "Data parallel: the step on this many of each GPU (4, 1,2,4,8 or 1-8; "
-                      "without a value: 1-8), without and with ZeRO-1")
+                      "Data parallel on up to this many of each GPU: the step on 1, 2, 4, … and N "
+                      "GPUs, without and with ZeRO-1 (without a value: 8)")
           ->expected(0, 1);
   cmd->add_option("--link", o->link,
                   "Data parallel: the link gradients cross, nvlink, pcie or ib (default nvlink)");

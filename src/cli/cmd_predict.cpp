@@ -6,6 +6,7 @@
 
 #include "cli/checkpoint_config.h"
 #include "cli/commands.h"
+#include "cli/generation_run.h"
 #include "train/inference.h"
 
 namespace hwt {
@@ -37,7 +38,9 @@ std::string to_text(const TextPrediction& p) {
 
 void add_predict_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "predict", "Classify or tag text (arguments or stdin lines), or generate text with an LM");
+      "predict",
+      "Classify or tag text (arguments or stdin lines), or continue a prompt with an LM (as "
+      "hwt generate)");
   struct Opts {
     std::string checkpoint, prompt;
     std::vector<std::string> texts;
@@ -52,7 +55,8 @@ void add_predict_command(CLI::App& app) {
       ->required();
   cmd->add_option("--text", o->texts, "Text to classify/tag (repeatable; default: lines of stdin)");
   cmd->add_option("--prompt", o->prompt, "LM: text to continue");
-  cmd->add_option("--tokens", o->tokens, "LM: tokens to generate")->check(CLI::Range(1, 100000));
+  cmd->add_option("--tokens", o->tokens, "LM: tokens to generate (up to the model's context)")
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--temperature", o->temperature, "LM: sampling temperature; 0 = greedy")
       ->check(CLI::Range(0.0, 100.0));
   cmd->add_option("--seed", o->seed, "LM: sampling seed");
@@ -63,13 +67,17 @@ void add_predict_command(CLI::App& app) {
   cmd->callback([o] {
     const Checkpoint ckpt(o->checkpoint);
     const RunConfig cfg = checkpoint_config(ckpt, o->checkpoint, o->sets);
-    LoadedModel m =
-        load_model(ckpt, cfg.train.device, static_cast<int>(cfg.train.threads), 1, cfg.model.prune);
-    if (m.config.model.head == Task::Lm) {
-      fmt::print("{}\n", generate_text(m, o->prompt.empty() ? "\n" : o->prompt, o->tokens,
-                                       o->temperature, o->seed));
+    if (cfg.model.head == Task::Lm) {  // the generator of `hwt generate`, one prompt
+      GenerateOptions gen;
+      gen.max_new_tokens = o->tokens;
+      gen.sampling.temperature = o->temperature;
+      gen.sampling.seed = o->seed;
+      run_generation(ckpt, o->checkpoint, cfg, {o->prompt.empty() ? "\n" : o->prompt}, gen,
+                     {false, false});
       return;
     }
+    LoadedModel m =
+        load_model(ckpt, cfg.train.device, static_cast<int>(cfg.train.threads), 1, cfg.model.prune);
     std::vector<std::string> lines = o->texts;
     if (lines.empty())
       for (std::string l; std::getline(std::cin, l);) lines.push_back(l);

@@ -27,7 +27,7 @@ namespace {
 
 struct Opts {
   ConfigOptions config;
-  std::string gpu, dtype, out, calibration;
+  std::string gpu, precision, out, calibration;
   std::vector<std::string> catalogs;
   double tolerance = 0.05;
   int top = 8, tp = 1;
@@ -45,7 +45,7 @@ class Measurer {
           "was built without CUDA)");
     if (train.precision == Precision::Fp8)
       fail_input(
-          "--dtype fp8 cannot be measured: GEMMs are timed as training runs them, in "
+          "--precision fp8 cannot be measured: GEMMs are timed as training runs them, in "
           "fp32, tf32, bf16 or fp16");
     train.device = DeviceChoice::Cuda;
     backend_ = make_backend(train);
@@ -163,9 +163,9 @@ void run(const Opts& o) {
   const GpuCatalog cat = load_gpu_catalog(o.catalogs);
   if (o.list) return list_gpus(cat);
   RunConfig rc = o.config.load();
-  if (!o.dtype.empty()) {
-    const auto p = parse_precision(o.dtype);
-    if (!p) fail_input("--dtype {}: use fp32, tf32, bf16, fp16 or fp8", o.dtype);
+  if (!o.precision.empty()) {
+    const auto p = parse_precision(o.precision);
+    if (!p) fail_input("--precision {}: use fp32, tf32, bf16, fp16 or fp8", o.precision);
     rc.train.precision = *p;
   }
   const Precision p = rc.train.precision;
@@ -224,8 +224,9 @@ void add_shape_command(CLI::App& app) {
   cmd->add_option("--gpu", o->gpu, "GPU from the catalog (default: the GPU present, else H200)");
   cmd->add_option("--catalog", o->catalogs, "Extra GPU catalog file merged by name (repeatable)");
   cmd->add_option(
-      "--dtype", o->dtype,
+      "--precision", o->precision,
       "Precision of the GEMMs: fp32, tf32, bf16, fp16 or fp8 (default: train.precision)");
+  add_deprecated_alias(cmd, "--dtype", "--precision", o->precision);
   cmd->add_option("--tolerance", o->tolerance, "Largest relative parameter change (default 0.05)");
   cmd->add_option("--top", o->top, "Suggestions to list");
   cmd->add_option("--tp", o->tp, "Tensor-parallel degree the divisibility rules check");

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "core/paths.h"
+#include "report/progress_meter.h"
 #include "train/sparsity_log.h"
 
 namespace hwt {
@@ -75,14 +76,9 @@ void run_single(const Opts& o) {
   const HardwareLibrary lib = design_library(path);
   const AccelConfig design = load_accel_config(path, lib);
   const SimWorkload w = trace(c, o, o.config.batch);
-  const auto t0 = Clock::now();
-  auto last = t0;
+  ProgressMeter meter("detailed simulation", "stage classes", !o.quiet);
   auto progress = [&](size_t done, size_t total) {
-    const auto now = Clock::now();
-    if (o.quiet || (done < total && now - last < std::chrono::seconds(1))) return;
-    last = now;
-    fmt::print(stderr, "detailed: {}/{} stage classes, {:.1f} s\n", done, total,
-               std::chrono::duration<double>(now - t0).count());
+    meter.update(static_cast<int64_t>(done), static_cast<int64_t>(total));
   };
   const SimResult r =
       simulate(w, design, lib, o.detailed ? Fidelity::Detailed : Fidelity::Fast, progress);
@@ -126,17 +122,12 @@ void run_sweep_command(const Opts& o) {
                size, space.batch.size());
 
   const auto t0 = Clock::now();
-  auto last = t0;
+  ProgressMeter meter("sweep", "designs", !o.quiet);
   auto progress = [&](size_t done, size_t total) {
-    const auto now = Clock::now();
-    if (o.quiet || (done < total && now - last < std::chrono::seconds(1))) return;
-    last = now;
-    const double s = std::chrono::duration<double>(now - t0).count();
-    fmt::print(stderr, "  {}/{} designs ({:.0f}%), {:.0f} designs/s\n", done, total,
-               100.0 * static_cast<double>(done) / static_cast<double>(total),
-               static_cast<double>(done) / std::max(s, 1e-9));
+    meter.update(static_cast<int64_t>(done), static_cast<int64_t>(total));
   };
   std::vector<SweepPoint> points = run_design_sweep(space, workloads, lib, indices, progress);
+  meter.finish();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   mark_pareto(points);
   const auto front =

@@ -15,6 +15,7 @@
 #include "data/tokenizer.h"
 #include "data/tokenizer_training.h"
 #include "data/wordpiece_tokenizer.h"
+#include "report/progress_meter.h"
 
 namespace hwt {
 namespace {
@@ -126,18 +127,12 @@ void add_train_command(CLI::App* cmd) {
     std::vector<std::string> texts;
     for (const std::string& f : o->files) texts.push_back(read_file(f, "corpus file"));
     const std::vector<std::string_view> views(texts.begin(), texts.end());
-    using Clock = std::chrono::steady_clock;
-    const auto t0 = Clock::now();
-    auto last = t0;
-    if (!o->quiet)
-      o->training.progress = [&](std::string_view stage, int64_t done, int64_t total) {
-        const auto now = Clock::now();
-        if (done < total && now - last < std::chrono::seconds(1)) return;
-        last = now;
-        fmt::print(stderr, "{}: {}/{}, {:.1f} s\n", stage, done, total,
-                   std::chrono::duration<double>(now - t0).count());
-      };
+    ProgressMeter meter("tokenizer", "", !o->quiet);
+    o->training.progress = [&](std::string_view stage, int64_t done, int64_t total) {
+      meter.update(done, total, std::string(stage));
+    };
     const TrainedTokenizer t = train_tokenizer_file(views, o->training);
+    meter.finish();
     write_file_atomic(o->out, t.file_text);
     fmt::print("wrote {}: {} tokens ({} merges learned)\n", o->out, t.vocab_size, t.merges);
   });

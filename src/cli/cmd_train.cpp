@@ -13,6 +13,7 @@
 #include "cli/train_run.h"
 #include "config/run_config.h"
 #include "core/error.h"
+#include "core/files.h"
 #include "core/interrupt.h"
 #include "dist/local_launch.h"
 #include "dist/world.h"
@@ -63,6 +64,7 @@ void add_train_command(CLI::App& app) {
           "holds the weights it started from)");
     RunConfig config = load_run_config(o->config, o->sets);
     const std::string out = o->out.empty() ? default_out_dir() : o->out;
+    if (world.leader()) check_output_folder(out);  // before the data and model are loaded
     // Only rank 0 writes the folder, so only its folder counts.
     if (world.leader() && !o->overwrite && o->resume.empty())
       if (const auto files = run_files_in(out); !files.empty())
@@ -79,7 +81,7 @@ void add_train_command(CLI::App& app) {
       if (o->out.empty()) extra = {"--out", out};
       std::exit(run_local_ranks(o->gpus, extra, new_nccl_id_hex()));
     }
-    bool interrupted = false;
+    int exit_signal = 0;
     {
       // A Hugging Face folder is imported into a temporary checkpoint for the run's length.
       const InitCheckpoint init(o->init, world.leader() && !o->quiet);
@@ -94,9 +96,10 @@ void add_train_command(CLI::App& app) {
       install_interrupt_handlers();
       const nlohmann::json run = train(r);
       if (world.leader()) print_run_summary(run, r.out_dir);
-      interrupted = run["results"]["stopped_by"] == "interrupted";
+      if (run["results"]["stopped_by"] == "interrupted")  // the signal every rank agreed on
+        exit_signal = signal_number(run["results"]["signal"].get<std::string>());
     }
-    if (interrupted) std::exit(128 + interrupt_signal());
+    if (exit_signal != 0) std::exit(128 + exit_signal);
   });
 }
 

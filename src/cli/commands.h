@@ -9,12 +9,14 @@ namespace hwt {
 void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_predict_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
 void add_flops_command(CLI::App& app);
 void add_memory_command(CLI::App& app);
 void add_config_command(CLI::App& app);
 void add_sim_command(CLI::App& app);
 void add_shape_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 void add_estimate_command(CLI::App& app);
 void add_compress_command(CLI::App& app);
 void add_codesign_command(CLI::App& app);

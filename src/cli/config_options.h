@@ -42,4 +42,9 @@ inline void add_step_options(CLI::App* cmd, ConfigOptions& o) {
   cmd->add_option("--seq", o.seq, "Sequence length (default: data.max_len)");
 }
 
+// `old_name`, the spelling of `new_name` in earlier releases: still sets `target`, with a
+// deprecation warning (kept for one release).
+void add_deprecated_alias(CLI::App* cmd, const std::string& old_name, const std::string& new_name,
+                          std::string& target);
+
 }  // namespace hwt

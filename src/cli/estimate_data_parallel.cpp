@@ -21,7 +21,7 @@ int64_t gpu_count(const std::string& text, const std::string& part) {
   const char* end = part.data() + part.size();
   const auto [stop, ec] = std::from_chars(part.data(), end, n);
   if (part.empty() || ec != std::errc() || stop != end)
-    fail_input("--gpus '{}': '{}' is not a GPU count (use 4, 1,2,4,8 or 1-8)", text, part);
+    fail_input("--gpus '{}': '{}' is not a GPU count (use --gpus 8)", text, part);
   if (n < 1 || n > kMaxGpus)
     fail_input("--gpus '{}': a GPU count runs from 1 to {}, got {}", text, kMaxGpus, n);
   return n;
@@ -98,6 +98,16 @@ void print_table(const std::vector<GpuRows>& all, const RunConfig& c, double tok
 }  // namespace
 
 std::vector<int64_t> parse_gpu_counts(const std::string& text) {
+  if (text.find_first_of(",-") == std::string::npos) {
+    const int64_t n = gpu_count(text, text);
+    std::vector<int64_t> counts;
+    for (int64_t c = 1; c < n; c *= 2) counts.push_back(c);
+    counts.push_back(n);
+    return counts;
+  }
+  warn("--gpus {}: lists and ranges are deprecated and will be refused in the next release; "
+       "--gpus N estimates 1, 2, 4, … up to N GPUs",
+       text);
   std::set<int64_t> counts;
   std::stringstream in(text);
   for (std::string part; std::getline(in, part, ',');) {

@@ -18,8 +18,9 @@ struct GpuEstimate {
   StepEstimate step;
 };
 
-// "4", "1,2,4,8", "1-8" or a mix ("1-4,8"): the GPU counts in ascending order; InputError
-// naming --gpus otherwise.
+// The GPU counts the scaling table shows for `--gpus N`: 1, 2, 4, … below N, and N. The list and
+// range forms of earlier releases ("1,2,4,8", "1-8", "1-4,8") still give exactly the counts
+// named, with a deprecation warning. InputError naming --gpus otherwise.
 std::vector<int64_t> parse_gpu_counts(const std::string& text);
 
 struct DataParallelRequest {

@@ -16,12 +16,14 @@ int main(int argc, char** argv) {
   hwt::add_train_command(app);
   hwt::add_eval_command(app);
   hwt::add_predict_command(app);
+  hwt::add_generate_command(app);
   hwt::add_flops_command(app);
   hwt::add_memory_command(app);
   hwt::add_config_command(app);
   hwt::add_sim_command(app);
   hwt::add_shape_command(app);
   hwt::add_compare_command(app);
+  hwt::add_report_command(app);
   hwt::add_estimate_command(app);
   hwt::add_compress_command(app);
   hwt::add_codesign_command(app);

@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -24,6 +26,23 @@ std::string errno_text() {
 std::string directory_of(const std::string& path) {
   std::string dir = std::filesystem::path(path).parent_path().string();
   return dir.empty() ? "." : dir;
+}
+
+// A failed write of `target` (`doing` names the step, empty for the data itself): the place is
+// the user's choice, so it is an InputError; a full disk or a file size limit says how much room
+// there was.
+[[noreturn]] void fail_write(const std::string& target, int err, std::string_view doing = {}) {
+  std::string why = std::generic_category().message(err);
+  if (err == ENOSPC || err == EDQUOT) {
+    if (const auto free = free_bytes(directory_of(target)))
+      why += fmt::format(" ({} bytes free there)", *free);
+  } else if (err == EFBIG) {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+      why += fmt::format(" (this process may write files of at most {} bytes: ulimit -f)",
+                         static_cast<uint64_t>(limit.rlim_cur));
+  }
+  fail_input("cannot write {}: {}{}", target, doing, why);
 }
 
 constexpr std::string_view kTempMarker = ".hwt-tmp.";
@@ -67,14 +86,13 @@ std::optional<TempOwner> temp_owner(const std::string& name) {
 
 void fsync_directory(const std::string& dir, const std::string& target) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) fail("cannot write {}: cannot open directory {}: {}", target, dir, errno_text());
+  if (fd < 0) fail_write(target, errno, fmt::format("cannot open directory {}: ", dir));
   // Some filesystems cannot fsync a directory (EINVAL); the rename itself has happened.
   int rc = ::fsync(fd);
   int err = errno;
   ::close(fd);
   if (rc != 0 && err != EINVAL)
-    fail("cannot write {}: fsync of directory {}: {}", target, dir,
-         std::generic_category().message(err));
+    fail_write(target, err, fmt::format("fsync of directory {}: ", dir));
 }
 
 }  // namespace
@@ -83,7 +101,7 @@ AtomicFileWriter::AtomicFileWriter(std::string path)
     : path_(std::move(path)), tmp_path_(temp_name_for(path_)) {
   fd_ = ::open(tmp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd_ < 0)
-    fail("cannot write {}: cannot create temporary file {}: {}", path_, tmp_path_, errno_text());
+    fail_write(path_, errno, fmt::format("cannot create temporary file {}: ", tmp_path_));
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
@@ -98,7 +116,7 @@ void AtomicFileWriter::write(const void* data, size_t bytes) {
     ssize_t n = ::write(fd_, p, bytes);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail("cannot write {}: {}", path_, errno_text());
+      fail_write(path_, errno);
     }
     p += n;
     bytes -= static_cast<size_t>(n);
@@ -112,7 +130,7 @@ void AtomicFileWriter::write_at(size_t offset, std::string_view s) {
         ::pwrite(fd_, s.data() + done, s.size() - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail("cannot write {}: {}", path_, errno_text());
+      fail_write(path_, errno);
     }
     done += static_cast<size_t>(n);
   }
@@ -120,13 +138,13 @@ void AtomicFileWriter::write_at(size_t offset, std::string_view s) {
 
 void AtomicFileWriter::commit() {
   HWT_CHECK(fd_ >= 0, "commit of {} twice", path_);
-  if (::fsync(fd_) != 0) fail("cannot write {}: fsync: {}", path_, errno_text());
+  if (::fsync(fd_) != 0) fail_write(path_, errno, "fsync: ");
   // close() can report deferred write errors (e.g. on network filesystems).
   int rc = ::close(fd_);
   fd_ = -1;
-  if (rc != 0) fail("cannot write {}: close: {}", path_, errno_text());
+  if (rc != 0) fail_write(path_, errno, "close: ");
   if (::rename(tmp_path_.c_str(), path_.c_str()) != 0)
-    fail("cannot write {}: rename from {}: {}", path_, tmp_path_, errno_text());
+    fail_write(path_, errno, fmt::format("rename from {}: ", tmp_path_));
   committed_ = true;
   fsync_directory(directory_of(path_), path_);
 }
@@ -205,6 +223,24 @@ std::string read_file(const std::string& path, std::string_view what) {
   ::close(fd);
   out.resize(len);
   return out;
+}
+
+std::optional<uint64_t> free_bytes(const std::string& dir) {
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
+
+void check_output_folder(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path existing = fs::absolute(dir, ec);
+  while (!existing.empty() && !fs::exists(existing, ec) && existing != existing.parent_path())
+    existing = existing.parent_path();
+  if (!fs::is_directory(existing, ec))
+    fail_input("cannot create output folder {}: {} is not a folder", dir, existing.string());
+  if (::access(existing.c_str(), W_OK | X_OK) != 0)
+    fail_input("cannot write output folder {}: {}: {}", dir, existing.string(), errno_text());
 }
 
 void make_output_folder(const std::string& dir) {

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +73,14 @@ class MappedFile {
   size_t size_ = 0;
   bool mapped_ = false;
 };
+
+// Bytes an unprivileged process may still write on the filesystem holding `dir` (which must
+// exist); nullopt when the system cannot say.
+std::optional<uint64_t> free_bytes(const std::string& dir);
+
+// Checks, before any work, that the folder `dir` can be created or written into: its nearest
+// existing ancestor is a folder this process may write. InputError naming the folder otherwise.
+void check_output_folder(const std::string& dir);
 
 // Creates the folder `dir` (and its parents) that a command writes into; InputError "cannot
 // create output folder <dir>: <reason>".

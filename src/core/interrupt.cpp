@@ -32,6 +32,12 @@ int interrupt_signal() {
   return received;
 }
 
+int signal_number(const std::string& name) {
+  for (int sig : {SIGINT, SIGTERM})
+    if (name == signal_name(sig)) return sig;
+  return 0;
+}
+
 const char* signal_name(int sig) {
   switch (sig) {
     case SIGINT:

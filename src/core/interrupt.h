@@ -3,6 +3,8 @@
 // exits with 128 + the signal. A second signal exits at once (the user insists).
 #pragma once
 
+#include <string>
+
 namespace hwt {
 
 // Installs the handlers for SIGINT and SIGTERM.
@@ -11,5 +13,7 @@ void install_interrupt_handlers();
 int interrupt_signal();
 // "SIGINT" or "SIGTERM" ("another signal" otherwise).
 const char* signal_name(int sig);
+// SIGINT or SIGTERM from its signal_name (0 otherwise).
+int signal_number(const std::string& name);
 
 }  // namespace hwt

@@ -102,6 +102,48 @@ void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
   }
 }
 
+void Block::plan_kv_cache(ActivationArena& arena, DType dt, int64_t max_batch, int64_t capacity) {
+  arena.set_owner(fmt::format("layers.{}.attn", index_));
+  kv_batch_ = max_batch;
+  kv_capacity_ = capacity;
+  const int64_t n = max_batch * cfg_.kv() * capacity * cfg_.padded_head_dim();
+  k_cache_ = arena.reserve(dt, n);
+  v_cache_ = arena.reserve(dt, n);
+}
+
+KvCache Block::kv_cache(const StepContext& c) const {
+  HWT_CHECK(kv_capacity_ > 0, "generation needs Model::plan with a KV cache capacity");
+  const Shape s{kv_batch_, cfg_.kv(), kv_capacity_, cfg_.padded_head_dim()};
+  return {c.arena.view(k_cache_, s), c.arena.view(v_cache_, s)};
+}
+
+void Block::attend(const StepContext& c, Tensor qkv, Tensor ctx) const {
+  Backend& be = c.backend;
+  const bool rotary = cfg_.position == Position::Rope;
+  if (c.kv != KvStep::Decode) {
+    if (rotary) be.rope_forward(rope(c, qkv));
+    if (c.kv == KvStep::Prefill)
+      be.kv_append({qkv, kv_cache(c), {}, c.seq, cfg_.heads, cfg_.kv(), cfg_.padded_head_dim()});
+    be.attention_forward({attention_dims(c), qkv, ctx,
+                          c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq}),
+                          c.attention_prune()});
+    return;
+  }
+  // Decode: one row per sequence, each at its own position (the rotation's table row).
+  if (rotary)
+    for (int64_t b = 0; b < c.batch; ++b) {
+      Rope r = rope(c, qkv.row_slice(b, 1));
+      const int64_t p = c.positions[static_cast<size_t>(b)];
+      r.cos = c.rope_cos.row_slice(p, 1);
+      r.sin = c.rope_sin.row_slice(p, 1);
+      be.rope_forward(r);
+    }
+  const KvCache cache = kv_cache(c);
+  be.kv_append({qkv, cache, c.positions_device, 1, cfg_.heads, cfg_.kv(), cfg_.padded_head_dim()});
+  be.decode_attention({qkv, cache, c.key_lengths, ctx, cfg_.heads, cfg_.kv(),
+                       cfg_.padded_head_dim(), attention_dims(c).scale});
+}
+
 Tensor Block::output(const StepContext& c) const {
   return c.act(out_act_, cfg_.padded_hidden());
 }
@@ -167,10 +209,7 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   if (cfg_.qk_norm)
     be.head_norm_forward(
         {qk_norm_shape(), qkv, q_norm_.gamma(c), k_norm_.gamma(c), qk_in(c), qk_rstd(c)});
-  if (cfg_.position == Position::Rope) be.rope_forward(rope(c, qkv));
-  be.attention_forward({attention_dims(c), qkv, ctx,
-                        c.arena.view(lse_, Shape{c.batch, cfg_.heads, c.seq}),
-                        c.attention_prune()});
+  attend(c, qkv, ctx);
   c.prune_activation(PrunePoint::AttnContext, ctx);
   out_.forward(c, ctx, tmp);
   c.prune_activation(PrunePoint::AttnOut, tmp);

@@ -24,6 +24,8 @@ class Block {
  public:
   Block(const ModelConfig& cfg, ParamStore& ps, int index);
   void plan(ActivationArena& arena, DType dt, int64_t max_rows);
+  // Reserves the layer's KV cache for generation: max_batch sequences of `capacity` positions.
+  void plan_kv_cache(ActivationArena& arena, DType dt, int64_t max_batch, int64_t capacity);
   // x: block input [rows, hidden] (kept for backward); returns the output tensor.
   Tensor forward(const StepContext& c, Tensor x) const;
   Tensor output(const StepContext& c) const;  // what forward returned, for backward
@@ -35,6 +37,9 @@ class Block {
  private:
   AttentionDims attention_dims(const StepContext& c) const;
   Rope rope(const StepContext& c, Tensor qkv) const;
+  // Rotary positions and attention: the training path, or generation's (StepContext::kv).
+  void attend(const StepContext& c, Tensor qkv, Tensor ctx) const;
+  KvCache kv_cache(const StepContext& c) const;
   // QK-norm's shape, and its saved q and k heads and their 1/rms (in the slots).
   HeadNormShape qk_norm_shape() const;
   Tensor qk_in(const StepContext& c) const;
@@ -60,6 +65,9 @@ class Block {
                         f_ = 0, sum2_ = 0, out_act_ = 0, scratch_ = 0;
   // QK-norm: the q and k heads before it, and their 1/rms.
   ActivationArena::Slot qk_in_ = 0, qk_rstd_ = 0;
+  // Generation's KV cache, [kv_batch_, kv_heads, kv_capacity_, head_dim] each.
+  ActivationArena::Slot k_cache_ = 0, v_cache_ = 0;
+  int64_t kv_batch_ = 0, kv_capacity_ = 0;
 };
 
 }  // namespace hwt

@@ -40,10 +40,20 @@ Tensor Embeddings::forward(const StepContext& c, Tensor ids) const {
   be.set_scope("embed", Phase::Forward);
   const Tensor sum = c.act(sum_, cfg_.padded_hidden());
   const Tensor pos = learned() ? c.params.compute(pos_) : Tensor{};
-  if (tt_)
-    tt_->forward(c, ids, pos, sum);
-  else
-    be.embedding_forward({ids, c.params.compute(tok_), pos, sum, c.seq});
+  auto embed = [&](Tensor row_ids, Tensor row_pos, Tensor out) {
+    if (tt_)
+      tt_->forward(c, row_ids, row_pos, out);
+    else
+      be.embedding_forward({row_ids, c.params.compute(tok_), row_pos, out, c.seq});
+  };
+  if (c.kv == KvStep::Decode && learned()) {
+    // One token per sequence, each at its own position: its row of the position table.
+    for (int64_t b = 0; b < c.batch; ++b)
+      embed(ids.flat_slice(b, 1), pos.row_slice(c.positions[static_cast<size_t>(b)], 1),
+            sum.row_slice(b, 1));
+  } else {
+    embed(ids, pos, sum);
+  }
   Tensor out = sum;
   if (cfg_.norm == NormPlacement::Post) {
     out = c.act(out_, cfg_.padded_hidden());

@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include <algorithm>
+
 #include "model/rope.h"
 
 namespace hwt {
@@ -37,9 +39,12 @@ Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype, int64_t 
 
 Model::~Model() = default;
 
-void Model::plan(int64_t max_batch, int64_t max_seq) {
-  HWT_CHECK(max_seq <= cfg_.max_seq, "planned sequence {} exceeds model.max_seq {}", max_seq,
+void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity) {
+  HWT_CHECK(max_seq <= cfg_.max_seq && kv_capacity <= cfg_.max_seq,
+            "planned sequence {} (KV cache {}) exceeds model.max_seq {}", max_seq, kv_capacity,
             cfg_.max_seq);
+  HWT_CHECK(kv_capacity == 0 || (cfg_.head == Task::Lm && cfg_.causal),
+            "a KV cache needs a causal language model");
   max_batch_ = max_batch;
   max_seq_ = max_seq;
   const int64_t rows = max_batch * max_seq, h = cfg_.padded_hidden();
@@ -70,15 +75,22 @@ void Model::plan(int64_t max_batch, int64_t max_seq) {
   loss_sums_ = arena_.reserve(DType::F32, 2);
   seq_pred_ = arena_.reserve(DType::I32, max_batch);
   token_pred_ = arena_.reserve(DType::I32, rows);
+  kv_capacity_ = kv_capacity;
+  if (kv_capacity > 0) {
+    positions_ = arena_.reserve(DType::I32, max_batch);
+    for (auto& b : blocks_) b->plan_kv_cache(arena_, dt, max_batch, kv_capacity);
+    arena_.set_owner("step");
+  }
   const bool rope = cfg_.position == Position::Rope;
-  const int64_t rope_entries = max_seq * (cfg_.rotary_dim() / 2);
+  rope_rows_ = std::max(max_seq, kv_capacity);
+  const int64_t rope_entries = rope_rows_ * (cfg_.rotary_dim() / 2);
   if (rope) {
     rope_cos_ = arena_.reserve(DType::F32, rope_entries);
     rope_sin_ = arena_.reserve(DType::F32, rope_entries);
   }
   arena_.allocate(backend_);
   if (rope) {
-    const RopeTables t = rope_tables(cfg_, max_seq);
+    const RopeTables t = rope_tables(cfg_, rope_rows_);
     backend_.upload(rope_table(rope_cos_), t.cos.data());
     backend_.upload(rope_table(rope_sin_), t.sin.data());
   }
@@ -86,7 +98,7 @@ void Model::plan(int64_t max_batch, int64_t max_seq) {
 
 Tensor Model::rope_table(ActivationArena::Slot slot) const {
   if (cfg_.position != Position::Rope) return {};
-  return arena_.view(slot, Shape{max_seq_, cfg_.rotary_dim() / 2});
+  return arena_.view(slot, Shape{rope_rows_, cfg_.rotary_dim() / 2});
 }
 
 std::vector<std::string> Model::tt_contractions() const {
@@ -97,6 +109,7 @@ std::vector<std::string> Model::tt_contractions() const {
 }
 
 StepContext Model::context() {
+  const bool decoding = kv_step_ == KvStep::Decode;
   return StepContext{backend_,
                      params_,
                      arena_,
@@ -108,7 +121,10 @@ StepContext Model::context() {
                      arena_.view(lengths_, Shape{batch_}),
                      pruning_.get(),
                      rope_table(rope_cos_),
-                     rope_table(rope_sin_)};
+                     rope_table(rope_sin_),
+                     kv_step_,
+                     decoding ? std::span<const int32_t>(kv_lengths_) : std::span<const int32_t>{},
+                     decoding ? arena_.view(positions_, Shape{batch_}) : Tensor{}};
 }
 
 void Model::set_batch(const Batch& b, float grad_multiplier) {
@@ -190,6 +206,36 @@ void Model::backward() {
   }
   embed_->backward(c, arena_.view(ids_, Shape{c.rows()}), dres, c.act(scratch_.a, h));
   finished(cfg_.layers + 1);
+}
+
+void Model::prefill(Batch b) {
+  HWT_CHECK(kv_capacity_ > 0, "Model::prefill needs a plan with a KV cache");
+  HWT_CHECK(b.seq <= kv_capacity_, "prompt of {} exceeds the KV cache's {}", b.seq, kv_capacity_);
+  b.token_labels.assign(b.ids.size(), -1);
+  set_batch(b);
+  kv_lengths_ = b.lengths;
+  kv_step_ = KvStep::Prefill;
+  forward(false, 0);
+  kv_step_ = KvStep::None;
+}
+
+void Model::decode(std::span<const int32_t> ids) {
+  HWT_CHECK(ids.size() == kv_lengths_.size(), "decode of {} tokens for {} cached sequences",
+            ids.size(), kv_lengths_.size());
+  Batch b;
+  b.batch = std::ssize(ids);
+  b.seq = 1;
+  b.ids.assign(ids.begin(), ids.end());
+  // A full cache keeps its sequence at its last position (generation has ended it).
+  for (int32_t& n : kv_lengths_) n = std::min<int32_t>(n, static_cast<int32_t>(kv_capacity_ - 1));
+  for (const int32_t n : kv_lengths_) b.lengths.push_back(n + 1);  // the cache and itself
+  b.token_labels.assign(ids.size(), -1);
+  set_batch(b);
+  backend_.upload(arena_.view(positions_, Shape{b.batch}), kv_lengths_.data());
+  kv_step_ = KvStep::Decode;
+  forward(false, 0);
+  kv_step_ = KvStep::None;
+  for (int32_t& n : kv_lengths_) ++n;
 }
 
 LossSums Model::losses() {

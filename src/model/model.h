@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,9 @@ class Model {
   ~Model();
 
   // Plans activations for batches up to (max_batch, max_seq); call before the first step.
-  void plan(int64_t max_batch, int64_t max_seq);
+  // kv_capacity > 0 also reserves each layer's KV cache for generation (prefill, decode):
+  // max_batch sequences of up to kv_capacity positions (at most model.max_seq).
+  void plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity = 0);
   void init_parameters(uint64_t seed) { params_.initialize(seed); }
 
   // Uploads a batch; later forward/backward calls work on it.
@@ -56,6 +59,16 @@ class Model {
   }
   int64_t grad_stage(size_t param_index) const { return grad_stage_[param_index]; }
   int64_t backward_stages() const { return cfg_.layers + 2; }
+
+  // Generation with the KV cache (a causal LM planned with kv_capacity). prefill runs the
+  // prompts of `b` (right-padded; labels may be left empty) through the forward and caches every
+  // layer's k and v; prompt i's next-token logits are then row i*b.seq + lengths[i] - 1 of
+  // token_logits(). decode runs one token per sequence at position kv_lengths()[i], appends its
+  // k and v, and leaves the next-token logits in token_logits() [batch, vocab]. A sequence
+  // whose cache is full is run at its last position again (its caller has ended it).
+  void prefill(Batch b);
+  void decode(std::span<const int32_t> ids);
+  const std::vector<int32_t>& kv_lengths() const { return kv_lengths_; }
 
   LossSums losses();          // downloads: synchronises
   Predictions predictions();  // argmax of the logits; downloads
@@ -102,6 +115,12 @@ class Model {
   ActivationArena::Slot final_out_ = 0, final_mean_ = 0, final_rstd_ = 0, dres_ = 0, dfinal_ = 0;
   ActivationArena::Slot loss_sums_ = 0, seq_pred_ = 0, token_pred_ = 0;
   ActivationArena::Slot rope_cos_ = 0, rope_sin_ = 0;
+  int64_t rope_rows_ = 0;  // positions the rotary tables cover
+  // Generation: the cache's capacity, the step's kind, each sequence's cached length.
+  int64_t kv_capacity_ = 0;
+  KvStep kv_step_ = KvStep::None;
+  std::vector<int32_t> kv_lengths_;
+  ActivationArena::Slot positions_ = 0;
   BlockScratch scratch_{};
   std::vector<int64_t> grad_stage_;  // per parameter
   std::function<void(int64_t)> backward_hook_;

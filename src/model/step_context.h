@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "backend/backend.h"
 #include "core/philox.h"
@@ -10,6 +11,10 @@
 #include "model/pruning.h"
 
 namespace hwt {
+
+// Generation with a KV cache (Model::prefill, Model::decode): a prefill stores each layer's k and
+// v as it runs the prompt; a decode step runs one token per sequence against the cache.
+enum class KvStep { None, Prefill, Decode };
 
 struct StepContext {
   Backend& backend;
@@ -22,6 +27,11 @@ struct StepContext {
   Tensor key_lengths;          // i32 [batch]
   Pruning* pruning = nullptr;  // model.prune: set when any threshold is on
   Tensor rope_cos, rope_sin;   // f32 [max_seq, rotary_dim / 2] (model.position = "rope")
+  KvStep kv = KvStep::None;
+  // Decode: each sequence's position (the cached length before this token), on the host and as
+  // i32 [batch] on the device.
+  std::span<const int32_t> positions{};
+  Tensor positions_device{};
 
   int64_t rows() const { return batch * seq; }
   Tensor act(ActivationArena::Slot s, int64_t cols) const {

@@ -1,6 +1,8 @@
 // Minimal SVG charts (line and scatter series on linear or log axes, grouped bars, shaded
-// tables), enough for
-// the reports' throughput, loss, Pareto and comparison plots without a plotting dependency.
+// tables), enough for the reports' throughput, loss, Pareto and comparison plots without a
+// plotting dependency. Layout is measured: margins grow to hold the tick labels and the legend,
+// ticks thin out until their labels do not touch, and every text stays inside the canvas (which
+// grows below the plot when a legend or slanted category names need the room).
 #pragma once
 
 #include <string>
@@ -50,5 +52,10 @@ struct TableSpec {
 };
 
 std::string render_table_svg(const TableSpec& spec);
+
+// The width in pixels that `text` takes in the charts' sans-serif font at `font_size`: a
+// per-character estimate from Helvetica's and Arial's advance widths, rounded up so that real
+// renderings are no wider. Layout uses it, and tests check overlaps with it.
+double text_width(const std::string& text, double font_size);
 
 }  // namespace hwt

@@ -75,9 +75,9 @@ std::vector<double> as_tensor(const std::vector<double>& dense, const Shape& den
 
 }  // namespace
 
-std::vector<CompressedLayer> compress_checkpoint(const std::string& checkpoint,
-                                                 const std::string& tt_config,
-                                                 const std::string& out) {
+std::vector<CompressedLayer> compress_checkpoint(
+    const std::string& checkpoint, const std::string& tt_config, const std::string& out,
+    const std::function<void(int64_t done, int64_t total)>& progress) {
   const Checkpoint ckpt(checkpoint);
   LoadedModel dense = load_model(ckpt, DeviceChoice::Cpu, 0, 1);
   RunConfig cfg = dense.config;
@@ -133,6 +133,7 @@ std::vector<CompressedLayer> compress_checkpoint(const std::string& checkpoint,
     }
     report.push_back(
         {name, d->data_shape().numel(), tt_params, relative_error(tt_merge(fit, modes), w)});
+    if (progress) progress(std::ssize(report), std::ssize(layers));
   }
   tp.sync_compute();
   save_checkpoint(out, cfg, ckpt.info().vocab, TrainState{}, tp, nullptr);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,10 @@ struct CompressedLayer {
 };
 
 // Reads `checkpoint` (dense), takes model.tt from the TOML file `tt_config` (its other keys are
-// ignored: the checkpoint's config rules), writes the TT checkpoint to `out`.
-std::vector<CompressedLayer> compress_checkpoint(const std::string& checkpoint,
-                                                 const std::string& tt_config,
-                                                 const std::string& out);
+// ignored: the checkpoint's config rules), writes the TT checkpoint to `out`. `progress(done,
+// total)` is called after each layer's TT-SVD when given.
+std::vector<CompressedLayer> compress_checkpoint(
+    const std::string& checkpoint, const std::string& tt_config, const std::string& out,
+    const std::function<void(int64_t done, int64_t total)>& progress = nullptr);
 
 }  // namespace hwt

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/philox.h"
 #include "train/evaluate.h"
 #include "train/run_setup.h"
 
@@ -27,7 +26,7 @@ void softmax(float* x, int64_t n) {
 
 }  // namespace
 
-LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads, int64_t max_batch,
+LoadedModel open_model(const Checkpoint& ckpt, DeviceChoice device, int threads,
                        const std::optional<PruneConfig>& prune) {
   LoadedModel m;
   m.config = ckpt.info().config;
@@ -39,8 +38,14 @@ LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads,
   run.threads = threads;
   m.backend = make_backend(run);
   m.model = std::make_unique<Model>(m.config.model, *m.backend, DType::F32);
-  m.model->plan(max_batch, m.config.data.max_len);
   ckpt.load_parameters(m.model->params(), m.config.model);
+  return m;
+}
+
+LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads, int64_t max_batch,
+                       const std::optional<PruneConfig>& prune) {
+  LoadedModel m = open_model(ckpt, device, threads, prune);
+  m.model->plan(max_batch, m.config.data.max_len);
   return m;
 }
 
@@ -73,39 +78,6 @@ TextPrediction predict_text(LoadedModel& m, const std::string& text) {
                              m.vocab.token_labels.name(pred.tokens[static_cast<size_t>(t)]));
   }
   return out;
-}
-
-std::string generate_text(LoadedModel& m, const std::string& prompt, int64_t count,
-                          double temperature, uint64_t seed) {
-  const int64_t window = m.config.data.max_len;
-  std::vector<int32_t> ids = m.vocab.tokenizer->encode(prompt);
-  if (ids.empty()) fail_input("--prompt must contain at least one known token");
-  const int64_t vocab = m.config.model.vocab_size;
-  for (int64_t n = 0; n < count; ++n) {
-    Batch b;
-    const int64_t start = std::max<int64_t>(0, std::ssize(ids) - window);
-    b.ids.assign(ids.begin() + start, ids.end());
-    b.batch = 1;
-    b.seq = std::ssize(b.ids);
-    b.lengths = {static_cast<int32_t>(b.seq)};
-    b.token_labels.assign(b.ids.size(), -1);
-    m.model->set_batch(b);
-    m.model->forward(false, 0);
-    const Tensor last = m.model->token_logits().row_slice(b.seq - 1, 1);
-    std::vector<float> p = download(m.model->backend(), last);
-    int64_t next = 0;  // among the vocabulary, not its padding
-    if (temperature <= 0) {
-      next = std::max_element(p.begin(), p.begin() + vocab) - p.begin();
-    } else {
-      for (float& v : p) v = static_cast<float>(v / temperature);
-      softmax(p.data(), vocab);
-      double u = philox_uniform(seed, static_cast<uint64_t>(n)), acc = 0;
-      for (next = 0; next < vocab - 1; ++next)
-        if ((acc += p[static_cast<size_t>(next)]) > u) break;
-    }
-    ids.push_back(static_cast<int32_t>(next));
-  }
-  return m.vocab.tokenizer->decode(ids);
 }
 
 }  // namespace hwt

@@ -1,6 +1,6 @@
 // A trained model loaded back from a checkpoint, with its tokenizer and labels, and what it
-// does with text: classify and tag lines, or (a language model) continue a prompt. Used by
-// `hwt eval` and `hwt predict`.
+// does with text: classify and tag lines (a language model generates: train/generate.h). Used
+// by `hwt eval`, `hwt predict` and `hwt generate`.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +25,12 @@ struct LoadedModel {
   std::unique_ptr<Model> model;
 };
 
-// Builds the checkpoint's model on the requested device, planned for max_batch examples; with
-// `prune`, evaluating with those thresholds instead of the saved ones (DynaTran's is an
-// inference-time choice).
+// Builds the checkpoint's model on the requested device with its weights, not yet planned
+// (Model::plan); with `prune`, evaluating with those thresholds instead of the saved ones
+// (DynaTran's is an inference-time choice).
+LoadedModel open_model(const Checkpoint& ckpt, DeviceChoice device, int threads,
+                       const std::optional<PruneConfig>& prune = std::nullopt);
+// open_model, planned for max_batch examples of data.max_len tokens.
 LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads, int64_t max_batch,
                        const std::optional<PruneConfig>& prune = std::nullopt);
 
@@ -40,10 +43,5 @@ struct TextPrediction {
 
 // One line through the model (cut to data.max_len tokens); the model must be planned for batch 1.
 TextPrediction predict_text(LoadedModel& m, const std::string& text);
-
-// An LM's continuation of `prompt` by `count` tokens, prompt included: the most likely token at
-// temperature 0, else one drawn from softmax(logits / temperature) with Philox(seed).
-std::string generate_text(LoadedModel& m, const std::string& prompt, int64_t count,
-                          double temperature, uint64_t seed);
 
 }  // namespace hwt

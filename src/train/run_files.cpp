@@ -1,5 +1,8 @@
 #include "train/run_files.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -47,19 +50,47 @@ std::vector<std::string> run_files_in(const std::string& dir) {
   return files;
 }
 
+void check_room_for_checkpoints(const std::string& dir, uint64_t checkpoint_bytes, int64_t count) {
+  const std::optional<uint64_t> free = free_bytes(dir);
+  if (!free) return;
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  if (*free < checkpoint_bytes)
+    fail_input("not enough room in {} for a checkpoint: it takes {:.2f} GiB, {:.2f} GiB are free",
+               dir, static_cast<double>(checkpoint_bytes) / kGiB,
+               static_cast<double>(*free) / kGiB);
+  const uint64_t all = checkpoint_bytes * static_cast<uint64_t>(std::max<int64_t>(count, 1));
+  if (*free < all)
+    warn(
+        "{} has room for {} of the run's {} checkpoints of {:.2f} GiB ({:.2f} GiB free): free "
+        "space or raise train.checkpoint_every before it fills up",
+        dir, *free / checkpoint_bytes, count, static_cast<double>(checkpoint_bytes) / kGiB,
+        static_cast<double>(*free) / kGiB);
+}
+
 MetricsLog::MetricsLog(const std::string& path, bool append) : path_(path) {
-  f_ = std::fopen(path.c_str(), append ? "a" : "w");
-  if (!f_) fail_input("cannot write {}: {}", path, std::strerror(errno));
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0666);
+  if (fd_ < 0) fail_input("cannot write {}: {}", path, std::strerror(errno));
 }
 
 MetricsLog::~MetricsLog() {
-  if (f_) std::fclose(f_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void MetricsLog::write(const nlohmann::json& line) {
   const std::string s = line.dump() + "\n";
-  if (std::fwrite(s.data(), 1, s.size(), f_) != s.size() || std::fflush(f_) != 0)
-    fail("cannot write {}: {}", path_, std::strerror(errno));
+  const off_t before = ::lseek(fd_, 0, SEEK_END);
+  for (size_t done = 0; done < s.size();) {
+    const ssize_t n = ::write(fd_, s.data() + done, s.size() - done);
+    if (n >= 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    const int err = errno;
+    const bool cut = before >= 0 && ::ftruncate(fd_, before) == 0;
+    fail_input("cannot write {}: {}{}", path_, std::strerror(err),
+               cut ? "" : " (its last line is incomplete)");
+  }
 }
 
 void write_run_plots(const std::string& dir, const RunCurves& c) {

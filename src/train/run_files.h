@@ -3,7 +3,7 @@
 // time per phase) and loss.svg; and which files of a folder are a run's.
 #pragma once
 
-#include <cstdio>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -16,17 +16,23 @@ namespace hwt {
 // folder or holds none of them.
 std::vector<std::string> run_files_in(const std::string& dir);
 
+// Before a run starts: InputError when the filesystem of `dir` lacks room for one checkpoint of
+// `checkpoint_bytes` (the first save would fail), a warning when it lacks room for all `count`
+// the run will keep.
+void check_room_for_checkpoints(const std::string& dir, uint64_t checkpoint_bytes, int64_t count);
+
 class MetricsLog {
  public:
   explicit MetricsLog(const std::string& path, bool append);
   ~MetricsLog();
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
-  // Appends one line with a single write, flushed, so a crash leaves whole lines only.
+  // Appends one line straight to the OS, so a crash leaves whole lines only; a write that fails
+  // part-way (a full disk) is cut back off before the InputError naming the file.
   void write(const nlohmann::json& line);
 
  private:
-  std::FILE* f_ = nullptr;
+  int fd_ = -1;
   std::string path_;
 };
 

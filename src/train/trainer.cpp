@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -82,6 +83,7 @@ class Run {
   void train_step(int64_t step);
   bool captures(const Batch& b, bool timed) const;
   bool any_rank(bool mine, int64_t step);
+  int any_rank_signal(int64_t step);
   std::optional<std::string> step_fault(bool loss_known, double loss);
   void check_weights(int64_t step);
   void evaluate_and_track(int64_t step);
@@ -188,6 +190,15 @@ void Run::setup() {
   if (leader()) {
     make_output_folder(req_.out_dir);
     stale = remove_stale_temporaries(req_.out_dir);
+    // checkpoint-step files, checkpoint.safetensors and the copy of its predecessor a save
+    // replaces; best.safetensors (no optimizer state) fits in the margin that leaves.
+    const int64_t step_files =
+        cfg_.train.checkpoint_every > 0 ? total_steps_ / cfg_.train.checkpoint_every : 0;
+    check_room_for_checkpoints(req_.out_dir,
+                               static_cast<uint64_t>(model().params().count()) * sizeof(float) +
+                                   training_->optimizer().state_bytes() *
+                                       static_cast<uint64_t>(cfg_.train.zero == 1 ? ranks() : 1),
+                               step_files + 2);
     // A fresh run replaces an earlier one in its folder whole (hwt train asks for --overwrite
     // first): no stale best.safetensors or step checkpoint may pass for this run's.
     if (!resume_)
@@ -283,6 +294,17 @@ bool Run::any_rank(bool mine, int64_t step) {
   std::array<double, 1> any = {mine ? 1.0 : 0.0};
   comm_->sum_host(any);
   return any[0] > 0;
+}
+
+// The stop signal any rank received (as any_rank checks it), or 0. Ranks signalled differently
+// agree on SIGTERM, the scheduler's request, over SIGINT.
+int Run::any_rank_signal(int64_t step) {
+  const int mine = interrupt_signal();
+  if (!comm_) return mine;
+  if (step % cfg_.train.log_every != 0) return 0;
+  std::array<double, 2> got = {mine == SIGTERM ? 1.0 : 0.0, mine == SIGINT ? 1.0 : 0.0};
+  comm_->sum_host(got);
+  return got[0] > 0 ? SIGTERM : got[1] > 0 ? SIGINT : 0;
 }
 
 // After a timed step: what was not finite in what the step computed anyway, or nullopt. The loss
@@ -514,8 +536,9 @@ nlohmann::json Run::execute() {
       stopped = "time_limit";
       break;
     }
-    if (any_rank(interrupt_signal() != 0, step)) {
+    if (const int sig = any_rank_signal(step)) {
       stopped = "interrupted";
+      stop_detail_["signal"] = signal_name(sig);
       break;
     }
   }
@@ -526,7 +549,6 @@ nlohmann::json Run::execute() {
   save("checkpoint.safetensors", true);
   if (stopped == "interrupted") {
     // The user wants the process back: the checkpoint is written, the final evaluation skipped.
-    if (const int sig = interrupt_signal()) stop_detail_["signal"] = signal_name(sig);
     return report(stopped, EvalResult{}, std::nullopt, seconds_since(start));
   }
 

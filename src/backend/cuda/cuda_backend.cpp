@@ -73,8 +73,12 @@ void* CudaBackend::allocate(size_t bytes) {
     cudaGetLastError();
     size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
-    fail("cuda backend: out of memory allocating {} bytes ({} of {} bytes free): {}", bytes, free_b,
-         total_b, cudaGetErrorString(e));
+    const std::string what =
+        fmt::format("cuda backend: out of memory allocating {} bytes ({} of {} bytes free): {}",
+                    bytes, free_b, total_b, cudaGetErrorString(e));
+    // Too large for the GPU: set-up names the config keys that asked for it (run_setup.cpp).
+    if (e == cudaErrorMemoryAllocation) throw OutOfMemory(what, bytes, free_b);
+    fail("{}", what);
   }
   return p;
 }

@@ -229,6 +229,24 @@ std::string_view attention_slow_reason(const AttnArgs& a);
 void repack_heads(const Launch& l, DType dt, const void* src, void* dst, int64_t groups,
                   int64_t d_src, int64_t d_dst);
 
+// ---- generation's KV cache (cuda_decode_attention.cu): KvAppend and DecodeAttention of
+// backend/ops.h. Caches are [cache_batch, kv_heads, capacity, head_dim].
+struct KvArgs {
+  DType dt = DType::F32;
+  int64_t batch = 0, heads = 0, kv_heads = 0, head_dim = 0, capacity = 0;
+  int64_t cache_batch = 0;  // the caches' first dimension (>= batch)
+};
+void kv_append(const Launch& l, const KvArgs& a, const void* qkv, const int* start, int64_t seq,
+               void* k, void* v);
+// Keys split into `splits` chunks per (sequence, head) (flash-decoding): each block's partial
+// softmax (max, sum, weighted values) goes to `partials` (f32, decode_partial_floats of them),
+// and a second kernel combines them; with one split the block writes out directly.
+int64_t decode_splits(const Launch& l, const KvArgs& a);
+size_t decode_partial_floats(const KvArgs& a, int64_t splits);
+void decode_attention(const Launch& l, const KvArgs& a, const void* qkv, const void* k,
+                      const void* v, const int* lengths, void* out, float scale, int64_t splits,
+                      float* partials);
+
 // ---- embeddings and pooling (cuda_embedding.cu)
 void embedding_forward(const Launch& l, DType dt, const int* ids, const void* table,
                        const void* pos, void* out, int64_t rows, int64_t cols, int64_t vocab,

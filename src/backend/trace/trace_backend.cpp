@@ -369,6 +369,38 @@ void TraceBackend::attention_forward(const AttentionFwd& a) {
                          kv_label(d), d.head_dim, d.causal);
 }
 
+void TraceBackend::kv_append(const KvAppend& a) {
+  OpRecord& r = record(Op::kv_append, OpKind::Elementwise, a.qkv.dtype);
+  // The k and v heads of each row are read and written once.
+  const double moved = static_cast<double>(a.qkv.rows() * 2 * a.kv() * a.head_dim);
+  r.elements = static_cast<int64_t>(moved);
+  const double elem = static_cast<double>(dtype_size(a.qkv.dtype));
+  set_io(r, Io{moved * elem, moved} + io(a.start), Io{moved * elem, moved});
+  r.detail =
+      fmt::format("qkv{} seq={} kv_heads={} d={}", a.qkv.shape.str(), a.seq, a.kv(), a.head_dim);
+}
+
+// The keys' count lives on the device; the trace counts the cache's capacity, the bound.
+void TraceBackend::decode_attention(const DecodeAttention& a) {
+  OpRecord& r = record(Op::decode_attention, OpKind::Attention, a.qkv.dtype);
+  const int64_t batch = a.qkv.rows(), bh = batch * a.heads, keys = a.cache.capacity();
+  r.gemms.push_back(attention_gemm(a.qkv, 1, keys, a.head_dim, bh, GemmRole::AttentionScores));
+  r.gemms.push_back(attention_gemm(a.qkv, 1, a.head_dim, keys, bh, GemmRole::AttentionContext));
+  r.rows = bh;
+  r.cols = keys;
+  r.elements = a.out.numel();
+  r.flops = r.gemm_flops() + kSoftmaxFlops * static_cast<double>(r.rows * r.cols);
+  // Each sequence's K and V rows are read once, whatever the number of query heads sharing them.
+  const Io cache = (io(a.cache.k) + io(a.cache.v)) *
+                   (static_cast<double>(batch) / static_cast<double>(a.cache.k.dim(0)));
+  set_io(r,
+         io(a.qkv) * (static_cast<double>(a.heads) / static_cast<double>(a.heads + 2 * a.kv())) +
+             cache + io(a.lengths),
+         io(a.out));
+  r.detail = fmt::format("b={} heads={} kv_heads={} d={} keys<={}", batch, a.heads, a.kv(),
+                         a.head_dim, keys);
+}
+
 void TraceBackend::attention_backward(const AttentionBwd& a) {
   const AttentionDims& d = a.dims;
   OpRecord& r = record(Op::attention_backward, OpKind::Attention, a.qkv.dtype);

@@ -1,0 +1,94 @@
+// CpuBackend: generation's KV cache: appending k and v, and attention of one query row per
+// sequence over the cached keys (a direct softmax; the CPU has no need to split the keys).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+
+namespace hwt {
+namespace {
+
+void check_cache(const KvCache& c, int64_t batch, int64_t kv, int64_t head_dim) {
+  expect_f32(c.k, "kv cache k");
+  expect_f32(c.v, "kv cache v");
+  HWT_CHECK(c.k.shape.rank == 4 && c.k.dim(0) >= batch && c.k.dim(1) == kv &&
+                c.k.dim(3) == head_dim && c.v.shape == c.k.shape,
+            "kv cache {} / {} for batch={} kv_heads={} head_dim={}", c.k.str(), c.v.str(), batch,
+            kv, head_dim);
+}
+
+}  // namespace
+
+void CpuBackend::kv_append(const KvAppend& a) {
+  expect_f32(a.qkv, "kv_append qkv");
+  const int64_t kv = a.kv(), D = a.head_dim, width = (a.heads + 2 * kv) * D;
+  HWT_CHECK(a.seq >= 1 && a.qkv.cols() == width && a.qkv.rows() % a.seq == 0,
+            "kv_append qkv {} for seq={} heads={} kv_heads={} head_dim={}", a.qkv.str(), a.seq,
+            a.heads, kv, D);
+  const int64_t batch = a.qkv.rows() / a.seq, cap = a.cache.capacity();
+  check_cache(a.cache, batch, kv, D);
+  if (a.start.defined()) expect_i32(a.start, "kv_append start");
+  const float* qkv = a.qkv.as<float>();
+  float *k = a.cache.k.as<float>(), *v = a.cache.v.as<float>();
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t start = a.start.defined() ? a.start.as<int32_t>()[b] : 0;
+    HWT_CHECK(start >= 0 && start + a.seq <= cap, "kv_append positions {}..{} outside capacity {}",
+              start, start + a.seq - 1, cap);
+    for (int64_t t = 0; t < a.seq; ++t) {
+      const float* row = qkv + (b * a.seq + t) * width;
+      for (int64_t h = 0; h < kv; ++h) {
+        const int64_t at = ((b * kv + h) * cap + start + t) * D;
+        std::memcpy(k + at, row + (a.heads + h) * D, static_cast<size_t>(D) * sizeof(float));
+        std::memcpy(v + at, row + (a.heads + kv + h) * D, static_cast<size_t>(D) * sizeof(float));
+      }
+    }
+  }
+}
+
+void CpuBackend::decode_attention(const DecodeAttention& a) {
+  expect_f32(a.qkv, "decode_attention qkv");
+  expect_f32(a.out, "decode_attention out");
+  expect_i32(a.lengths, "decode_attention lengths");
+  const int64_t kv = a.kv(), D = a.head_dim, batch = a.qkv.rows();
+  HWT_CHECK(a.heads % kv == 0 && a.qkv.cols() == (a.heads + 2 * kv) * D && a.out.rows() == batch &&
+                a.out.cols() == a.heads * D && a.lengths.numel() == batch,
+            "decode_attention qkv {} out {} lengths {} for heads={} kv_heads={} head_dim={}",
+            a.qkv.str(), a.out.str(), a.lengths.str(), a.heads, kv, D);
+  check_cache(a.cache, batch, kv, D);
+  const int64_t cap = a.cache.capacity(), group = a.heads / kv;
+  const int32_t* lengths = a.lengths.as<int32_t>();
+  for (int64_t b = 0; b < batch; ++b)
+    HWT_CHECK(lengths[b] >= 1 && lengths[b] <= cap, "decode_attention length {} for capacity {}",
+              lengths[b], cap);
+  const float *qkv = a.qkv.as<float>(), *k = a.cache.k.as<float>(), *v = a.cache.v.as<float>();
+  float* out = a.out.as<float>();
+#pragma omp parallel for schedule(static)
+  for (int64_t bh = 0; bh < batch * a.heads; ++bh) {
+    const int64_t b = bh / a.heads, h = bh % a.heads, n = lengths[b];
+    const float* q = qkv + b * a.qkv.cols() + h * D;
+    const float* kh = k + (b * kv + h / group) * cap * D;
+    const float* vh = v + (b * kv + h / group) * cap * D;
+    thread_local std::vector<float> p;
+    p.resize(static_cast<size_t>(n));
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < n; ++j) {
+      float s = 0;
+      for (int64_t i = 0; i < D; ++i) s += q[i] * kh[j * D + i];
+      p[static_cast<size_t>(j)] = s * a.scale;
+      mx = std::max(mx, p[static_cast<size_t>(j)]);
+    }
+    double z = 0;
+    for (float& x : p) z += (x = std::exp(x - mx));
+    float* o = out + b * a.heads * D + h * D;
+    std::fill(o, o + D, 0.0f);
+    for (int64_t j = 0; j < n; ++j) {
+      const float w = static_cast<float>(p[static_cast<size_t>(j)] / z);
+      for (int64_t i = 0; i < D; ++i) o[i] += w * vh[j * D + i];
+    }
+  }
+}
+
+}  // namespace hwt

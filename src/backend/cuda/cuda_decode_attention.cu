@@ -1,0 +1,167 @@
+// Generation's KV cache on the GPU: appending k and v, and attention of one query row per
+// sequence over the cached keys, split over the keys when batch x heads leaves multiprocessors
+// idle (flash-decoding: Dao et al. 2023, "Flash-Decoding for long-context inference").
+#include <algorithm>
+
+#include "backend/cuda/cuda_common.cuh"
+
+namespace hwt::cuda {
+namespace {
+
+constexpr int kDecodeWarps = 4;
+constexpr int kMaxPerLane = 8;     // head sizes up to 256: element d = lane + 32 i of a head
+constexpr int64_t kMinChunk = 64;  // keys a split takes at least
+
+template <class T>
+__global__ void kv_append_kernel(KvArgs a, const T* qkv, const int* start, int64_t seq, T* k,
+                                 T* v) {
+  const int64_t D = a.head_dim, n = a.batch * seq * a.kv_heads * D;
+  const int64_t width = (a.heads + 2 * a.kv_heads) * D;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t d = i % D, h = (i / D) % a.kv_heads, row = i / (D * a.kv_heads);
+    const int64_t b = row / seq, t = row % seq;
+    const int64_t pos = (start ? start[b] : 0) + t;
+    if (pos < 0 || pos >= a.capacity) continue;  // the host checked what it could
+    const int64_t at = ((b * a.kv_heads + h) * a.capacity + pos) * D + d;
+    k[at] = qkv[row * width + (a.heads + h) * D + d];
+    v[at] = qkv[row * width + (a.heads + a.kv_heads + h) * D + d];
+  }
+}
+
+// Block (split, head, sequence): kDecodeWarps warps take the chunk's keys in turn, each keeping
+// an online softmax; the warps then merge in shared memory.
+template <class T>
+__global__ void __launch_bounds__(kDecodeWarps * 32)
+    decode_kernel(KvArgs a, const T* qkv, const T* kc, const T* vc, const int* lengths, T* out,
+                  float scale, int64_t splits, float* partials) {
+  const int64_t split = blockIdx.x, h = blockIdx.y, b = blockIdx.z, D = a.head_dim;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t len = lengths[b], chunk = ceil_div(a.capacity, splits);
+  const int64_t first = split * chunk, last = min(len, first + chunk);
+  const int64_t kvh = h / (a.heads / a.kv_heads);
+  const T* q = qkv + b * (a.heads + 2 * a.kv_heads) * D + h * D;
+  const T* kh = kc + (b * a.kv_heads + kvh) * a.capacity * D;
+  const T* vh = vc + (b * a.kv_heads + kvh) * a.capacity * D;
+  float qr[kMaxPerLane], acc[kMaxPerLane];
+#pragma unroll
+  for (int i = 0; i < kMaxPerLane; ++i) {
+    const int64_t d = lane + 32 * i;
+    qr[i] = d < D ? to_f<T>(q[d]) * scale * kLog2e : 0.0f;  // scores in base 2
+    acc[i] = 0.0f;
+  }
+  float m = -INFINITY, l = 0.0f;
+  for (int64_t j = first + warp; j < last; j += kDecodeWarps) {
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kMaxPerLane; ++i) {
+      const int64_t d = lane + 32 * i;
+      if (d < D) s += qr[i] * to_f<T>(kh[j * D + d]);
+    }
+    s = warp_sum(s);
+    const float m_new = fmaxf(m, s), fix = exp2f(m - m_new), p = exp2f(s - m_new);
+    l = l * fix + p;
+#pragma unroll
+    for (int i = 0; i < kMaxPerLane; ++i) {
+      const int64_t d = lane + 32 * i;
+      if (d < D) acc[i] = acc[i] * fix + p * to_f<T>(vh[j * D + d]);
+    }
+    m = m_new;
+  }
+  // Merge the warps: the block's max, then each warp's share rescaled to it.
+  __shared__ float wm[kDecodeWarps], wl[kDecodeWarps];
+  __shared__ float wacc[kDecodeWarps][kMaxPerLane * 32];
+  if (lane == 0) {
+    wm[warp] = m;
+    wl[warp] = l;
+  }
+#pragma unroll
+  for (int i = 0; i < kMaxPerLane; ++i) wacc[warp][lane + 32 * i] = acc[i];
+  __syncthreads();
+  float bm = -INFINITY;
+  for (int w = 0; w < kDecodeWarps; ++w) bm = fmaxf(bm, wm[w]);
+  float bl = 0.0f;
+  for (int w = 0; w < kDecodeWarps; ++w)
+    if (wm[w] != -INFINITY) bl += wl[w] * exp2f(wm[w] - bm);
+  for (int64_t d = threadIdx.x; d < D; d += blockDim.x) {
+    float o = 0.0f;
+    for (int w = 0; w < kDecodeWarps; ++w)
+      if (wm[w] != -INFINITY) o += wacc[w][d] * exp2f(wm[w] - bm);
+    if (splits == 1) {
+      out[b * a.heads * D + h * D + d] = from_f<T>(bl > 0 ? o / bl : 0.0f);
+    } else {
+      float* p = partials + ((b * a.heads + h) * splits + split) * (D + 2);
+      p[2 + d] = o;
+      if (d == 0) {
+        p[0] = bm;
+        p[1] = bl;
+      }
+    }
+  }
+}
+
+// Block (head, sequence): out = the splits' weighted values over their sums, each rescaled to
+// the largest max.
+template <class T>
+__global__ void decode_combine_kernel(KvArgs a, const float* partials, int64_t splits, T* out) {
+  const int64_t h = blockIdx.x, b = blockIdx.y, D = a.head_dim;
+  const float* p = partials + (b * a.heads + h) * splits * (D + 2);
+  float mx = -INFINITY;
+  for (int64_t s = 0; s < splits; ++s) mx = fmaxf(mx, p[s * (D + 2)]);
+  for (int64_t d = threadIdx.x; d < D; d += blockDim.x) {
+    float o = 0.0f, z = 0.0f;
+    for (int64_t s = 0; s < splits; ++s) {
+      const float* ps = p + s * (D + 2);
+      if (ps[0] == -INFINITY) continue;  // a split past the sequence's keys
+      const float w = exp2f(ps[0] - mx);
+      o += ps[2 + d] * w;
+      z += ps[1] * w;
+    }
+    out[b * a.heads * D + h * D + d] = from_f<T>(z > 0 ? o / z : 0.0f);
+  }
+}
+
+template <class T>
+void decode_typed(const Launch& l, const KvArgs& a, const void* qkv, const void* k, const void* v,
+                  const int* lengths, void* out, float scale, int64_t splits, float* partials) {
+  const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(a.heads),
+                  static_cast<unsigned>(a.batch));
+  decode_kernel<T><<<grid, kDecodeWarps * 32, 0, l.stream>>>(
+      a, static_cast<const T*>(qkv), static_cast<const T*>(k), static_cast<const T*>(v), lengths,
+      static_cast<T*>(out), scale, splits, partials);
+  if (splits > 1)
+    decode_combine_kernel<T><<<dim3(static_cast<unsigned>(a.heads), static_cast<unsigned>(a.batch)),
+                               128, 0, l.stream>>>(a, partials, splits, static_cast<T*>(out));
+}
+
+}  // namespace
+
+void kv_append(const Launch& l, const KvArgs& a, const void* qkv, const int* start, int64_t seq,
+               void* k, void* v) {
+  const int64_t n = a.batch * seq * a.kv_heads * a.head_dim;
+  if (n == 0) return;
+  HWT_DISPATCH_FLOAT(
+      a.dt, T,
+      (kv_append_kernel<T><<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(
+          a, static_cast<const T*>(qkv), start, seq, static_cast<T*>(k), static_cast<T*>(v))));
+}
+
+int64_t decode_splits(const Launch& l, const KvArgs& a) {
+  // Enough blocks for two per multiprocessor, each with at least kMinChunk keys.
+  const int64_t pairs = a.batch * a.heads, want = ceil_div(int64_t{2} * l.sms, pairs);
+  return std::max<int64_t>(1, std::min(want, ceil_div(a.capacity, kMinChunk)));
+}
+
+size_t decode_partial_floats(const KvArgs& a, int64_t splits) {
+  return splits > 1 ? static_cast<size_t>(a.batch * a.heads * splits * (a.head_dim + 2)) : 0;
+}
+
+void decode_attention(const Launch& l, const KvArgs& a, const void* qkv, const void* k,
+                      const void* v, const int* lengths, void* out, float scale, int64_t splits,
+                      float* partials) {
+  if (a.batch * a.heads == 0) return;
+  HWT_DISPATCH_FLOAT(a.dt, T,
+                     decode_typed<T>(l, a, qkv, k, v, lengths, out, scale, splits, partials));
+}
+
+}  // namespace hwt::cuda

@@ -1,0 +1,109 @@
+// Generation's KV-cache ops on the GPU against the CPU reference on random inputs, in f32 and
+// bf16: kv_append, and decode_attention both split over the keys (few sequences and heads: the
+// flash-decoding partials and their combine) and in one block per (sequence, head). As in
+// cuda_ops_test.cpp the CPU runs in f32 on the inputs rounded to the dtype under test.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "cuda_test_util.h"
+#include "test_util.h"
+
+namespace hwt {
+namespace {
+
+using test::randn;
+using Vec = std::vector<float>;
+
+struct DecodeCase {
+  int64_t batch, heads, kv_heads, head_dim, capacity;
+  std::vector<int32_t> lengths;
+};
+
+class CudaDecode : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override { HWT_REQUIRE_GPU(); }
+  DType dt() const { return GetParam(); }
+  // fp32: summation order and exp2f against expf (a few ulps); bf16: the output rounded to 8
+  // bits (2^-9 relative) over inputs already rounded alike on both sides.
+  double tol() const { return test::tol(dt(), 1e-5, 1e-2); }
+  CpuBackend cpu{4};
+  test::TensorPool cp{cpu};
+  test::DevPool gp{test::gpu() ? test::gpu_ref() : static_cast<Backend&>(cpu), GetParam()};
+};
+
+std::string dtype_label(const ::testing::TestParamInfo<DType>& i) {
+  return std::string(dtype_name(i.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaDecode, ::testing::Values(DType::F32, DType::BF16),
+                         dtype_label);
+
+TEST_P(CudaDecode, AttentionMatchesTheCpu) {
+  // One sequence of 4 heads over 1000 positions splits the keys; 16 x 32 heads does not;
+  // lengths are not multiples of a split, one sequence has a single key, head sizes 64 to 256.
+  const std::vector<DecodeCase> cases = {{1, 4, 4, 64, 1000, {777}},
+                                         {2, 8, 2, 128, 300, {300, 1}},
+                                         {16, 32, 8, 64, 40, std::vector<int32_t>(16, 33)},
+                                         {3, 2, 1, 256, 130, {129, 65, 2}}};
+  for (const DecodeCase& c : cases) {
+    const int64_t D = c.head_dim, width = (c.heads + 2 * c.kv_heads) * D;
+    const Shape cache{c.batch, c.kv_heads, c.capacity, D};
+    const Vec qkv = gp.rounded(randn(c.batch * width, 1)), k = gp.rounded(randn(cache.numel(), 2)),
+              v = gp.rounded(randn(cache.numel(), 3));
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    const Tensor want = cp.poisoned(Shape{c.batch, c.heads * D});
+    cpu.decode_attention({cp.f32(Shape{c.batch, width}, qkv),
+                          {cp.f32(cache, k), cp.f32(cache, v)},
+                          cp.i32(Shape{c.batch}, c.lengths),
+                          want,
+                          c.heads,
+                          c.kv_heads,
+                          D,
+                          scale});
+    const Tensor got = gp.poisoned_act(Shape{c.batch, c.heads * D});
+    test::gpu_ref().decode_attention({gp.act(Shape{c.batch, width}, qkv),
+                                      {gp.act(cache, k), gp.act(cache, v)},
+                                      gp.i32(Shape{c.batch}, c.lengths),
+                                      got,
+                                      c.heads,
+                                      c.kv_heads,
+                                      D,
+                                      scale});
+    EXPECT_LT(test::rel_err(gp.read(got), cp.read(want)), tol())
+        << "batch " << c.batch << " heads " << c.heads << " capacity " << c.capacity;
+  }
+}
+
+TEST_P(CudaDecode, AppendMatchesTheCpu) {
+  const int64_t batch = 3, seq = 2, heads = 4, kv = 2, D = 64, cap = 9;
+  const int64_t width = (heads + 2 * kv) * D;
+  const Vec qkv = gp.rounded(randn(batch * seq * width, 4));
+  const Shape cache{batch, kv, cap, D};
+  const std::vector<int32_t> start = {0, 7, 3};
+  const Tensor ck = cp.zeros(cache), cv = cp.zeros(cache);
+  cpu.kv_append({cp.f32(Shape{batch * seq, width}, qkv),
+                 {ck, cv},
+                 cp.i32(Shape{batch}, start),
+                 seq,
+                 heads,
+                 kv,
+                 D});
+  const Tensor gk = gp.act(cache, Vec(static_cast<size_t>(cache.numel()), 0.0f));
+  const Tensor gv = gp.act(cache, Vec(static_cast<size_t>(cache.numel()), 0.0f));
+  test::gpu_ref().kv_append({gp.act(Shape{batch * seq, width}, qkv),
+                             {gk, gv},
+                             gp.i32(Shape{batch}, start),
+                             seq,
+                             heads,
+                             kv,
+                             D});
+  // A copy: exact in every dtype.
+  EXPECT_EQ(gp.read(gk), cp.read(ck));
+  EXPECT_EQ(gp.read(gv), cp.read(cv));
+}
+
+}  // namespace
+}  // namespace hwt

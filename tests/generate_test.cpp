@@ -1,0 +1,303 @@
+// Generation with the KV cache against the model's full forward, for each causal-LM family hwt
+// builds, and the generator's sampling, stop strings and batching (train/generate.h).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/trace/trace_backend.h"
+#include "data/char_tokenizer.h"
+#include "model/model.h"
+#include "train/generate.h"
+
+namespace hwt {
+namespace {
+
+// Small two-layer causal LMs of every family; init_std 0.2 so that attention is far from
+// uniform and logits are of order one. The vocabulary (97) is not a multiple of the stored rows.
+ModelConfig family(const std::string& name) {
+  ModelConfig m;
+  m.vocab_size = 97;
+  m.max_seq = 80;
+  m.hidden = 64;
+  m.heads = 4;
+  m.ffn = 128;
+  m.layers = 2;
+  m.dropout = m.attn_dropout = 0;
+  m.causal = true;
+  m.head = Task::Lm;
+  m.init_std = 0.2;
+  if (name == "gpt2") {  // learned positions, LayerNorm, heads of 15 stored padded to 16
+    m.hidden = 60;
+    m.activation = Activation::GeluTanh;
+    return m;
+  }
+  m.position = Position::Rope;
+  if (name == "neox") {  // parallel residual, a quarter of each head rotated, untied head
+    m.parallel_residual = true;
+    m.rope.fraction = 0.25;
+    m.tie_embeddings = false;
+    return m;
+  }
+  // llama and qwen2: grouped-query attention, RMSNorm, SwiGLU, no biases.
+  m.kv_heads = 2;
+  m.norm_kind = NormKind::RmsNorm;
+  m.activation = Activation::SwiGlu;
+  m.bias = false;
+  m.tie_embeddings = false;
+  if (name == "llama") {  // Llama 3's frequency scaling, active within these 80 positions
+    m.rope.theta = 500000;
+    m.rope.scaling_factor = 8;
+    m.rope.original_max_seq = 32;
+  } else {  // qwen2: q, k and v keep their biases
+    m.rope.theta = 1e6;
+    m.qkv_bias = true;
+  }
+  return m;
+}
+
+// The vocabulary's logits of row `row` of the model's token logits.
+std::vector<float> logits_row(Model& m, int64_t row) {
+  const Tensor t = m.token_logits().row_slice(row, 1);
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  m.backend().download(v.data(), t);
+  v.resize(static_cast<size_t>(m.config().vocab_size));
+  return v;
+}
+
+// The next-token logits of `ids` by a forward over all of them (no cache).
+std::vector<float> full_forward(Model& m, const std::vector<int32_t>& ids) {
+  Batch b;
+  b.batch = 1;
+  b.seq = std::ssize(ids);
+  b.ids = ids;
+  b.lengths = {static_cast<int32_t>(ids.size())};
+  b.token_labels.assign(ids.size(), -1);
+  m.set_batch(b);
+  m.forward(false, 0);
+  return logits_row(m, b.seq - 1);
+}
+
+int32_t argmax(const std::vector<float>& v) {
+  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+float max_abs(const std::vector<float>& v) {
+  float m = 0;
+  for (float x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+class CachedDecode : public ::testing::TestWithParam<std::string> {};
+
+// Each decode step's logits equal those of a full forward over the same prefix, and greedy
+// tokens by the cache equal greedy tokens by recomputing the whole prefix, for 64 tokens.
+TEST_P(CachedDecode, EqualsTheFullForwardAtEveryStep) {
+  const ModelConfig cfg = family(GetParam());
+  CpuBackend cpu(2);
+  Model cached(cfg, cpu), full(cfg, cpu);
+  cached.init_parameters(7);
+  full.init_parameters(7);
+  const std::vector<int32_t> prompt = {5, 17, 42, 8, 91, 3, 60};
+  const int64_t steps = 64, total = std::ssize(prompt) + steps;
+  cached.plan(1, std::ssize(prompt), total);
+  full.plan(1, total);
+  Batch b;
+  b.batch = 1;
+  b.seq = std::ssize(prompt);
+  b.ids = prompt;
+  b.lengths = {static_cast<int32_t>(prompt.size())};
+  cached.prefill(b);
+  std::vector<int32_t> ids = prompt;
+  std::vector<float> got = logits_row(cached, b.seq - 1);
+  for (int64_t step = 0; step < steps; ++step) {
+    const std::vector<float> want = full_forward(full, ids);
+    // fp32 on both sides; they differ by summation order only (one-row GEMMs and a softmax over
+    // the cache against the whole-sequence kernels), which stays near 1e-6 of the logits' scale
+    // through two layers; 1e-5 leaves room for the compiler's and BLAS's choices.
+    float diff = 0;
+    for (size_t i = 0; i < want.size(); ++i) diff = std::max(diff, std::fabs(got[i] - want[i]));
+    ASSERT_LE(diff, 1e-5f * max_abs(want)) << GetParam() << " step " << step;
+    const int32_t next = argmax(got);
+    ASSERT_EQ(next, argmax(want)) << GetParam() << " step " << step;
+    ids.push_back(next);
+    if (step + 1 < steps) {
+      cached.decode(std::vector<int32_t>{next});
+      got = logits_row(cached, 0);
+    }
+  }
+  EXPECT_EQ(cached.kv_lengths(), std::vector<int32_t>{static_cast<int32_t>(total - 1)});
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, CachedDecode,
+                         ::testing::Values("gpt2", "llama", "neox", "qwen2"),
+                         [](const auto& i) { return i.param; });
+
+// A decode step as the trace sees it: per layer one kv_append of the new tokens' k and v and one
+// decode_attention costed over the cache's capacity (4·b·h·capacity·d matrix FLOPs, 5 per score
+// for the softmax), and no whole-sequence attention.
+TEST(CachedDecodeTrace, RecordsTheCacheOps) {
+  const ModelConfig cfg = family("llama");
+  TraceBackend trace;
+  Model m(cfg, trace);
+  const int64_t batch = 2, capacity = 40, d = cfg.padded_head_dim();
+  m.plan(batch, 8, capacity);
+  Batch b;
+  b.batch = batch;
+  b.seq = 8;
+  b.ids.assign(16, 1);
+  b.lengths = {8, 5};
+  m.prefill(b);
+  trace.clear();
+  m.decode(std::vector<int32_t>{3, 4});
+  int appends = 0, attentions = 0;
+  for (const OpRecord& r : trace.workload().ops) {
+    EXPECT_NE(r.op, Op::attention_forward);
+    if (r.op == Op::kv_append) {
+      ++appends;
+      EXPECT_EQ(r.bytes_written, 2.0 * batch * cfg.kv() * d * 4);
+    }
+    if (r.op == Op::decode_attention) {
+      ++attentions;
+      const double scores = static_cast<double>(batch * cfg.heads * capacity);
+      EXPECT_DOUBLE_EQ(r.flops, 4 * scores * static_cast<double>(d) + 5 * scores);
+    }
+  }
+  EXPECT_EQ(appends, cfg.layers);
+  EXPECT_EQ(attentions, cfg.layers);
+}
+
+// ---- the generator, on a character vocabulary
+
+class Generate : public ::testing::Test {
+ protected:
+  std::unique_ptr<CharTokenizer> tok =
+      CharTokenizer::train({std::string_view("abcdefghijklmnopqrstuvwxyz .,")});
+
+  std::vector<Generation> run(const std::string& fam, const std::vector<std::string>& prompts,
+                              const GenerateOptions& o) {
+    ModelConfig cfg = family(fam);
+    cfg.vocab_size = tok->vocab_size();
+    CpuBackend cpu(2);
+    Model m(cfg, cpu);
+    m.init_parameters(11);
+    const auto ids = encode_prompts(*tok, prompts, cfg.max_seq);
+    const GenerationPlan p = plan_generation(ids, o.max_new_tokens, cfg.max_seq);
+    m.plan(p.batch, p.prompt_seq, p.kv_capacity);
+    return generate(m, *tok, ids, o);
+  }
+  static GenerateOptions sampled(uint64_t seed) {
+    GenerateOptions o;
+    o.max_new_tokens = 40;
+    o.sampling.temperature = 1.0;
+    o.sampling.seed = seed;
+    return o;
+  }
+};
+
+TEST_F(Generate, TheSameSeedGivesTheSameTokens) {
+  const auto a = run("llama", {"the cat"}, sampled(3)), b = run("llama", {"the cat"}, sampled(3));
+  EXPECT_EQ(a[0].tokens, b[0].tokens);
+  EXPECT_EQ(a[0].tokens.size(), 40u);
+  EXPECT_EQ(a[0].finish, Finish::Length);
+  EXPECT_NE(run("llama", {"the cat"}, sampled(4))[0].tokens, a[0].tokens);
+}
+
+TEST_F(Generate, TopOneAndATinyNucleusAreGreedy) {
+  GenerateOptions greedy;
+  greedy.max_new_tokens = 30;
+  const auto want = run("gpt2", {"hello world."}, greedy)[0].tokens;
+  GenerateOptions k1 = sampled(9), p0 = sampled(9);
+  k1.max_new_tokens = p0.max_new_tokens = 30;
+  k1.sampling.top_k = 1;
+  p0.sampling.top_p = 1e-9;
+  EXPECT_EQ(run("gpt2", {"hello world."}, k1)[0].tokens, want);
+  EXPECT_EQ(run("gpt2", {"hello world."}, p0)[0].tokens, want);
+}
+
+TEST_F(Generate, AStopStringCutsTheText) {
+  const Generation free = run("qwen2", {"a b c"}, sampled(5))[0];
+  ASSERT_GE(free.text.size(), 10u);
+  const std::string stop = free.text.substr(6, 2);
+  GenerateOptions o = sampled(5);
+  o.stop = {"never appears in this text", stop};
+  const Generation cut = run("qwen2", {"a b c"}, o)[0];
+  EXPECT_EQ(cut.finish, Finish::Stop);
+  EXPECT_EQ(cut.text, free.text.substr(0, free.text.find(stop)));
+  EXPECT_LE(cut.tokens.size(), free.tokens.size());
+}
+
+TEST_F(Generate, ABatchOfPromptsEqualsEachAlone) {
+  const std::vector<std::string> prompts = {"the quick brown fox", "a", "jumps over."};
+  for (const std::string fam : {"gpt2", "neox"}) {
+    const auto together = run(fam, prompts, sampled(21));
+    ASSERT_EQ(together.size(), prompts.size());
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      const Generation alone = run(fam, {prompts[i]}, sampled(21))[0];
+      EXPECT_EQ(together[i].tokens, alone.tokens) << fam << " prompt " << i;
+      EXPECT_EQ(together[i].text, alone.text) << fam << " prompt " << i;
+    }
+  }
+}
+
+TEST_F(Generate, TheContextEndsASequence) {
+  GenerateOptions o;
+  o.max_new_tokens = 1000;
+  const Generation g = run("llama", {"abc"}, o)[0];
+  EXPECT_EQ(g.finish, Finish::Context);
+  EXPECT_EQ(std::ssize(g.tokens), family("llama").max_seq - 3);
+}
+
+TEST_F(Generate, StreamedPiecesMakeTheText) {
+  GenerateOptions o = sampled(2);
+  o.stop = {"never in this text"};  // held back 17 bytes at a time, then flushed at the end
+  ModelConfig cfg = family("gpt2");
+  cfg.vocab_size = tok->vocab_size();
+  CpuBackend cpu(1);
+  Model m(cfg, cpu);
+  m.init_parameters(11);
+  const auto ids = encode_prompts(*tok, {"abc"}, cfg.max_seq);
+  const GenerationPlan p = plan_generation(ids, o.max_new_tokens, cfg.max_seq);
+  m.plan(p.batch, p.prompt_seq, p.kv_capacity);
+  std::string streamed;
+  GenerationSpeed speed;
+  const auto g = generate(
+      m, *tok, ids, o, [&](size_t, std::string_view s) { streamed += s; }, &speed);
+  EXPECT_EQ(streamed, g[0].text);
+  EXPECT_EQ(speed.prefill_tokens, 3);
+  EXPECT_EQ(speed.decode_tokens, std::ssize(g[0].tokens) - 1);
+}
+
+// Probabilities 0.5, 0.3, 0.2: top-k 2 renormalises to 0.625 and 0.375, from which top-p 0.6
+// keeps the first alone (of all three it would need two: 0.5 < 0.6).
+TEST(SampleToken, TopPIsTakenFromWhatTopKKept) {
+  const std::vector<float> logits = {std::log(0.5f), std::log(0.3f), std::log(0.2f)};
+  SamplingOptions k2{1.0, 2, 1.0, 5}, k2p{1.0, 2, 0.6, 5}, p6{1.0, 0, 0.6, 5};
+  int counts[3] = {0, 0, 0}, nucleus_of_all = 0;
+  const int draws = 4000;
+  for (int d = 0; d < draws; ++d) {
+    ++counts[sample_token(logits, k2, static_cast<uint64_t>(d))];
+    EXPECT_EQ(sample_token(logits, k2p, static_cast<uint64_t>(d)), 0);
+    const int32_t t = sample_token(logits, p6, static_cast<uint64_t>(d));
+    EXPECT_LT(t, 2);
+    nucleus_of_all += t == 1;
+  }
+  EXPECT_EQ(counts[2], 0);
+  // 4000 draws at 0.625: standard deviation 0.0077; 0.03 is about four of them.
+  EXPECT_NEAR(counts[0] / static_cast<double>(draws), 0.625, 0.03);
+  EXPECT_NEAR(nucleus_of_all / static_cast<double>(draws), 0.375, 0.03);
+}
+
+TEST(EncodePrompts, RefusesAnEmptyOrTooLongPrompt) {
+  const auto tok = CharTokenizer::train({std::string_view("ab")});
+  EXPECT_THROW(encode_prompts(*tok, {"ab", ""}, 8), InputError);
+  EXPECT_THROW(encode_prompts(*tok, {"abababababab"}, 8), InputError);
+  EXPECT_THROW(encode_prompts(*tok, {}, 8), InputError);
+  EXPECT_EQ(encode_prompts(*tok, {"ab"}, 8).size(), 1u);
+}
+
+}  // namespace
+}  // namespace hwt
