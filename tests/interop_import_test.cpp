@@ -21,32 +21,11 @@ namespace {
 
 using nlohmann::json;
 
-std::string torch_python() {
-  const char* env = std::getenv("HWT_TORCH_PYTHON");
-  return env ? env : "/usr/bin/python3";
-}
-
-bool have_torch() {
-  return std::system((torch_python() + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
-}
-
-// The script's folders, written once for all tests of this file.
-const std::filesystem::path& folders() {
-  static test::TempDir dir("interop_hf_folders");
-  static const bool written = [] {
-    const std::string cmd =
-        torch_python() + " " + HWT_TEST_DIR + "/oracle/hf_folders.py " + dir.path().string();
-    return std::system(cmd.c_str()) == 0;
-  }();
-  EXPECT_TRUE(written);
-  return dir.path();
-}
-
 class HfFolder : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(HfFolder, LogitsMatchTheArchitecturesDefinition) {
-  if (!have_torch()) GTEST_SKIP() << "skipped: " << torch_python() << " has no torch";
-  const std::filesystem::path dir = folders() / GetParam();
+  if (!test::have_torch()) GTEST_SKIP() << "skipped: " << test::torch_python() << " has no torch";
+  const std::filesystem::path dir = test::hf_folders() / GetParam();
   test::TempDir tmp(std::string("interop_import_") + GetParam());
   import_hf_model(dir.string(), tmp / "m.safetensors");
   const json expected = json::parse(test::slurp(dir / "expected.json"));
@@ -71,10 +50,10 @@ INSTANTIATE_TEST_SUITE_P(Architectures, HfFolder,
 // BERT with heads hwt has no equivalent for: the encoder imports (positions plus token type 0),
 // the pooler and classifier are left out and the classifier starts fresh, as the notes say.
 TEST(HfImport, BertWithoutAnEquivalentHeadKeepsTheEncoder) {
-  if (!have_torch()) GTEST_SKIP() << "skipped: " << torch_python() << " has no torch";
+  if (!test::have_torch()) GTEST_SKIP() << "skipped: " << test::torch_python() << " has no torch";
   for (const char* name : {"bert_sequence", "bert_model"}) {
     test::TempDir tmp(std::string("interop_bert_") + name);
-    const std::filesystem::path dir = folders() / name;
+    const std::filesystem::path dir = test::hf_folders() / name;
     const ImportReport r = import_hf_model(dir.string(), tmp / "m.safetensors");
     std::string notes;
     for (const std::string& n : r.notes) notes += n + "\n";

@@ -4,16 +4,41 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "cli_util.h"
 #include "model/model.h"
 #include "train/checkpoint.h"
 
 namespace hwt::test {
+
+// Debian's torch, which tests/oracle/hf_folders.py needs ($HWT_TORCH_PYTHON to use another).
+inline std::string torch_python() {
+  const char* env = std::getenv("HWT_TORCH_PYTHON");
+  return env ? env : "/usr/bin/python3";
+}
+
+inline bool have_torch() {
+  return std::system((torch_python() + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
+}
+
+// The folders tests/oracle/hf_folders.py writes, once per test process.
+inline const std::filesystem::path& hf_folders() {
+  static TempDir dir("interop_hf_folders");
+  static const bool written = [] {
+    const std::string cmd =
+        torch_python() + " " + HWT_TEST_DIR + "/oracle/hf_folders.py " + dir.path().string();
+    return std::system(cmd.c_str()) == 0;
+  }();
+  EXPECT_TRUE(written);
+  return dir.path();
+}
 
 // Logits of one sequence `ids` (batch 1) through the checkpoint's model, fp32 on the CPU:
 // [ids.size(), classes] (an LM's padded vocabulary rows cut off).

@@ -32,6 +32,7 @@ ComparePlan load_compare_plan(const std::string& path) {
   const std::vector<TomlReader> entries = t.tables("run");
   if (entries.size() < 2) t.fail("run", "list at least two [[run]] tables to compare");
   ComparePlan plan;
+  if (t.has("init")) plan.init = t.string("init");
   std::set<std::string> names;
   for (size_t i = 0; i < entries.size(); ++i) {
     const TomlReader e = entries[i].labelled("run " + std::to_string(i + 1));

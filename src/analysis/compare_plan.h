@@ -16,6 +16,7 @@ struct ComparePlan {
     RunConfig config;  // base + shared settings + its settings + the budget as train.max_steps
   };
   std::vector<Run> runs;
+  std::string init;  // every run starts from these weights (hwt train --init); empty: none
 };
 
 // Reads and checks the whole plan (every run's config loads) before anything runs; InputError

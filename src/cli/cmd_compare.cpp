@@ -8,9 +8,11 @@
 #include "analysis/compare_plan.h"
 #include "analysis/run_compare.h"
 #include "cli/commands.h"
+#include "cli/init_checkpoint.h"
 #include "cli/train_run.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "train/fine_tune.h"
 
 namespace hwt {
 namespace {
@@ -74,12 +76,21 @@ std::vector<std::string> train_plan(const CompareOpts& o) {
       fail_input("{} exists: --out must not hold runs of the plan's names already", dirs.back());
   }
   const bool quiet = o.json;  // keep stdout one JSON document
+  // The plan's init, a Hugging Face folder imported once for every run; each run's config is
+  // checked against it before the first trains.
+  const InitCheckpoint init(plan.init, !quiet);
+  std::vector<RunConfig> configs;
+  for (const ComparePlan::Run& r : plan.runs)
+    configs.push_back(init.path().empty()
+                          ? r.config
+                          : init_run_config(r.config, Checkpoint(init.path()).info(), plan.init));
   for (size_t i = 0; i < plan.runs.size(); ++i) {
     if (!quiet)
       fmt::print("run {}/{}: {} ({} steps)\n", i + 1, plan.runs.size(), plan.runs[i].name,
                  plan.runs[i].config.train.max_steps);
-    const nlohmann::json run =
-        train(training_request(plan.runs[i].config, dirs[i], o.price, !quiet));
+    TrainRequest request = training_request(configs[i], dirs[i], o.price, !quiet);
+    request.init = init.path();
+    const nlohmann::json run = train(request);
     if (!quiet) print_run_summary(run, dirs[i]);
   }
   return dirs;

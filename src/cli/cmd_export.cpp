@@ -1,5 +1,6 @@
 // `hwt export --format hf`: an hwt checkpoint into a Hugging Face model folder (docs/interop.md).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.h"
 #include "interop/hf_export.h"
@@ -26,6 +27,9 @@ void add_export_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->callback([o] {
     const ExportReport r = export_hf_model(o->checkpoint, o->out, o->shard_bytes);
+    if (!r.note.empty()) fmt::print("note: {}\n", r.note);
+    if (!r.tokenizer_files.empty())
+      fmt::print("tokenizer: {}\n", fmt::join(r.tokenizer_files, ", "));
     fmt::print("exported {} ({} tensors, {} bytes in {} file{}); wrote {}\n", r.architecture,
                r.tensors, r.bytes, r.shards, r.shards == 1 ? "" : "s", o->out);
   });

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/init_checkpoint.h"
 #include "cli/train_run.h"
 #include "config/run_config.h"
 #include "core/error.h"
@@ -16,6 +17,7 @@
 #include "core/interrupt.h"
 #include "dist/local_launch.h"
 #include "dist/world.h"
+#include "train/fine_tune.h"
 #include "train/run_files.h"
 #include "train/run_setup.h"
 
@@ -33,7 +35,7 @@ void add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "train", "Train a model; with no options, the default model on the default dataset");
   struct Opts {
-    std::string config, out, resume, price;
+    std::string config, out, resume, init, price;
     std::vector<std::string> sets;
     bool quiet = false, overwrite = false;
     int gpus = 0;
@@ -43,6 +45,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--set", o->sets, "Override a key: --set train.epochs=5 (repeatable)");
   cmd->add_option("--out", o->out, "Output folder (default runs/<date-time>)");
   cmd->add_option("--resume", o->resume, "Continue from a checkpoint.safetensors");
+  cmd->add_option("--init", o->init,
+                  "Start from these weights (an hwt checkpoint or a Hugging Face model folder): "
+                  "the model's shape and tokenizer come from it, the optimizer starts at step 0");
   cmd->add_flag("--overwrite", o->overwrite, "Replace an earlier run in --out");
   cmd->add_option("--price", o->price,
                   "USD per GPU-hour for the run's cost (default: the GPU catalog's price)");
@@ -53,7 +58,11 @@ void add_train_command(CLI::App& app) {
   cmd->callback([o] {
     // Before anything touches CUDA: under mpirun this rank picks its GPU here.
     const World world = join_world();
-    const RunConfig config = load_run_config(o->config, o->sets);
+    if (!o->init.empty() && !o->resume.empty())
+      fail_input(
+          "--init and --resume: give one (--resume continues a run, whose checkpoint already "
+          "holds the weights it started from)");
+    RunConfig config = load_run_config(o->config, o->sets);
     const std::string out = o->out.empty() ? default_out_dir() : o->out;
     if (world.leader()) check_output_folder(out);  // before the data and model are loaded
     // Only rank 0 writes the folder, so only its folder counts.
@@ -72,16 +81,25 @@ void add_train_command(CLI::App& app) {
       if (o->out.empty()) extra = {"--out", out};
       std::exit(run_local_ranks(o->gpus, extra, new_nccl_id_hex()));
     }
-    TrainRequest r = training_request(config, out, o->price, !o->quiet);
-    r.resume = o->resume;
-    r.world = world;
-    // SIGINT/SIGTERM: the step in flight finishes, a checkpoint and run.json are written and
-    // hwt exits with 128 + the signal (130, 143); a second signal exits at once.
-    install_interrupt_handlers();
-    const nlohmann::json run = train(r);
-    if (world.leader()) print_run_summary(run, r.out_dir);
-    if (run["results"]["stopped_by"] == "interrupted")  // the signal every rank agreed on
-      std::exit(128 + signal_number(run["results"]["signal"].get<std::string>()));
+    int exit_signal = 0;
+    {
+      // A Hugging Face folder is imported into a temporary checkpoint for the run's length.
+      const InitCheckpoint init(o->init, world.leader() && !o->quiet);
+      if (!init.path().empty())
+        config = init_run_config(config, Checkpoint(init.path()).info(), o->init);
+      TrainRequest r = training_request(config, out, o->price, !o->quiet);
+      r.resume = o->resume;
+      r.init = init.path();
+      r.world = world;
+      // SIGINT/SIGTERM: the step in flight finishes, a checkpoint and run.json are written and
+      // hwt exits with 128 + the signal (130, 143); a second signal exits at once.
+      install_interrupt_handlers();
+      const nlohmann::json run = train(r);
+      if (world.leader()) print_run_summary(run, r.out_dir);
+      if (run["results"]["stopped_by"] == "interrupted")  // the signal every rank agreed on
+        exit_signal = signal_number(run["results"]["signal"].get<std::string>());
+    }
+    if (exit_signal != 0) std::exit(128 + exit_signal);
   });
 }
 

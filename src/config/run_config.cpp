@@ -11,6 +11,7 @@
 #include <string_view>
 #include <variant>
 
+#include "config/freeze_spec.h"
 #include "core/paths.h"
 #include "core/text_number.h"
 #include "core/toml_reader.h"
@@ -389,6 +390,11 @@ void add_train_keys(Keys& k) {
       "train.seed", "Seed of initialisation, shuffling and dropout",
       [](R & c) -> auto& { return c.train.seed; });
   k.add(
+      "train.freeze",
+      "Parts not trained, comma-separated: embeddings, layers:A-B (blocks A to B, from 0; "
+      "layers:N one block), final_norm, head; their weights stay bit for bit as loaded",
+      [](R & c) -> auto& { return c.train.freeze; });
+  k.add(
       "train.telemetry",
       "Sample GPU power, energy, utilisation, clock, temperature and memory (NVML) and CPU "
       "package energy (RAPL) every 100 ms into run.json and metrics.jsonl; false measures "
@@ -628,6 +634,7 @@ void validate(const RunConfig& c) {
       if (const double v = k.get(c).get<double>(); !std::isfinite(v))
         fail_input("config {}: expected a finite number, got {}", k.name, v);
   validate(c.model);
+  parse_freeze(c.train.freeze, c.model.layers);
   const DataConfig& d = c.data;
   const TrainConfig& t = c.train;
   if (d.max_len < 2) fail_input("config data.max_len={} must be at least 2", d.max_len);

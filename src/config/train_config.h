@@ -32,6 +32,7 @@ struct TrainConfig {
   int64_t early_stop_patience = 0;  // evaluations without improvement; 0: off
   double max_grad_norm = 1.0;       // 0: no clipping
   int64_t seed = 42;
+  std::string freeze;     // parts not trained (train/freeze.h); empty: none
   bool telemetry = true;  // sample GPU/CPU power, energy and utilisation during the run
   bool tensorboard = false;  // also write the metrics as a TensorBoard event file
   // Data parallel (several processes, docs/data_parallel.md); batch_size is per rank.

@@ -106,7 +106,7 @@ Dataset load_dataset(const DataConfig& config, Task task, const TokenizeOptions&
     names.push_back(r.label);
     tags.insert(tags.end(), r.tags.begin(), r.tags.end());
   }
-  d.tokenizer = train_tokenizer(c, texts);
+  d.tokenizer = train_tokenizer(c, texts, o.tokenizer);
   if (has_sequence_labels(task)) d.labels = training_labels(std::move(names), c);
   if (has_token_labels(task)) d.token_labels = training_labels(std::move(tags), c);
   const auto encode_all = [&](const std::vector<RawExample>& in, Split& out) {
@@ -137,8 +137,8 @@ Dataset dataset_from_vocab_json(const nlohmann::json& j, Task task) {
       fail_input("checkpoint vocabulary is for model.head={}, not {}", stored, task_name(task));
     if (j.at("tokenizer").is_null())
       fail_input(
-          "checkpoint has no tokenizer (imported from a Hugging Face folder: hwt does not "
-          "read tokenizer files yet, docs/interop.md)");
+          "checkpoint has no tokenizer (imported from a Hugging Face folder without tokenizer "
+          "files hwt reads, docs/interop.md)");
     Dataset d;
     d.task = task;
     d.tokenizer = Tokenizer::from_json(j.at("tokenizer"));

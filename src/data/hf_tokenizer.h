@@ -43,8 +43,9 @@ class HfTokenizer final : public Tokenizer {
   std::vector<int32_t> encode_prefix(std::string_view text, int64_t max_tokens) const override;
   // Each id's token through the file's decoder; ids no token has are left out.
   std::string decode(const std::vector<int32_t>& ids) const override;
-  // {"kind": "hf", "vocab": path, "special_in_text", "fingerprint"}: the file is read again when
-  // rebuilt, and must be the same.
+  // {"kind": "hf", "vocab": path, "special_in_text", "fingerprint", "text": the file's content}:
+  // rebuilt from the text, so a checkpoint does not need the file (JSON without "text", as
+  // older checkpoints hold it, reads the file again, which must be the same).
   nlohmann::json to_json() const override;
   static std::unique_ptr<HfTokenizer> from_json(const nlohmann::json& j);
 
@@ -52,6 +53,7 @@ class HfTokenizer final : public Tokenizer {
   // before; RoBERTa's "<s>" and "</s>"): tokenizers' add_special_tokens = true.
   std::vector<int32_t> add_special_tokens(const std::vector<int32_t>& ids) const;
   const std::string& source() const { return source_; }
+  const std::string& text() const { return text_; }  // the tokenizer.json as read
 
  private:
   HfTokenizer(const nlohmann::json& root, std::string source, uint64_t fingerprint,
@@ -61,7 +63,7 @@ class HfTokenizer final : public Tokenizer {
                       std::vector<int32_t>& out) const;
   void read_post_processor(const nlohmann::json& j);
 
-  std::string source_;
+  std::string source_, text_;
   uint64_t fingerprint_ = 0;
   bool special_in_text_;
   HfNormalizer normalizer_;

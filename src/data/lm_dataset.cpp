@@ -58,7 +58,7 @@ TokenStream encode_addresses(Dataset& d, const DataConfig& c, const std::vector<
                              const std::string& location, const TokenizeOptions& o) {
   std::string joined;
   for (const Document& doc : docs) joined += (joined.empty() ? "" : "\n\n") + doc.text;
-  d.tokenizer = train_tokenizer(c, {joined});
+  d.tokenizer = train_tokenizer(c, {joined}, o.tokenizer);
   const int32_t separator = d.tokenizer->end_of_text_id();
   const bool alone = separator >= 0;
   Corpus corpus{"sotu",
@@ -92,7 +92,7 @@ Dataset load_lm_dataset(const DataConfig& c, const TokenizeOptions& o) {
     const std::string text = read_text_file(c.path);
     if (text.empty()) fail_input("data file {} is empty", c.path);
     // Like nanoGPT, the vocabulary comes from the whole training file, held-out tail included.
-    d.tokenizer = train_tokenizer(c, {text});
+    d.tokenizer = train_tokenizer(c, {text}, o.tokenizer);
     all = encode_text(*d.tokenizer, c.path, text, c, o);
     source = "text " + c.path;
   }

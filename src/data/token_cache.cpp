@@ -42,6 +42,7 @@ std::string megabytes(size_t bytes) {
 // code that encodes with it, so a release that changes an encoder does not reuse its ids.
 std::string made_by(const Tokenizer& tok) {
   nlohmann::json j = tok.to_json();
+  j.erase("text");  // an embedded file: its fingerprint names it
   j["hwt_version"] = HWT_VERSION;
   return j.dump();
 }

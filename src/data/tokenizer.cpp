@@ -63,6 +63,12 @@ std::unique_ptr<Tokenizer> train_tokenizer(const DataConfig& c,
   return WordTokenizer::train(texts, o);
 }
 
+std::unique_ptr<Tokenizer> train_tokenizer(const DataConfig& c,
+                                           const std::vector<std::string_view>& texts,
+                                           const nlohmann::json* given) {
+  return given ? Tokenizer::from_json(*given) : train_tokenizer(c, texts);
+}
+
 std::unique_ptr<Tokenizer> pretrained_tokenizer(std::string_view name,
                                                 const PretrainedTokenizerOptions& o) {
   if (name == "gpt2") {

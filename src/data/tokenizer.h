@@ -60,6 +60,11 @@ class Tokenizer {
 std::unique_ptr<Tokenizer> train_tokenizer(const DataConfig& c,
                                            const std::vector<std::string_view>& texts);
 
+// train_tokenizer's, or the tokenizer `given` describes (Tokenizer::to_json()) when not null.
+std::unique_ptr<Tokenizer> train_tokenizer(const DataConfig& c,
+                                           const std::vector<std::string_view>& texts,
+                                           const nlohmann::json* given);
+
 // A tokenizer that comes ready-made rather than learned from data, by name: "gpt2" (with
 // special_in_text, "<|endoftext|>" in text is GPT-2's end-of-text token), "wordpiece" (BERT's
 // vocab.txt at `vocab`, uncased with `lowercase`) or "hf" (a Hugging Face tokenizer.json at

@@ -189,11 +189,17 @@ nlohmann::json WordPieceTokenizer::to_json() const {
   return {{"kind", "wordpiece"},
           {"vocab", source_},
           {"lowercase", lowercase()},
-          {"fingerprint", fmt::format("{:016x}", fingerprint_)}};
+          {"fingerprint", fmt::format("{:016x}", fingerprint_)},
+          {"text", vocab_text_}};
 }
 
 std::unique_ptr<WordPieceTokenizer> WordPieceTokenizer::from_json(const nlohmann::json& j) {
-  auto tok = load(j.at("vocab").get<std::string>(), j.at("lowercase").get<bool>());
+  const std::string path = j.at("vocab").get<std::string>();
+  const bool lowercase = j.at("lowercase").get<bool>();
+  // Checkpoints written since vocabularies were embedded carry the file; older ones name it.
+  auto tok = j.contains("text") ? std::make_unique<WordPieceTokenizer>(
+                                      j.at("text").get<std::string>(), path, lowercase)
+                                : load(path, lowercase);
   const std::string stored = j.at("fingerprint").get<std::string>();
   if (stored != fmt::format("{:016x}", tok->fingerprint_))
     fail_input(

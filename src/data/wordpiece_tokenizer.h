@@ -60,8 +60,9 @@ class WordPieceTokenizer final : public Tokenizer {
   // Pieces joined with a space before each one that does not start with "##" (whose "##" is
   // dropped); [PAD], [CLS] and [SEP] are left out.
   std::string decode(const std::vector<int32_t>& ids) const override;
-  // {"kind": "wordpiece", "vocab": path, "lowercase", "fingerprint"}: the file is read again
-  // when rebuilt, and must be the same.
+  // {"kind": "wordpiece", "vocab": path, "lowercase", "fingerprint", "text": the vocab.txt}:
+  // rebuilt from the text, so a checkpoint does not need the file (JSON without "text", as
+  // older checkpoints hold it, reads the file again, which must be the same).
   nlohmann::json to_json() const override;
   static std::unique_ptr<WordPieceTokenizer> from_json(const nlohmann::json& j);
 
@@ -76,6 +77,7 @@ class WordPieceTokenizer final : public Tokenizer {
   std::string_view token(int32_t id) const;
   bool lowercase() const { return basic_.lowercase(); }
   const std::string& source() const { return source_; }
+  const std::string& text() const { return vocab_text_; }  // the vocab.txt as read
 
  private:
   // Appends the pieces of one normalised word of `chars` code points.

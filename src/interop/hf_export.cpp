@@ -11,6 +11,7 @@
 #include "core/files.h"
 #include "data/dataset.h"
 #include "interop/hf_architecture.h"
+#include "interop/hf_tokenizer_files.h"
 #include "interop/tensor_layout.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
@@ -142,6 +143,17 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
     // transformers reads the format tag to know the tensors are PyTorch's layout.
     write_safetensors((work.path() / file).string(), entries, {{"format", "pt"}});
   }
+  ExportReport report;
+  report.architecture = std::string(arch.name);
+  report.tensors = static_cast<int64_t>(out.size());
+  report.bytes = total;
+  report.shards = static_cast<int64_t>(shards.size());
+  const nlohmann::json& tokenizer = ckpt.info().vocab.at("tokenizer");
+  if (tokenizer.is_null())
+    report.note = "no tokenizer files written: the checkpoint has none";
+  else
+    report.tokenizer_files = write_folder_tokenizer(*Tokenizer::from_json(tokenizer),
+                                                    work.path().string(), m.max_seq, report.note);
   if (shards.size() > 1) {
     const nlohmann::ordered_json index = {{"metadata", {{"total_size", total}}},
                                           {"weight_map", weight_map}};
@@ -153,8 +165,7 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
   fs::rename(work.path(), target, ec);
   if (ec) fail_input("export: cannot create {}: {}", dir, ec.message());
   work.release();
-  return {std::string(arch.name), static_cast<int64_t>(out.size()), total,
-          static_cast<int64_t>(shards.size())};
+  return report;
 }
 
 }  // namespace hwt

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hwt {
 
@@ -12,9 +13,12 @@ constexpr int64_t kDefaultShardBytes = int64_t{5} << 30;
 struct ExportReport {
   std::string architecture;
   int64_t tensors = 0, bytes = 0, shards = 0;
+  std::vector<std::string> tokenizer_files;  // written beside the weights
+  std::string note;                          // why no tokenizer files were written
 };
 
-// Writes `dir`/config.json and model.safetensors (fp32), or shards of at most `shard_bytes`
+// Writes `dir`/config.json, the tokenizer's files (hf_tokenizer_files.h) and model.safetensors
+// (fp32), or shards of at most `shard_bytes`
 // (a tensor larger than that gets a shard of its own) with model.safetensors.index.json,
 // under the names transformers' from_pretrained expects for the architecture that holds the
 // model (hf_architecture_for). The folder is built beside `dir` and renamed into place:

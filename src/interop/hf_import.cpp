@@ -13,6 +13,7 @@
 #include "backend/trace/trace_backend.h"
 #include "core/error.h"
 #include "interop/hf_model_config.h"
+#include "interop/hf_tokenizer_files.h"
 #include "interop/hf_weights.h"
 #include "interop/tensor_layout.h"
 #include "model/model.h"
@@ -90,6 +91,7 @@ ImportReport import_hf_model(const std::string& dir, const std::string& out) {
   const ModelConfig& m = cfg.run.model;
   const HfTensorPlan plan = arch.tensors(m);
   const HfWeights weights(dir);
+  const FolderTokenizer tokenizer = read_folder_tokenizer(dir, m.vocab_size);
 
   ImportReport report;
   report.architecture = std::string(arch.name);
@@ -186,8 +188,9 @@ ImportReport import_hf_model(const std::string& dir, const std::string& out) {
   HWT_CHECK(linked.empty(), "{} maps onto {}, which hwt's model lacks", arch.name,
             linked.empty() ? "" : linked.begin()->first);
 
+  report.notes.push_back(tokenizer.note);
   const nlohmann::json vocab = {{"task", task_name(m.head)},
-                                {"tokenizer", nullptr},
+                                {"tokenizer", tokenizer.json},
                                 {"labels", cfg.model.labels},
                                 {"token_labels", cfg.model.token_labels}};
   write_safetensors(out, entries, checkpoint_metadata(cfg.run, vocab, TrainState{}));

@@ -13,8 +13,9 @@ struct ImportReport {
   std::vector<std::string> notes;  // what hwt changed, left out or initialised fresh
 };
 
-// Reads config.json and the weights of `dir` and writes the checkpoint `out` (fp32 master
-// weights; no optimizer state, step 0), tensor by tensor from the memory-mapped shards: the
+// Reads config.json, the weights and the tokenizer files (hf_tokenizer_files.h) of `dir` and
+// writes the checkpoint `out` (fp32 master weights, the tokenizer embedded; no optimizer state,
+// step 0), tensor by tensor from the memory-mapped shards: the
 // import holds one converted tensor at a time. Every check (architecture, config values, each
 // tensor's presence, shape and dtype, no tensor left over) runs before anything is written;
 // InputError naming the first failure, and `out` is then untouched.

@@ -155,18 +155,41 @@ Checkpoint::Checkpoint(const std::string& path) : file_(SafetensorsFile::open(pa
 }
 
 void Checkpoint::load_parameters(ParamStore& params, const ModelConfig& model) const {
+  load(params, model, nullptr);
+}
+
+std::vector<std::string> Checkpoint::load_initial_parameters(ParamStore& params,
+                                                             const ModelConfig& model,
+                                                             bool keep_heads) const {
+  std::vector<std::string> fresh;
+  load(params, model, &fresh, keep_heads);
+  return fresh;
+}
+
+void Checkpoint::load(ParamStore& params, const ModelConfig& model, std::vector<std::string>* fresh,
+                      bool keep_heads) const {
   const nlohmann::json saved = model_keys(info_.config.model), here = model_keys(model);
   for (const char* key : kArchitectureKeys)
     if (saved.at(key) != here.at(key))
       fail_input("checkpoint {} was saved for {}={}; this model has {}", file_.path(), key,
                  saved.at(key).dump(), here.at(key).dump());
   std::vector<float> host(static_cast<size_t>(params.count()));  // the padding stays zero
+  // A head left as initialised keeps the values params holds now.
+  if (fresh) params.backend().download(host.data(), params.params_flat());
   for (const ParamInfo& p : params.infos()) {
-    if (!file_.contains(p.name))
+    const bool head = p.name.starts_with("head.");
+    const bool there = file_.contains(p.name);
+    const bool same_shape = there && file_.get(p.name).shape == dims(p.data_shape()) &&
+                            file_.get(p.name).dtype == DType::F32;
+    if (fresh && head && (!keep_heads || !same_shape)) {
+      fresh->push_back(p.name);
+      continue;
+    }
+    if (!there)
       fail_input("checkpoint {} was saved for another model: it has no parameter '{}'",
                  file_.path(), p.name);
     const SafetensorsFile::View v = file_.get(p.name);
-    if (v.dtype != DType::F32 || v.shape != dims(p.data_shape()))
+    if (!same_shape)
       fail_input("checkpoint {} was saved for another model shape: '{}' is {} there, {} here",
                  file_.path(), p.name, shape_str(v.shape), p.data_shape().str());
     require_finite(file_.path(), p.name, static_cast<const float*>(v.data), v.bytes / 4);

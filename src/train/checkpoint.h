@@ -7,6 +7,7 @@
 
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "config/run_config.h"
 #include "core/safetensors.h"
@@ -53,12 +54,21 @@ class Checkpoint {
   // architecture key (heads, norm, positions, activation, biases…) the checkpoint's model set
   // otherwise, or the first tensor whose name or shape differs (another model shape).
   void load_parameters(ParamStore& params, const ModelConfig& model) const;
+  // The same for a run that starts from these weights (`hwt train --init`): a task head (head.*)
+  // the checkpoint lacks or holds in another shape, or any head unless keep_heads, keeps the
+  // values `params` holds (its fresh initialisation); returns the names of those left so.
+  std::vector<std::string> load_initial_parameters(ParamStore& params, const ModelConfig& model,
+                                                   bool keep_heads) const;
   // Copies the optimizer states (the optimizer's shard of them under ZeRO-1), which lie as the
   // padded parameters do: InputError when `model`
   // (the run's) pads the vocabulary or the FFN width otherwise than the checkpoint's run did.
   void load_optimizer(Optimizer& optimizer, const ModelConfig& model) const;
 
  private:
+  // fresh null: every parameter must be there (load_parameters).
+  void load(ParamStore& params, const ModelConfig& model, std::vector<std::string>* fresh,
+            bool keep_heads = true) const;
+
   SafetensorsFile file_;
   CheckpointInfo info_;
 };

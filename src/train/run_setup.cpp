@@ -192,6 +192,8 @@ TrainingModel::TrainingModel(const RunConfig& config, Backend& backend, int64_t 
         std::make_unique<Optimizer>(config.optim, model_->params(), config.train.max_grad_norm);
   });
   optimizer_->set_pruning(model_->pruning());
+  freezer_ = std::make_unique<Freezer>(parse_freeze(config.train.freeze, config.model.layers),
+                                       model_->params());
   if (p == Precision::Fp16) {
     scaler_ = std::make_unique<LossScaler>(backend);
     model_->set_loss_scale(scaler_->scale());
@@ -200,8 +202,10 @@ TrainingModel::TrainingModel(const RunConfig& config, Backend& backend, int64_t 
 }
 
 void TrainingModel::update(int64_t step, double lr) {
+  freezer_->before_step();
   optimizer_->step(step, lr);
   if (scaler_) scaler_->update(optimizer_->grad_norm_sq());
+  freezer_->after_step();
 }
 
 }  // namespace hwt

@@ -13,6 +13,7 @@
 #include "dist/communicator.h"
 #include "dist/world.h"
 #include "model/model.h"
+#include "train/freeze.h"
 #include "train/loss_scaler.h"
 #include "train/optimizer.h"
 
@@ -51,13 +52,16 @@ class TrainingModel {
 
   Model& model() { return *model_; }
   Optimizer& optimizer() { return *optimizer_; }
-  LossScaler* loss_scaler() { return scaler_.get(); }  // fp16 only
+  LossScaler* loss_scaler() { return scaler_.get(); }   // fp16 only
+  const Freezer& freezer() const { return *freezer_; }  // train.freeze
 
-  // The optimizer step after a step's backward passes, then the loss-scale update (fp16).
+  // The optimizer step after a step's backward passes, then the loss-scale update (fp16); the
+  // parameters train.freeze names stay as they were.
   void update(int64_t step, double lr);
 
  private:
   std::unique_ptr<Model> model_;
+  std::unique_ptr<Freezer> freezer_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<LossScaler> scaler_;
 };

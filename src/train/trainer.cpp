@@ -22,6 +22,7 @@
 #include "model/model.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
+#include "train/fine_tune.h"
 #include "train/gradient_sync.h"
 #include "train/numeric_check.h"
 #include "train/progress.h"
@@ -78,6 +79,7 @@ class Run {
   int64_t ranks() const { return comm_ ? comm_->size() : 1; }
   void setup();
   void join_ranks();
+  void start_from_init();
   bool next_batch(Batch& b);
   void train_step(int64_t step);
   bool captures(const Batch& b, bool timed) const;
@@ -97,6 +99,8 @@ class Run {
   RunTelemetry telemetry_;  // first, so that it measures the whole run
   Dataset data_;
   std::optional<Checkpoint> resume_;
+  std::optional<Checkpoint> init_;     // --init: the weights the run starts from
+  std::vector<std::string> starting_;  // what the run says about its start, once progress shows
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<TrainingModel> training_;
   std::unique_ptr<Communicator> comm_;  // data parallel; null for one process
@@ -125,11 +129,27 @@ class Run {
 void Run::setup() {
   const auto t0 = Clock::now();
   if (!req_.resume.empty()) resume_.emplace(req_.resume);
+  if (!req_.init.empty()) init_.emplace(req_.init);
   TokenizeOptions tokenize{cfg_.train.threads, nullptr};
   // The token cache's lines (built, reused, stale) are progress output: the leader's, not --quiet.
   if (req_.progress && leader())
     tokenize.notice = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
+  static const nlohmann::json kNoTokenizer;
+  const nlohmann::json& init_tokenizer =
+      init_ ? init_->info().vocab.value("tokenizer", kNoTokenizer) : kNoTokenizer;
+  const bool own_tokenizer = init_ && names_own_tokenizer(cfg_.data, init_tokenizer);
+  if (init_ && !own_tokenizer) {
+    if (init_tokenizer.is_null())
+      fail_input(
+          "--init {} holds no tokenizer (its Hugging Face folder had no tokenizer files hwt "
+          "reads): name one with data.tokenizer and data.vocab",
+          req_.init);
+    tokenize.tokenizer = &init_tokenizer;
+  }
   data_ = load_dataset(cfg_.data, cfg_.model.head, tokenize);
+  if (own_tokenizer && data_.tokenizer->vocab_size() != cfg_.model.vocab_size)
+    fail_input("--init {}: the config's tokenizer has {} tokens, the init's model {}", req_.init,
+               data_.tokenizer->vocab_size(), cfg_.model.vocab_size);
   times_.data_load = seconds_since(t0);
   if (resume_ && resume_->info().vocab != data_.vocab_json())
     fail_input(
@@ -153,6 +173,7 @@ void Run::setup() {
     state_ = resume_->info().state;
     last_checkpoint_ = req_.resume;
   }
+  if (init_) start_from_init();
 
   // train.batch_size is per rank: the ranks split batches of batch_size x ranks.
   it_ = std::make_unique<BatchIterator>(data_, data_.train, cfg_.train.batch_size * ranks(),
@@ -192,6 +213,12 @@ void Run::setup() {
     log_->config_text(to_toml(cfg_));
   }
   progress_ = std::make_unique<Progress>(total_steps_, req_.progress && leader());
+  for (const std::string& line : starting_) progress_->message(line);
+  if (const Freezer& f = training_->freezer(); !f.empty()) {
+    const int64_t all = model().params().parameters();
+    progress_->message(fmt::format("train.freeze: training {} of {} parameters ({} frozen)",
+                                   all - f.frozen_parameters(), all, f.frozen_parameters()));
+  }
   if (!stale.empty())
     progress_->message(fmt::format("removed {} temporary file(s) of an interrupted write: {}",
                                    stale.size(), fmt::join(stale, ", ")));
@@ -206,6 +233,24 @@ void Run::setup() {
   times_.setup = seconds_since(t0) - times_.data_load;
 }
 
+// --init: the weights of the init, a fresh task head where it has none for this data (or labels
+// other than the data's), and the optimizer at step 0; train.freeze's count.
+void Run::start_from_init() {
+  const nlohmann::json& v = init_->info().vocab;
+  const bool same_labels =
+      v.value("labels", nlohmann::json()) == data_.labels.to_json() &&
+      v.value("token_labels", nlohmann::json()) == data_.token_labels.to_json();
+  const std::vector<std::string> fresh =
+      init_->load_initial_parameters(model().params(), cfg_.model, same_labels);
+  starting_.push_back(
+      fmt::format("init: the weights of {}, fresh optimizer state at step 0", req_.init));
+  if (!fresh.empty())
+    starting_.push_back(fmt::format(
+        "init: fresh task head {} (train.seed={}): the init has none for this data's {}",
+        fmt::join(fresh, ", "), cfg_.train.seed,
+        has_token_labels(cfg_.model.head) ? "token labels" : "labels"));
+}
+
 // Data parallel: the communicator, a check that every rank was given the same config, and the
 // gradient buckets. Parameters start equal on every rank (the same seed or checkpoint).
 void Run::join_ranks() {
@@ -215,7 +260,7 @@ void Run::join_ranks() {
     fail_input("train.cuda_graph does not capture data-parallel steps; set it to false");
   // All ranks hold the same 16-bit pieces exactly when the sums of the pieces and of their
   // squares are N times this rank's own.
-  const uint64_t h = fingerprint(to_json(cfg_).dump() + "\n" + req_.resume);
+  const uint64_t h = fingerprint(to_json(cfg_).dump() + "\n" + req_.resume + "\n" + req_.init);
   std::vector<double> mine;
   for (int i = 0; i < 4; ++i) {
     const auto piece = static_cast<double>((h >> (16 * i)) & 0xffff);
@@ -589,7 +634,8 @@ nlohmann::json Run::report(const std::string& stopped, const EvalResult& valid,
                         {"timing", timing},
                         {"telemetry", telemetry_report()},
                         {"notices", notices_},
-                        {"resumed_from", req_.resume}};
+                        {"resumed_from", req_.resume},
+                        {"init", req_.init}};
   if (comm_)
     run["data_parallel"] = {
         {"ranks", comm_->size()},

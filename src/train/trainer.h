@@ -24,6 +24,9 @@ struct TrainRequest {
   // Data parallel: this process's place in the job (run_setup.h's join_world()). Every rank
   // trains; rank 0 alone prints and writes out_dir.
   World world = {};
+  // A checkpoint whose weights the run starts from (fresh optimizer, step 0); config's model
+  // must be init_run_config's (fine_tune.h). Empty: random initialisation.
+  std::string init = {};
 };
 
 // Trains and returns what it wrote to out_dir/run.json.

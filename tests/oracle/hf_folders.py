@@ -267,7 +267,25 @@ def tensorflow_names(key):
     return key.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta")
 
 
-def bert(out, name, arch, prefix, head, file_name=lambda k: k):
+# BERT's specials, the words of tests/cli_util.h's tiny_sentiment_tsv, then pieces: a vocab.txt
+# of the fixtures' 50 tokens, so that a fine-tune on that data sees known words.
+BERT_VOCAB = (["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+              + "good great fine lovely happy superb bad awful poor sad terrible ugly the movie "
+                "was very and plot acting".split()
+              + ["##" + c for c in "abcdefghijklmnopqrstuvwxyz"])
+
+
+def write_bert_tokenizer(d, lower_case):
+    """vocab.txt, and tokenizer_config.json where lower_case is not None (else BertTokenizer's
+    default, lower-cased, applies)."""
+    with open(os.path.join(d, "vocab.txt"), "w") as f:
+        f.write("".join(t + "\n" for t in BERT_VOCAB))
+    if lower_case is not None:
+        with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
+            json.dump({"do_lower_case": lower_case, "tokenizer_class": "BertTokenizer"}, f)
+
+
+def bert(out, name, arch, prefix, head, file_name=lambda k: k, lower_case=None):
     n, layers, nh, ffn, vocab, pos, types, eps, labels = 24, 2, 4, 36, 50, 20, 2, 1e-12, 5
     c = {"architectures": [arch], "model_type": "bert", "vocab_size": vocab, "hidden_size": n,
          "num_hidden_layers": layers, "num_attention_heads": nh, "intermediate_size": ffn,
@@ -319,6 +337,7 @@ def bert(out, name, arch, prefix, head, file_name=lambda k: k):
     else:  # hwt has no pooler: the encoder's output is what an import can be checked on
         logits = x
     write_folder(out, name, c, w, torch.float32, ids=ids, logits=logits, file_name=file_name)
+    write_bert_tokenizer(os.path.join(out, name), lower_case)
 
 
 def main():
@@ -333,7 +352,8 @@ def main():
                  True, torch.float16, 2, False)
     gpt_neox(out)
     bert(out, "bert_tokens", "BertForTokenClassification", "bert.", "token")
-    bert(out, "bert_sequence", "BertForSequenceClassification", "bert.", "sequence")
+    bert(out, "bert_sequence", "BertForSequenceClassification", "bert.", "sequence",
+         lower_case=False)
     bert(out, "bert_model", "BertModel", "", "none", tensorflow_names)
 
 

@@ -1,0 +1,117 @@
+#include "interop/hf_tokenizer_files.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/files.h"
+#include "data/gpt2_tokenizer.h"
+#include "data/gpt2_vocabulary.h"
+#include "data/hf_tokenizer.h"
+#include "data/text_io.h"
+#include "data/wordpiece_tokenizer.h"
+
+namespace hwt {
+namespace {
+
+namespace fs = std::filesystem;
+
+// tokenizer_config.json's do_lower_case; BertTokenizer's default (true) without the file or key.
+bool lower_case(const fs::path& dir) {
+  const fs::path file = dir / "tokenizer_config.json";
+  if (!fs::exists(file)) return true;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(read_file(file.string(), "tokenizer config"));
+    const auto it = j.find("do_lower_case");
+    return it == j.end() || it->is_null() ? true : it->get<bool>();
+  } catch (const nlohmann::json::exception& e) {
+    fail_input("import {}: tokenizer_config.json: {}", dir.string(), e.what());
+  }
+}
+
+std::unique_ptr<Tokenizer> read_tokenizer(const fs::path& dir, std::string& note) {
+  if (const fs::path vocab = dir / "vocab.txt"; fs::exists(vocab)) {
+    const bool lowercase = lower_case(dir);
+    note = fmt::format("tokenizer: WordPiece from vocab.txt ({})",
+                       lowercase ? "lower-cased" : "cased");
+    return std::make_unique<WordPieceTokenizer>(read_file(vocab.string(), "WordPiece vocabulary"),
+                                                vocab.string(), lowercase);
+  }
+  if (const fs::path json = dir / "tokenizer.json"; fs::exists(json)) {
+    note = "tokenizer: tokenizer.json";
+    return std::make_unique<HfTokenizer>(read_file(json.string(), "tokenizer.json"), json.string(),
+                                         false);
+  }
+  const fs::path vocab = dir / "vocab.json", merges = dir / "merges.txt";
+  if (fs::exists(vocab) && fs::exists(merges)) {
+    const Gpt2Vocabulary theirs = parse_gpt2_vocabulary(
+        read_text_file(vocab.string()), read_text_file(merges.string()), dir.string());
+    if (!same_vocabulary(theirs, read_installed_gpt2_vocabulary())) {
+      note =
+          "no tokenizer imported: vocab.json and merges.txt are not GPT-2's own vocabulary, the "
+          "only byte-level BPE hwt reads without a tokenizer.json";
+      return nullptr;
+    }
+    note = "tokenizer: GPT-2's vocab.json and merges.txt";
+    return Gpt2Tokenizer::load_installed(false);
+  }
+  note =
+      "no tokenizer imported: the folder has no vocab.txt, tokenizer.json or vocab.json and "
+      "merges.txt (hwt eval and predict need one: train with --init and a data.tokenizer)";
+  return nullptr;
+}
+
+}  // namespace
+
+FolderTokenizer read_folder_tokenizer(const std::string& dir, int64_t vocab_size) {
+  FolderTokenizer out;
+  std::unique_ptr<Tokenizer> tok;
+  try {
+    tok = read_tokenizer(dir, out.note);
+  } catch (const InputError& e) {
+    // The weights are still worth importing; the tokenizer can come from elsewhere.
+    out.note = fmt::format("no tokenizer imported: {}", e.what());
+    return out;
+  }
+  if (!tok) return out;
+  if (tok->vocab_size() > vocab_size)
+    fail_input("import {}: its tokenizer has {} tokens, more than config.json's vocab_size {}", dir,
+               tok->vocab_size(), vocab_size);
+  out.json = tok->to_json();
+  out.note += fmt::format(", {} tokens, stored in the checkpoint", tok->vocab_size());
+  return out;
+}
+
+std::vector<std::string> write_folder_tokenizer(const Tokenizer& tok, const std::string& dir,
+                                                int64_t max_length, std::string& note) {
+  const fs::path d(dir);
+  const auto write = [&](const char* name, const std::string& text) {
+    write_file_atomic((d / name).string(), text);
+  };
+  if (const auto* wp = dynamic_cast<const WordPieceTokenizer*>(&tok)) {
+    write("vocab.txt", wp->text());
+    const nlohmann::ordered_json config = {{"tokenizer_class", "BertTokenizer"},
+                                           {"do_lower_case", wp->lowercase()},
+                                           {"model_max_length", max_length}};
+    write("tokenizer_config.json", config.dump(2) + "\n");
+    return {"vocab.txt", "tokenizer_config.json"};
+  }
+  if (const auto* hf = dynamic_cast<const HfTokenizer*>(&tok)) {
+    write("tokenizer.json", hf->text());
+    return {"tokenizer.json"};
+  }
+  if (dynamic_cast<const Gpt2Tokenizer*>(&tok)) {
+    const Gpt2Files f = read_installed_gpt2_files();
+    write("vocab.json", f.encoder_json);
+    write("merges.txt", f.vocab_bpe);
+    return {"vocab.json", "merges.txt"};
+  }
+  note = fmt::format(
+      "no tokenizer files written: hwt's {} tokenizer has no Hugging Face format (train with "
+      "data.tokenizer = \"wordpiece\" or \"hf\" for one that does)",
+      tok.to_json().at("kind").get<std::string>());
+  return {};
+}
+
+}  // namespace hwt
