@@ -9,6 +9,7 @@
 #   scripts/fuzz.sh 600                    # the long campaign: 10 minutes per target
 #   HWT_FUZZ_RUNS=1000000 scripts/fuzz.sh 3600   # a million inputs each (or an hour)
 #   HWT_FUZZ_TARGETS='csv|tsv' scripts/fuzz.sh   # only the targets whose names match
+#   HWT_FUZZ_JOBS=1 scripts/fuzz.sh        # one target at a time (default: one per core)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}
@@ -26,29 +27,45 @@ for f in tests/fuzz/*_fuzz.cpp; do
   [[ -z ${HWT_FUZZ_TARGETS:-} || $t =~ $HWT_FUZZ_TARGETS ]] && targets+=("$t")
 done
 
-# A finding aborts at once (UBSan without recovery, ASan, LeakSanitizer); an input running
-# over 10 s is a hang and one asking for over 2 GiB a runaway allocation.
-rows=()
-failed=0
-for t in "${targets[@]}"; do
-  work="$build/fuzz/$t"
-  mkdir -p "$work/corpus"
-  rm -f "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*
-  log="$work/log.txt"
-  set +e
-  "$build/tests/fuzz/$t" -max_total_time="$seconds" ${HWT_FUZZ_RUNS:+-runs=$HWT_FUZZ_RUNS} \
+# One target: a finding aborts at once (UBSan without recovery, ASan, LeakSanitizer); an
+# input running over 10 s is a hang and one asking for over 2 GiB a runaway allocation. Writes
+# "target executions findings" to its folder's result.txt.
+run_target() {
+  local t=$1 work="$build/fuzz/$1" status=0 runs findings
+  mkdir -p "$work/corpus" "$work/tmp"
+  rm -f "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* "$work/result.txt"
+  TMPDIR="$work/tmp" "$build/tests/fuzz/$t" -max_total_time="$seconds" \
+    ${HWT_FUZZ_RUNS:+-runs=$HWT_FUZZ_RUNS} \
     -timeout=10 -rss_limit_mb=2048 -close_fd_mask=3 -print_final_stats=1 \
-    -artifact_prefix="$work/" "$work/corpus" "tests/fuzz/corpus/$t" >"$log" 2>&1
-  status=$?
-  set -e
-  runs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | grep -oE '[0-9]+$' || true)
-  findings=$(find "$work" -maxdepth 1 -name 'crash-*' -o -maxdepth 1 -name 'leak-*' \
-    -o -maxdepth 1 -name 'timeout-*' -o -maxdepth 1 -name 'oom-*' | wc -l)
-  if [[ $status -ne 0 && $findings -eq 0 ]]; then findings=1; fi
-  ((findings == 0)) || { failed=1; echo "fuzz: $t found a problem ($log):"; grep -m5 -E 'ERROR|SUMMARY|runtime error|terminate' "$log" || tail -5 "$log"; }
-  rows+=("$(printf '%-24s %12s %9s' "$t" "${runs:-?}" "$findings")")
+    -artifact_prefix="$work/" "$work/corpus" "tests/fuzz/corpus/$t" >"$work/log.txt" 2>&1 ||
+    status=$?
+  runs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$work/log.txt" |
+    grep -oE '[0-9]+$' || true)
+  findings=$(find "$work" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \
+    -o -name 'oom-*' \) | wc -l)
+  if ((status != 0 && findings == 0)); then findings=1; fi
+  if ((findings > 0)); then
+    echo "fuzz: $t found a problem ($work/log.txt):"
+    grep -m5 -E 'ERROR|SUMMARY|runtime error|terminate' "$work/log.txt" || tail -5 "$work/log.txt"
+  fi
+  echo "$t ${runs:-?} $findings" >"$work/result.txt"
+}
+
+# As many targets side by side as there are cores (HWT_FUZZ_JOBS).
+jobs=${HWT_FUZZ_JOBS:-$(nproc)}
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n || true; done
+  run_target "$t" &
 done
+wait
+
+failed=0
 printf '%-24s %12s %9s\n' target executions findings
-printf '%s\n' "${rows[@]}"
-echo "fuzz: ${#targets[@]} targets, $seconds s each${HWT_FUZZ_RUNS:+ or $HWT_FUZZ_RUNS runs}, $((SECONDS - start)) s in all"
+for t in "${targets[@]}"; do
+  read -r name runs findings <"$build/fuzz/$t/result.txt"
+  printf '%-24s %12s %9s\n' "$name" "$runs" "$findings"
+  ((findings == 0)) || failed=1
+done
+echo "fuzz: ${#targets[@]} targets, $seconds s each${HWT_FUZZ_RUNS:+ or $HWT_FUZZ_RUNS runs}," \
+  "$jobs at a time, $((SECONDS - start)) s in all"
 exit "$failed"

@@ -16,8 +16,8 @@
 
 namespace hwt::fuzz {
 
-// A folder of this process's own (fuzz jobs run side by side), made once and kept: a target
-// rewrites the same few files on every input, and a crash leaves them there to look at.
+// A folder of this process's own under $TMPDIR (fuzz jobs run side by side), made once and
+// kept: a target rewrites the same few files on every input, and a crash leaves them there.
 inline const std::filesystem::path& scratch_dir() {
   static const std::filesystem::path dir = [] {
     const char* tmp = std::getenv("TMPDIR");
