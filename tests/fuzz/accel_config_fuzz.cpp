@@ -5,6 +5,6 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = hwt::fuzz::write_input("design.toml", hwt::fuzz::as_text(data, size));
   hwt::fuzz::expect_input_errors(
-      [&] { (void)hwt::load_accel_config(path, hwt::default_hardware_library()); });
+      [&] { (void)hwt::accel::load_accel_config(path, hwt::accel::default_hardware_library()); });
   return 0;
 }

@@ -5,8 +5,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string path = hwt::fuzz::write_input("space.toml", hwt::fuzz::as_text(data, size));
   hwt::fuzz::expect_input_errors([&] {
-    const hwt::DesignSpace space = hwt::load_design_space(path, hwt::default_hardware_library());
-    (void)hwt::sample_indices(space, 4, 1);
+    const hwt::accel::DesignSpace space =
+        hwt::accel::load_design_space(path, hwt::accel::default_hardware_library());
+    (void)hwt::accel::sample_indices(space, 4, 1);
   });
   return 0;
 }
