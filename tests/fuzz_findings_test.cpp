@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/run_config.h"
+#include "data/gpt2_vocabulary.h"
 
 namespace hwt {
 namespace {
@@ -30,6 +31,17 @@ TEST(FuzzFindings, SetValueThatIsNotUtf8IsAnInputError) {
     EXPECT_NE(message.find(set.substr(0, set.find('='))), std::string::npos) << message;
   }
   EXPECT_EQ(input_error([] { (void)load_run_config("", {"data.path=café.tsv"}); }), "no error");
+}
+
+// gpt2_vocabulary_fuzz: an id in encoder.json too large for int64 (a JSON float) was converted
+// with undefined behaviour (UBSan: "outside the range of representable values").
+TEST(FuzzFindings, Gpt2EncoderIdThatIsNotAnIntegerIsAnInputError) {
+  for (const std::string id : {"2.7e70", "1.5", "\"7\""}) {
+    const std::string message =
+        input_error([&] { (void)parse_gpt2_vocabulary("{\"he\": " + id + "}", "", "fuzz input"); });
+    EXPECT_NE(message.find("token 'he' has id "), std::string::npos) << message;
+    EXPECT_NE(message.find(", not an integer"), std::string::npos) << message;
+  }
 }
 
 }  // namespace
