@@ -15,7 +15,9 @@ packages=(build-essential cmake pkg-config git
           libgtest-dev googletest libbenchmark-dev
           libopenmpi-dev openmpi-bin
           libpagmo-dev libboost-serialization-dev libeigen3-dev libtbb-dev
-          python3-torch python3-numpy)
+          python3-torch python3-numpy
+          # clang with its sanitizer, libFuzzer and OpenMP runtimes (scripts/fuzz.sh, sanitize.sh)
+          clang libclang-rt-14-dev libomp-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -14,16 +14,6 @@ namespace {
 
 constexpr const char* kWhat = "design space";
 
-std::vector<int64_t> positive_ints(const TomlReader& r, const std::string& key) {
-  std::vector<int64_t> out;
-  for (double v : r.numbers(key)) {
-    if (v < 1 || v != static_cast<double>(static_cast<int64_t>(v)))
-      r.fail(key, fmt::format("must list positive integers, got {}", v));
-    out.push_back(static_cast<int64_t>(v));
-  }
-  return out;
-}
-
 std::vector<double> positive_nums(const TomlReader& r, const std::string& key) {
   std::vector<double> out = r.numbers(key);
   for (double v : out)
@@ -102,13 +92,13 @@ DesignSpace load_design_space(const std::string& path, const HardwareLibrary& li
   if (b.buffer_bandwidth_gbps <= 0) r.fail("buffer_bandwidth_gbps", "must be positive");
 
   const TomlReader c = r.table("choices");
-  s.batch = positive_ints(c, "batch");
-  s.tile_b = positive_ints(c, "tile_b");
-  s.tile_xy = positive_ints(c, "tile_xy");
-  s.pes = positive_ints(c, "pes");
-  s.lanes = positive_ints(c, "mac_lanes");
-  s.macs = positive_ints(c, "macs_per_lane");
-  s.softmax = positive_ints(c, "softmax_units");
+  s.batch = c.positive_integers("batch");
+  s.tile_b = c.positive_integers("tile_b");
+  s.tile_xy = c.positive_integers("tile_xy");
+  s.pes = c.positive_integers("pes");
+  s.lanes = c.positive_integers("mac_lanes");
+  s.macs = c.positive_integers("macs_per_lane");
+  s.softmax = c.positive_integers("softmax_units");
   s.act_mb = positive_nums(c, "activation_mb");
   s.weight_mb = positive_nums(c, "weight_mb");
   s.mask_mb = positive_nums(c, "mask_mb");

@@ -16,12 +16,7 @@ constexpr const char* kWhat = "codesign space";
 
 std::vector<int64_t> choices(const TomlReader& t, const std::string& key) {
   if (!t.has(key)) t.fail(key, "is missing (a list of positive integers)");
-  std::vector<int64_t> out;
-  for (double v : t.numbers(key)) {
-    if (v < 1 || v != static_cast<double>(static_cast<int64_t>(v)))
-      t.fail(key, fmt::format("must list positive integers, got {}", v));
-    out.push_back(static_cast<int64_t>(v));
-  }
+  const std::vector<int64_t> out = t.positive_integers(key);
   if (std::set<int64_t>(out.begin(), out.end()).size() != out.size())
     t.fail(key, "lists a value twice");
   return out;

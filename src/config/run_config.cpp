@@ -579,7 +579,15 @@ nlohmann::json parse_override_value(const ConfigKey<R>& k, const std::string& te
   std::string s = text;
   if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front())
     s = s.substr(1, s.size() - 2);
-  return s;
+  // Config values go into run.json and checkpoint metadata, and JSON holds only UTF-8 (TOML
+  // files are checked by their parser; --set values are bytes from the command line).
+  nlohmann::json v = s;
+  try {
+    (void)v.dump();
+  } catch (const nlohmann::json::type_error&) {
+    fail_input("--set {}: the value is not valid UTF-8", k.name);
+  }
+  return v;
 }
 
 // A key's value (bool, integer, number, string or list of integers) into table t.

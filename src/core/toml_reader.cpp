@@ -188,6 +188,18 @@ std::vector<std::string> TomlReader::strings(const std::string& key) const {
   return out;
 }
 
+std::vector<int64_t> TomlReader::positive_integers(const std::string& key) const {
+  std::vector<int64_t> out;
+  for (double v : numbers(key)) {
+    // Range first: converting a double beyond int64's range is undefined behaviour.
+    constexpr double kTwoTo63 = 9223372036854775808.0;
+    if (v < 1 || v >= kTwoTo63 || v != std::floor(v))
+      fail(key, fmt::format("must list positive integers, got {}", v));
+    out.push_back(static_cast<int64_t>(v));
+  }
+  return out;
+}
+
 std::vector<int64_t> TomlReader::integers(const std::string& key) const {
   const toml::array* a = require(key).as_array();
   if (!a) fail(key, "must be a list of integers");

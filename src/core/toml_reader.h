@@ -43,6 +43,8 @@ class TomlReader {
   // A scalar or an array of scalars, as a list.
   std::vector<double> numbers(const std::string& key) const;
   std::vector<std::string> strings(const std::string& key) const;
+  // A positive integer or a non-empty list of them; whole numbers written as floats ("2.0") count.
+  std::vector<int64_t> positive_integers(const std::string& key) const;
   // A list of integers (an empty list allowed).
   std::vector<int64_t> integers(const std::string& key) const;
   // An integer, number, boolean or string, whichever it is.

@@ -48,8 +48,12 @@ Gpt2Vocabulary parse_gpt2_vocabulary(const std::string& encoder_json, const std:
     if (!j.is_object()) fail_input("{}: encoder.json is not a JSON object", source);
     v.token_bytes.resize(j.size());
     for (const auto& [text, id_json] : j.items()) {
-      const int64_t id = id_json.get<int64_t>();
       if (text.empty()) fail_input("{}: encoder.json has an empty token", source);
+      // A float would be converted with undefined behaviour when it lies outside int64's range.
+      if (!id_json.is_number_integer())
+        fail_input("{}: encoder.json: token '{}' has id {}, not an integer", source, text,
+                   id_json.dump());
+      const int64_t id = id_json.get<int64_t>();
       if (id < 0 || id >= std::ssize(v.token_bytes) ||
           !v.token_bytes[static_cast<size_t>(id)].empty())
         fail_input("{}: encoder.json: token '{}' has id {}, out of range or repeated", source, text,

@@ -63,12 +63,19 @@ HfTokenizer::HfTokenizer(const nlohmann::json& root, std::string source, uint64_
 void HfTokenizer::read_post_processor(const nlohmann::json& j) {
   if (j.is_null()) return;
   const std::string type = hf_type(j, source_, "post_processor");
+  // An id the post-processor adds to every encoding: one of this vocabulary's.
+  const auto token_id = [&](const nlohmann::json& id) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab_size_)
+      fail_input("tokenizer.json {}: post_processor {} adds id {}, not one of the {} tokens",
+                 source_, type, id.dump(), vocab_size_);
+    return static_cast<int32_t>(id.get<int64_t>());
+  };
   const auto id_of = [&](const nlohmann::json& pair, const char* key) {
     // RobertaProcessing's and BertProcessing's ["<s>", 0]
     if (!pair.is_array() || pair.size() != 2 || !pair[1].is_number_integer())
       fail_input("tokenizer.json {}: post_processor {} has no [token, id] '{}'", source_, type,
                  key);
-    return pair[1].get<int32_t>();
+    return token_id(pair[1]);
   };
   if (type == "Sequence") {
     const auto it = j.find("processors");
@@ -102,7 +109,7 @@ void HfTokenizer::read_post_processor(const nlohmann::json& j) {
           fail_input("tokenizer.json {}: post_processor special token '{}' has no ids", source_,
                      name);
         for (const nlohmann::json& id : (*it)["ids"])
-          (seen_sequence ? after : before).push_back(id.get<int32_t>());
+          (seen_sequence ? after : before).push_back(token_id(id));
       } else {
         fail_input(
             "tokenizer.json {}: post_processor template item is neither Sequence nor "

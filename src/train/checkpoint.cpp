@@ -66,12 +66,18 @@ void require_finite(const std::string& path, const std::string& name, const floa
 }
 
 TrainState state_from_json(const nlohmann::json& j) {
+  // A float would be converted with undefined behaviour when it lies outside int64's range.
+  const auto integer = [&](const char* key) {
+    if (!j.at(key).is_number_integer())
+      fail_input("training state '{}' is {}, not an integer", key, j.at(key).dump());
+    return j.at(key).get<int64_t>();
+  };
   TrainState s;
-  s.step = j.at("step").get<int64_t>();
-  s.epoch = j.at("epoch").get<int64_t>();
-  s.position = j.at("position").get<int64_t>();
+  s.step = integer("step");
+  s.epoch = integer("epoch");
+  s.position = integer("position");
   if (!j.at("best_score").is_null()) s.best_score = j.at("best_score").get<double>();
-  s.evals_since_best = j.at("evals_since_best").get<int64_t>();
+  s.evals_since_best = integer("evals_since_best");
   return s;
 }
 
