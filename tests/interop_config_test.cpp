@@ -57,5 +57,28 @@ TEST(HfConfigAsConfig, FlopsMatchTheShippedShapes) {
       << bad.err;
 }
 
+// Issue 35's one vocabulary: hwt config and hwt train read --config as every analysis does.
+TEST(HfConfigAsConfig, ConfigAndTrainTakeAModelFolderToo) {
+  test::TempDir tmp("interop_config_train");
+  std::filesystem::create_directories(tmp.path() / "pythia");
+  tmp.write("pythia/config.json", kPythia410m);
+  const test::CliResult shown = test::run_hwt("config --config " + tmp / "pythia", tmp);
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("hidden = 1024"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("layers = 24"), std::string::npos) << shown.out;
+  // Trains that shape (shrunk by --set to run here) on the default data, from random weights.
+  tmp.write("train.tsv", test::tiny_sentiment_tsv(40, 2));
+  const test::CliResult trained = test::run_hwt(
+      "train --config " + tmp / "pythia" + " --out " + tmp / "run" +
+          " --set model.layers=1 --set model.hidden=32 --set model.heads=4 --set model.ffn=64 "
+          "--set model.vocab_size=0 --set model.head=classify --set data.format=tsv "
+          "--set data.path=" +
+          tmp / "train.tsv" +
+          " --set data.max_len=16 --set model.max_seq=16 --set train.max_steps=2 "
+          "--set train.batch_size=4 --set train.threads=1 --set train.precision=fp32 --quiet",
+      tmp);
+  EXPECT_EQ(trained.exit_code, 0) << trained.err;
+}
+
 }  // namespace
 }  // namespace hwt

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/config_options.h"
 #include "config/run_config.h"
 
 namespace hwt {
@@ -12,14 +13,12 @@ void add_config_command(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("config", "Print the resolved configuration or the key reference");
   struct Opts {
-    std::string config;
-    std::vector<std::string> sets;
+    ConfigOptions config;
     bool reference = false;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--config", o->config, "TOML config file");
-  cmd->add_option("--set", o->sets, "Override a key: --set model.hidden=512 (repeatable)");
+  add_config_options(cmd, o->config);
   cmd->add_flag("--reference", o->reference, "Print every key with its type, default and meaning");
   cmd->add_flag("--json", o->json, "Print the resolved configuration as JSON");
   cmd->callback([o] {
@@ -27,7 +26,7 @@ void add_config_command(CLI::App& app) {
       fmt::print("{}", config_reference_markdown());
       return;
     }
-    const RunConfig c = load_run_config(o->config, o->sets);
+    const RunConfig c = o->config.load();
     fmt::print("{}", o->json ? to_json(c).dump(2) + "\n" : to_toml(c));
   });
 }

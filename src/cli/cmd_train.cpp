@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/config_options.h"
 #include "cli/init_checkpoint.h"
 #include "cli/train_run.h"
 #include "config/run_config.h"
@@ -35,14 +36,13 @@ void add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "train", "Train a model; with no options, the default model on the default dataset");
   struct Opts {
-    std::string config, out, resume, init, price;
-    std::vector<std::string> sets;
+    ConfigOptions config;
+    std::string out, resume, init, price;
     bool quiet = false, overwrite = false;
     int gpus = 0;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--config", o->config, "TOML config file (keys: docs/config.md)");
-  cmd->add_option("--set", o->sets, "Override a key: --set train.epochs=5 (repeatable)");
+  add_config_options(cmd, o->config);
   cmd->add_option("--out", o->out, "Output folder (default runs/<date-time>)");
   cmd->add_option("--resume", o->resume, "Continue from a checkpoint.safetensors");
   cmd->add_option("--init", o->init,
@@ -62,7 +62,7 @@ void add_train_command(CLI::App& app) {
       fail_input(
           "--init and --resume: give one (--resume continues a run, whose checkpoint already "
           "holds the weights it started from)");
-    RunConfig config = load_run_config(o->config, o->sets);
+    RunConfig config = o->config.load();
     const std::string out = o->out.empty() ? default_out_dir() : o->out;
     if (world.leader()) check_output_folder(out);  // before the data and model are loaded
     // Only rank 0 writes the folder, so only its folder counts.
