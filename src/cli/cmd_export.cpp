@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "interop/hf_export.h"
+#include "report/progress_meter.h"
 
 namespace hwt {
 
@@ -15,6 +16,7 @@ void add_export_command(CLI::App& app) {
   struct Opts {
     std::string checkpoint, format, out;
     int64_t shard_bytes = kDefaultShardBytes;
+    bool quiet = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("CHECKPOINT", o->checkpoint, "An hwt checkpoint (.safetensors)")->required();
@@ -25,8 +27,13 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--shard-bytes", o->shard_bytes,
                   "Largest shard of model.safetensors before it is split (default 5 GiB)")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--quiet", o->quiet, "No progress output");
   cmd->callback([o] {
-    const ExportReport r = export_hf_model(o->checkpoint, o->out, o->shard_bytes);
+    ProgressMeter meter("export", "MB", !o->quiet);
+    const ExportReport r = export_hf_model(
+        o->checkpoint, o->out, o->shard_bytes,
+        [&](int64_t bytes, int64_t total) { meter.update(bytes >> 20, total >> 20); });
+    meter.finish();
     if (!r.note.empty()) fmt::print("note: {}\n", r.note);
     if (!r.tokenizer_files.empty())
       fmt::print("tokenizer: {}\n", fmt::join(r.tokenizer_files, ", "));

@@ -68,7 +68,8 @@ struct OutTensor {
 }  // namespace
 
 ExportReport export_hf_model(const std::string& checkpoint, const std::string& dir,
-                             int64_t shard_bytes) {
+                             int64_t shard_bytes,
+                             const std::function<void(int64_t bytes, int64_t total)>& progress) {
   const fs::path target(dir);
   if (fs::exists(target) && !(fs::is_directory(target) && fs::is_empty(target)))
     fail_input("export: {} exists and is not an empty folder", dir);
@@ -120,6 +121,7 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
   write_file_atomic((work.path() / "config.json").string(), config.dump(2) + "\n");
 
   nlohmann::ordered_json weight_map = nlohmann::ordered_json::object();
+  int64_t written = 0;
   for (size_t s = 0; s < shards.size(); ++s) {
     const std::string file = shards.size() == 1 ? "model.safetensors"
                                                 : fmt::format("model-{:05d}-of-{:05d}.safetensors",
@@ -131,13 +133,15 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
       auto values = std::make_shared<std::vector<float>>();
       entries.push_back(
           {name, DType::F32, t->shapes[t->part], nullptr,
-           [t, values, &saved](size_t offset, size_t n, void* dst) {
+           [t, values, &saved, &written, total, &progress](size_t offset, size_t n, void* dst) {
              if (offset == 0)
                *values =
                    hf_from_hwt(*t->link, t->part,
                                static_cast<const float*>(saved.get(t->link->hwt).data), t->shapes);
              std::memcpy(dst, reinterpret_cast<const char*>(values->data()) + offset, n);
              if (offset + n == values->size() * sizeof(float)) std::vector<float>().swap(*values);
+             written += static_cast<int64_t>(n);
+             if (progress) progress(written, static_cast<int64_t>(total));
            }});
     }
     // transformers reads the format tag to know the tensors are PyTorch's layout.

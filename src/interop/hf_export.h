@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,10 @@ struct ExportReport {
 // under the names transformers' from_pretrained expects for the architecture that holds the
 // model (hf_architecture_for). The folder is built beside `dir` and renamed into place:
 // `dir` must not exist or be empty, and a failure leaves nothing. InputError when no
-// architecture holds the model.
-ExportReport export_hf_model(const std::string& checkpoint, const std::string& dir,
-                             int64_t shard_bytes = kDefaultShardBytes);
+// architecture holds the model. `progress(bytes, total)` is called as the tensors are written,
+// when given.
+ExportReport export_hf_model(
+    const std::string& checkpoint, const std::string& dir, int64_t shard_bytes = kDefaultShardBytes,
+    const std::function<void(int64_t bytes, int64_t total)>& progress = nullptr);
 
 }  // namespace hwt

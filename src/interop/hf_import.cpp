@@ -80,7 +80,8 @@ struct LinkedParameter {
 
 }  // namespace
 
-ImportReport import_hf_model(const std::string& dir, const std::string& out) {
+ImportReport import_hf_model(const std::string& dir, const std::string& out,
+                             const std::function<void(int64_t bytes, int64_t total)>& progress) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir)) fail_input("import: {} is not a model folder", dir);
   const std::string out_dir = fs::path(out).parent_path().string();
@@ -164,6 +165,7 @@ ImportReport import_hf_model(const std::string& dir, const std::string& out) {
             [](const ParamInfo* a, const ParamInfo* b) { return a->offset < b->offset; });
   std::vector<SafetensorsEntry> entries;
   std::vector<std::vector<float>> fresh_values;
+  int64_t read_bytes = 0, total_bytes = 0;
   fresh_values.reserve(plan.fresh.size());
   for (const ParamInfo* p : order) {
     const Shape s = p->data_shape();
@@ -180,9 +182,14 @@ ImportReport import_hf_model(const std::string& dir, const std::string& out) {
     const int64_t made = hwt_elements(*it->second->link);
     HWT_CHECK(made == s.numel(), "{} maps {} elements onto {} {}", arch.name, made, p->name,
               s.str());
-    entries.push_back(
-        {p->name, DType::F32, shape, nullptr,
-         [q = it->second](size_t offset, size_t n, void* dst) { q->read(offset, n, dst); }});
+    total_bytes += s.numel() * static_cast<int64_t>(sizeof(float));
+    entries.push_back({p->name, DType::F32, shape, nullptr,
+                       [q = it->second, &read_bytes, &total_bytes, &progress](size_t offset,
+                                                                              size_t n, void* dst) {
+                         q->read(offset, n, dst);
+                         read_bytes += static_cast<int64_t>(n);
+                         if (progress) progress(read_bytes, total_bytes);
+                       }});
     linked.erase(it);
   }
   HWT_CHECK(linked.empty(), "{} maps onto {}, which hwt's model lacks", arch.name,

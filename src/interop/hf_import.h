@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct ImportReport {
 // import holds one converted tensor at a time. Every check (architecture, config values, each
 // tensor's presence, shape and dtype, no tensor left over) runs before anything is written;
 // InputError naming the first failure, and `out` is then untouched.
-ImportReport import_hf_model(const std::string& dir, const std::string& out);
+// `progress(bytes, total)` is called as the converted weights are read, when given.
+ImportReport import_hf_model(
+    const std::string& dir, const std::string& out,
+    const std::function<void(int64_t bytes, int64_t total)>& progress = nullptr);
 
 }  // namespace hwt
