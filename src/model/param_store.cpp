@@ -83,6 +83,17 @@ void gather_data(const ParamInfo& p, const float* flat, float* data) {
     std::copy_n(flat + p.offset + r.start(i), r.length, data + i * r.length);
 }
 
+std::vector<float> ParamStore::download_data(Handle h, bool gradient) const {
+  const ParamInfo& p = infos_.at(h);
+  std::vector<float> stored(static_cast<size_t>(p.shape.numel()));
+  backend_->download(stored.data(), gradient ? grad(h) : param(h));
+  std::vector<float> data(static_cast<size_t>(p.data_shape().numel()));
+  ParamInfo at_zero = p;
+  at_zero.offset = 0;
+  gather_data(at_zero, stored.data(), data.data());
+  return data;
+}
+
 ParamStore::Handle ParamStore::add(std::string name, Shape shape, bool decay, Init init, float std,
                                    DimPad pad_rows, DimPad pad_cols) {
   HWT_CHECK(!backend_, "parameter {} added after allocation", name);

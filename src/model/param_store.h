@@ -96,6 +96,10 @@ class ParamStore {
   const ParamInfo* find(const std::string& name) const;
   Backend& backend() const { return *backend_; }
 
+  // Parameter h's values (or its gradient's), downloaded and dense in data_shape(): storage
+  // padding left out.
+  std::vector<float> download_data(Handle h, bool gradient = false) const;
+
   void zero_grads();
   // Refreshes the compute copy from the masters (after loading or initialising).
   void sync_compute();

@@ -16,18 +16,6 @@ ParamStore::Handle handle_of(const ParamStore& ps, const ParamInfo* p) {
   return static_cast<ParamStore::Handle>(p - ps.infos().data());
 }
 
-// A parameter's data without its padding (the dense model may pad its hidden width, a
-// tensor-trained one does not), dense in data_shape().
-std::vector<float> data_of(const ParamStore& ps, const ParamInfo& p) {
-  std::vector<float> stored(static_cast<size_t>(p.shape.numel()));
-  std::vector<float> data(static_cast<size_t>(p.data_shape().numel()));
-  ps.backend().download(stored.data(), ps.param(handle_of(ps, &p)));
-  ParamInfo at_zero = p;
-  at_zero.offset = 0;
-  gather_data(at_zero, stored.data(), data.data());
-  return data;
-}
-
 // Uploads data dense in data_shape() into the parameter's storage (its padding zero).
 void upload_data(ParamStore& ps, ParamStore::Handle h, const std::vector<float>& data) {
   ParamInfo at_zero = ps.infos()[h];
@@ -100,7 +88,7 @@ std::vector<CompressedLayer> compress_checkpoint(
     if (const ParamInfo* d = dp.find(p.name)) {
       HWT_CHECK(d->data_shape() == p.data_shape(), "{}: {} in the checkpoint, {} in the TT model",
                 p.name, d->data_shape().str(), p.data_shape().str());
-      upload_data(tp, h, data_of(dp, *d));
+      upload_data(tp, h, dp.download_data(handle_of(dp, d)));
       continue;
     }
     const size_t dot = p.name.rfind(".core");
@@ -124,7 +112,7 @@ std::vector<CompressedLayer> compress_checkpoint(
       tt_params += s.numel();
     }
     caps.pop_back();
-    const std::vector<float> data = data_of(dp, *d);
+    const std::vector<float> data = dp.download_data(handle_of(dp, d));
     const std::vector<double> w = as_tensor({data.begin(), data.end()}, d->data_shape(), shapes);
     const std::vector<std::vector<double>> fit = tt_svd(w, modes, caps);
     for (size_t k = 0; k < cores.size(); ++k) {

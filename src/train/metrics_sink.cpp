@@ -3,21 +3,6 @@
 #include <vector>
 
 namespace hwt {
-namespace {
-
-// A parameter's values in its data shape (storage padding left out), or its gradient's.
-std::vector<float> host_values(const ParamStore& ps, ParamStore::Handle h, bool gradient) {
-  const ParamInfo& p = ps.infos()[h];
-  std::vector<float> stored(static_cast<size_t>(p.shape.numel()));
-  ps.backend().download(stored.data(), gradient ? ps.grad(h) : ps.param(h));
-  std::vector<float> data(static_cast<size_t>(p.data_shape().numel()));
-  ParamInfo at_zero = p;
-  at_zero.offset = 0;
-  gather_data(at_zero, stored.data(), data.data());
-  return data;
-}
-
-}  // namespace
 
 MetricsSink::MetricsSink(const std::string& out_dir, bool append, bool tensorboard)
     : log_(out_dir + "/metrics.jsonl", append) {
@@ -51,8 +36,8 @@ void MetricsSink::histograms(int64_t step, const ParamStore& params) {
   if (!tb_) return;
   for (ParamStore::Handle h = 0; h < params.infos().size(); ++h) {
     const std::string& name = params.infos()[h].name;
-    tb_->histogram("weights/" + name, step, host_values(params, h, false));
-    tb_->histogram("gradients/" + name, step, host_values(params, h, true));
+    tb_->histogram("weights/" + name, step, params.download_data(h));
+    tb_->histogram("gradients/" + name, step, params.download_data(h, true));
   }
 }
 
