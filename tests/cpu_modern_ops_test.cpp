@@ -239,6 +239,33 @@ TEST_P(CpuRope, ForwardBackward) {
   EXPECT_LT(rel_err(pool.read(g), numeric_grad(loss, to_double(x))), kBwdTol);
 }
 
+// Given positions (generation's decode): each row turns as row `positions[r]` of a sequence
+// does, against the definition.
+TEST_P(CpuRope, AtGivenPositions) {
+  const RopeCase k = GetParam();
+  const int64_t S = 6, width = (k.heads + 2 * k.kv) * k.head_dim;
+  const std::vector<int32_t> positions = {5, 0, 3};
+  const auto [tc, ts] = rope_tables(S, k.rotary_dim);
+  const auto x = randn(3 * width, 86);
+  const Tensor tx = pool.f32({3, width}, x);
+  Rope r{tx, tc, ts, 1, k.heads, k.kv, k.head_dim, k.rotary_dim};
+  r.positions = pool.i32({3}, positions);
+  be.rope_forward(r);
+  const std::vector<float> got = pool.read(tx);
+  for (size_t i = 0; i < positions.size(); ++i) {
+    // Row i placed at position p of a sequence of p + 1 rows of the definition.
+    const int64_t p = positions[i];
+    Vec seq(static_cast<size_t>((p + 1) * width), 0.0);
+    std::copy(x.begin() + static_cast<int64_t>(i) * width,
+              x.begin() + static_cast<int64_t>(i + 1) * width, seq.begin() + p * width);
+    const Vec want =
+        ref::rope(seq, p + 1, p + 1, k.heads, k.kv, k.head_dim, k.rotary_dim, kTestRopeTheta);
+    const std::vector<float> row(got.begin() + static_cast<int64_t>(i) * width,
+                                 got.begin() + static_cast<int64_t>(i + 1) * width);
+    EXPECT_LT(rel_err(row, Vec(want.begin() + p * width, want.end())), kFwdTol) << "row " << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, CpuRope,
                          ::testing::Values(RopeCase{2, 2, 6, 6},   // whole head, MHA
                                            RopeCase{4, 2, 8, 8},   // GQA

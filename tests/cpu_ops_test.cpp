@@ -392,6 +392,26 @@ TEST_F(CpuOps, EmbeddingForwardBackward) {
   EXPECT_LT(rel_err(pool.read(dp), numeric_grad(lp, to_double(pos))), kBwdTol);
 }
 
+// Given positions (generation's decode): row r adds the table row positions[r], exactly.
+TEST_F(CpuOps, EmbeddingAtGivenPositions) {
+  const int64_t V = 7, h = 4, seq = 5;
+  const std::vector<int32_t> ids = {1, 6, 3}, positions = {4, 0, 2};
+  const auto table = randn(V * h, 84), pos = randn(seq * h, 85);
+  const Tensor out = pool.poisoned({3, h});
+  be.embedding_forward({pool.i32({3}, ids), pool.f32({V, h}, table), pool.f32({seq, h}, pos), out,
+                        1, pool.i32({3}, positions)});
+  const std::vector<float> got = pool.read(out);
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t j = 0; j < h; ++j)
+      EXPECT_EQ(got[static_cast<size_t>(r * h + j)],
+                table[static_cast<size_t>(ids[static_cast<size_t>(r)] * h + j)] +
+                    pos[static_cast<size_t>(positions[static_cast<size_t>(r)] * h + j)]);
+  EXPECT_THROW(
+      be.embedding_forward({pool.i32({1}, {1}), pool.f32({V, h}, table), pool.f32({seq, h}, pos),
+                            pool.poisoned({1, h}), 1, pool.i32({1}, {seq})}),
+      Error);
+}
+
 TEST_F(CpuOps, EmbeddingRejectsIdsOutsideVocabulary) {
   const Tensor out = pool.poisoned({1, 2});
   EXPECT_THROW(

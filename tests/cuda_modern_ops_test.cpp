@@ -298,6 +298,16 @@ TEST_P(CudaModernOps, RopeForwardBackward) {
     cpu.rope_backward(c);
     be().rope_backward(g);
     EXPECT_LT(rel_err(gp.read(g.qkv), cp.read(c.qkv)), tol()) << "backward";
+    // Generation's decode: each row at a position of its own, read from the device.
+    std::vector<int32_t> positions(static_cast<size_t>(rows));
+    for (int64_t i = 0; i < rows; ++i) positions[static_cast<size_t>(i)] = (i * 7 + 2) % table_rows;
+    c.qkv = cp.f32({rows, width}, qkv);
+    g.qkv = gp.act({rows, width}, qkv);
+    c.positions = cp.i32({rows}, positions);
+    g.positions = gp.i32({rows}, positions);
+    cpu.rope_forward(c);
+    be().rope_forward(g);
+    EXPECT_LT(rel_err(gp.read(g.qkv), cp.read(c.qkv)), tol()) << "forward at given positions";
   }
 }
 

@@ -565,6 +565,17 @@ TEST_P(CudaOps, EmbeddingForwardBackwardDeterministic) {
                     gp.poisoned_act({c.rows, c.h}), c.seq};
     be().embedding_forward(gf);
     EXPECT_LT(rel_err(gp.read(gf.out), cp.read(cf.out)), tol());
+    // Generation's decode: each row's position read from the device.
+    std::vector<int32_t> positions(static_cast<size_t>(c.rows));
+    for (int64_t i = 0; i < c.rows; ++i) positions[static_cast<size_t>(i)] = (i * 5 + 1) % c.seq;
+    EmbeddingFwd cfp = cf, gfp = gf;
+    cfp.out = cp.poisoned({c.rows, c.h});
+    gfp.out = gp.poisoned_act({c.rows, c.h});
+    cfp.positions = cp.i32({c.rows}, positions);
+    gfp.positions = gp.i32({c.rows}, positions);
+    cpu.embedding_forward(cfp);
+    be().embedding_forward(gfp);
+    EXPECT_LT(rel_err(gp.read(gfp.out), cp.read(cfp.out)), tol()) << "at given positions";
     EmbeddingBwd cb{cf.ids, cp.f32({c.rows, c.h}, dout), cp.f32({c.vocab, c.h}, dt0),
                     cp.f32({c.seq, c.h}, dp0), c.seq};
     cpu.embedding_backward(cb);

@@ -174,12 +174,14 @@ struct AttentionPrune {
 // Rotary position embedding (Su et al. 2021, RoFormer) of q and k in packed qkv (AttentionDims'
 // layout), in place, as GPT-NeoX and Llama lay it out ("rotate half"): in each head, element
 // i < rotary_dim/2 and element i + rotary_dim/2 turn by the angle of (position, i), position =
-// row % seq; elements from rotary_dim on stay. cos, sin: f32 [seq or more, rotary_dim/2], the
+// row % seq, or positions[row] when given (generation's decode: each sequence at its own
+// length); elements from rotary_dim on stay. cos, sin: f32 [seq or more, rotary_dim/2], the
 // angles' cosines and sines, computed once per model. rope_backward turns by minus the angle,
 // the backward of the rotation (it is orthogonal), on a gradient of qkv.
 struct Rope {
   Tensor qkv, cos, sin;
   int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0, rotary_dim = 0;
+  Tensor positions{};                                             // I32 [rows], optional
   int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }  // 0 K/V heads: one per head
 };
 
@@ -258,10 +260,12 @@ struct DecodeAttention {
   int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 
-// out[r] = table[ids[r]] + pos[r % seq] (pos optional).
+// out[r] = table[ids[r]] + pos[r % seq] (pos optional), or pos[positions[r]] when positions
+// (I32 [rows]) is given.
 struct EmbeddingFwd {
   Tensor ids, table, pos, out;
   int64_t seq = 0;
+  Tensor positions{};
 };
 
 // d_table[ids[r]] += d_out[r]; d_pos[r % seq] += d_out[r]. Deterministic on every backend.

@@ -130,14 +130,11 @@ void Block::attend(const StepContext& c, Tensor qkv, Tensor ctx) const {
     return;
   }
   // Decode: one row per sequence, each at its own position (the rotation's table row).
-  if (rotary)
-    for (int64_t b = 0; b < c.batch; ++b) {
-      Rope r = rope(c, qkv.row_slice(b, 1));
-      const int64_t p = c.positions[static_cast<size_t>(b)];
-      r.cos = c.rope_cos.row_slice(p, 1);
-      r.sin = c.rope_sin.row_slice(p, 1);
-      be.rope_forward(r);
-    }
+  if (rotary) {
+    Rope r = rope(c, qkv);
+    r.positions = c.positions_device;
+    be.rope_forward(r);
+  }
   const KvCache cache = kv_cache(c);
   be.kv_append({qkv, cache, c.positions_device, 1, cfg_.heads, cfg_.kv(), cfg_.padded_head_dim()});
   be.decode_attention({qkv, cache, c.key_lengths, ctx, cfg_.heads, cfg_.kv(),

@@ -46,8 +46,10 @@ Tensor Embeddings::forward(const StepContext& c, Tensor ids) const {
     else
       be.embedding_forward({row_ids, c.params.compute(tok_), row_pos, out, c.seq});
   };
-  if (c.kv == KvStep::Decode && learned()) {
+  if (c.kv == KvStep::Decode && learned() && !tt_) {
     // One token per sequence, each at its own position: its row of the position table.
+    be.embedding_forward({ids, c.params.compute(tok_), pos, sum, c.seq, c.positions_device});
+  } else if (c.kv == KvStep::Decode && learned()) {
     for (int64_t b = 0; b < c.batch; ++b)
       embed(ids.flat_slice(b, 1), pos.row_slice(c.positions[static_cast<size_t>(b)], 1),
             sum.row_slice(b, 1));

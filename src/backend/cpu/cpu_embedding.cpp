@@ -16,12 +16,22 @@ void CpuBackend::embedding_forward(const EmbeddingFwd& a) {
   for (int64_t r = 0; r < rows; ++r)
     if (ids[r] < 0 || ids[r] >= vocab)
       fail("token id {} outside the vocabulary of {}", ids[r], vocab);
+  const int32_t* positions = nullptr;
+  if (a.positions.defined()) {
+    expect_i32(a.positions, "embedding positions");
+    HWT_CHECK(pos && a.positions.numel() == rows, "embedding positions {} for {} rows",
+              a.positions.str(), rows);
+    positions = a.positions.as<int32_t>();
+    for (int64_t r = 0; r < rows; ++r)
+      HWT_CHECK(positions[r] >= 0 && positions[r] < a.pos.rows(),
+                "embedding position {} outside the table of {}", positions[r], a.pos.rows());
+  }
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     const float* t = table + ids[r] * h;
     float* o = out + r * h;
     if (pos) {
-      const float* p = pos + (r % a.seq) * h;
+      const float* p = pos + (positions ? positions[r] : r % a.seq) * h;
       for (int64_t j = 0; j < h; ++j) o[j] = t[j] + p[j];
     } else {
       std::copy(t, t + h, o);

@@ -20,9 +20,20 @@ void rotate(const Rope& a, float sign) {
   const int64_t rows = a.qkv.rows(), width = a.qkv.cols(), rotated_heads = a.heads + kv;
   const float *cos = a.cos.as<float>(), *sin = a.sin.as<float>();
   float* qkv = a.qkv.as<float>();
+  const int32_t* positions = nullptr;
+  if (a.positions.defined()) {
+    expect_i32(a.positions, "rope positions");
+    HWT_CHECK(a.positions.numel() == rows, "rope positions {} for {} rows", a.positions.str(),
+              rows);
+    positions = a.positions.as<int32_t>();
+    for (int64_t r = 0; r < rows; ++r)
+      HWT_CHECK(positions[r] >= 0 && positions[r] < a.cos.rows(),
+                "rope position {} outside the table of {}", positions[r], a.cos.rows());
+  }
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
-    const float *c = cos + (r % a.seq) * half, *s = sin + (r % a.seq) * half;
+    const int64_t p = positions ? positions[r] : r % a.seq;
+    const float *c = cos + p * half, *s = sin + p * half;
     for (int64_t h = 0; h < rotated_heads; ++h) {  // q heads, then k heads
       float* x = qkv + r * width + h * D;
       for (int64_t i = 0; i < half; ++i) {

@@ -12,9 +12,9 @@ namespace hwt::cuda {
 namespace {
 
 template <class T, int V>
-__global__ void embedding_fwd_kernel(const int* ids, const T* table, const T* pos, T* out,
-                                     int64_t rows, int64_t cols, int64_t vocab, int64_t seq,
-                                     int* errors) {
+__global__ void embedding_fwd_kernel(const int* ids, const T* table, const T* pos,
+                                     const int* positions, T* out, int64_t rows, int64_t cols,
+                                     int64_t vocab, int64_t seq, int* errors) {
   const int64_t n = rows * cols;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x * V;
   for (int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) * V; i < n;
@@ -30,7 +30,7 @@ __global__ void embedding_fwd_kernel(const int* ids, const T* table, const T* po
       load_floats<T, V>(table + id * cols + c, v);
       if (pos) {
         float p[V];
-        load_floats<T, V>(pos + (r % seq) * cols + c, p);
+        load_floats<T, V>(pos + (positions ? positions[r] : r % seq) * cols + c, p);
 #pragma unroll
         for (int k = 0; k < V; ++k) v[k] += p[k];
       }
@@ -143,7 +143,8 @@ size_t sort_temp_bytes(int64_t rows, int64_t vocab) {
 
 template <class T>
 void embedding_fwd_typed(const Launch& l, const int* ids, const void* table, const void* pos,
-                         void* out, int64_t rows, int64_t cols, int64_t vocab, int64_t seq) {
+                         const int* positions, void* out, int64_t rows, int64_t cols, int64_t vocab,
+                         int64_t seq) {
   constexpr int V = kVec16<T>;
   const T *tt = static_cast<const T*>(table), *tp = static_cast<const T*>(pos);
   T* to = static_cast<T*>(out);
@@ -151,11 +152,11 @@ void embedding_fwd_typed(const Launch& l, const int* ids, const void* table, con
   if (cols % V == 0 && aligned16(table) && aligned16(out) && (!pos || aligned16(pos))) {
     const int64_t blocks = std::min<int64_t>(cap, ceil_div(rows * cols / V, kBlockThreads));
     embedding_fwd_kernel<T, V><<<static_cast<unsigned>(blocks), kBlockThreads, 0, l.stream>>>(
-        ids, tt, tp, to, rows, cols, vocab, seq, l.errors);
+        ids, tt, tp, positions, to, rows, cols, vocab, seq, l.errors);
   } else {
     const int64_t blocks = std::min<int64_t>(cap, ceil_div(rows * cols, kBlockThreads));
     embedding_fwd_kernel<T, 1><<<static_cast<unsigned>(blocks), kBlockThreads, 0, l.stream>>>(
-        ids, tt, tp, to, rows, cols, vocab, seq, l.errors);
+        ids, tt, tp, positions, to, rows, cols, vocab, seq, l.errors);
   }
 }
 
@@ -189,11 +190,11 @@ void embedding_bwd_typed(const Launch& l, const int* ids, const void* d_out, flo
 }  // namespace
 
 void embedding_forward(const Launch& l, DType dt, const int* ids, const void* table,
-                       const void* pos, void* out, int64_t rows, int64_t cols, int64_t vocab,
-                       int64_t seq) {
+                       const void* pos, const int* positions, void* out, int64_t rows, int64_t cols,
+                       int64_t vocab, int64_t seq) {
   if (rows * cols == 0) return;
-  HWT_DISPATCH_FLOAT(dt, T,
-                     embedding_fwd_typed<T>(l, ids, table, pos, out, rows, cols, vocab, seq));
+  HWT_DISPATCH_FLOAT(
+      dt, T, embedding_fwd_typed<T>(l, ids, table, pos, positions, out, rows, cols, vocab, seq));
 }
 
 size_t embedding_backward_scratch_bytes(int64_t rows, int64_t vocab) {

@@ -147,6 +147,7 @@ struct RopeArgs {
   void* qkv = nullptr;
   const float* cos = nullptr;  // [>= seq, rotary_dim / 2]
   const float* sin = nullptr;
+  const int* positions = nullptr;  // [rows]: each row's table row; null: row % seq
   int64_t rows = 0, seq = 0, heads = 0, head_dim = 0, rotary_dim = 0;
   int64_t kv_heads = 0;  // the K/V heads' count (heads for multi-head attention)
   bool inverse = false;
@@ -248,9 +249,10 @@ void decode_attention(const Launch& l, const KvArgs& a, const void* qkv, const v
                       float* partials);
 
 // ---- embeddings and pooling (cuda_embedding.cu)
+// positions: each row's row of pos (null: row % seq).
 void embedding_forward(const Launch& l, DType dt, const int* ids, const void* table,
-                       const void* pos, void* out, int64_t rows, int64_t cols, int64_t vocab,
-                       int64_t seq);
+                       const void* pos, const int* positions, void* out, int64_t rows, int64_t cols,
+                       int64_t vocab, int64_t seq);
 size_t embedding_backward_scratch_bytes(int64_t rows, int64_t vocab);
 void embedding_backward(const Launch& l, DType dt, const int* ids, const void* d_out,
                         float* d_table, float* d_pos, int64_t rows, int64_t cols, int64_t vocab,

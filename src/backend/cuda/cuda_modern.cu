@@ -66,7 +66,7 @@ __global__ void rope_kernel(RopeArgs a) {
   if (t >= a.rows * rotated * chunks) return;
   const int64_t i = (t % chunks) * V, hr = t / chunks, h = hr % rotated, r = hr / rotated;
   T* x = static_cast<T*>(a.qkv) + r * (a.heads + 2 * a.kv_heads) * a.head_dim + h * a.head_dim + i;
-  const int64_t at = (r % a.seq) * half + i;
+  const int64_t at = (a.positions ? a.positions[r] : r % a.seq) * half + i;
   const float sign = a.inverse ? -1.0f : 1.0f;
   float x1[V], x2[V];
   load_floats<T, V>(x, x1);

@@ -91,6 +91,12 @@ cuda::RopeArgs rope_args(const Rope& a, bool inverse) {
       a.cos.cols() == a.rotary_dim / 2 && a.cos.rows() >= a.seq && a.sin.numel() == a.cos.numel(),
       "rope tables {} for seq {} and rotary_dim {}", a.cos.str(), a.seq, a.rotary_dim);
   cuda::RopeArgs r;
+  if (a.positions.defined()) {
+    cuda::expect_dtype(a.positions, DType::I32, "rope positions");
+    HWT_CHECK(a.positions.numel() == a.qkv.rows(), "rope positions {} for qkv {}",
+              a.positions.str(), a.qkv.str());
+    r.positions = a.positions.as<int>();
+  }
   r.dt = a.qkv.dtype;
   r.qkv = a.qkv.data;
   r.cos = a.cos.as<float>();
@@ -264,9 +270,15 @@ void CudaBackend::embedding_forward(const EmbeddingFwd& a) {
     HWT_CHECK(a.seq > 0 && a.pos.numel() >= a.seq * h, "positions {} for seq {}", a.pos.str(),
               a.seq);
   }
+  if (a.positions.defined()) {
+    cuda::expect_dtype(a.positions, DType::I32, "embedding positions");
+    HWT_CHECK(a.pos.defined() && a.positions.numel() == rows, "embedding positions {} for {} rows",
+              a.positions.str(), rows);
+  }
   cuda::embedding_forward(launch_, a.table.dtype, a.ids.as<int>(), a.table.data,
-                          a.pos.defined() ? a.pos.data : nullptr, a.out.data, rows, h,
-                          a.table.dim(0), std::max<int64_t>(a.seq, 1));
+                          a.pos.defined() ? a.pos.data : nullptr,
+                          a.positions.defined() ? a.positions.as<int>() : nullptr, a.out.data, rows,
+                          h, a.table.dim(0), std::max<int64_t>(a.seq, 1));
   cuda::check_launch("embedding_forward");
 }
 
