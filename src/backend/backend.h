@@ -43,6 +43,15 @@ class Backend {
   virtual void begin_capture() {}
   virtual void end_capture() {}
   virtual void abort_capture() {}
+  // Kept graphs, for work repeated with the same kernels and arguments (what changes between
+  // runs lives in device memory: generation's decode step). end_capture_kept(key) ends a
+  // capture as end_capture() does and keeps what it recorded under `key`; replay_kept(key)
+  // launches that again and returns true, or returns false when nothing is kept under `key`
+  // (always on backends without graphs; the CUDA backend forgets every kept graph when it
+  // frees memory one may use, such as grown scratch). drop_kept(key) forgets one.
+  virtual void end_capture_kept(uint64_t /*key*/) { end_capture(); }
+  virtual bool replay_kept(uint64_t /*key*/) { return false; }
+  virtual void drop_kept(uint64_t /*key*/) {}
 
   // ---- notices: slow paths the ops took (a kernel that is not the fast one, and why), each
   // returned once, by the first call after it was first taken.

@@ -21,6 +21,10 @@ class Embeddings {
   void backward(const StepContext& c, Tensor ids, Tensor dx, Tensor scratch) const;
   // The dense token table (the tied LM head's weight); a TT table has none.
   ParamStore::Handle token_table() const;
+  // Whether a decode step reads each sequence's position from the device (one op for the
+  // batch) rather than from the host (a TT table with learned positions: one op per sequence),
+  // so that a recorded step can run again for the next token.
+  bool decode_positions_on_device() const { return !(tt_ && learned()); }
 
  private:
   static constexpr uint64_t kDropSite = 0;

@@ -1,7 +1,9 @@
 #include "model/model.h"
 
 #include <algorithm>
+#include <atomic>
 
+#include "core/error.h"
 #include "model/rope.h"
 
 namespace hwt {
@@ -13,8 +15,16 @@ double LossSums::mean() const {
   return m;
 }
 
+namespace {
+// Distinct keys for the kept decode graphs of every model of the process.
+uint64_t next_graph_owner() {
+  static std::atomic<uint64_t> owners{1};
+  return owners++;
+}
+}  // namespace
+
 Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype, int64_t storage_multiple)
-    : cfg_(cfg), backend_(backend), act_dtype_(act_dtype) {
+    : cfg_(cfg), backend_(backend), act_dtype_(act_dtype), graph_owner_(next_graph_owner()) {
   validate(cfg_);
   HWT_CHECK(cfg_.vocab_size > 0, "model.vocab_size must be known before building the model");
   HWT_CHECK(!has_sequence_labels(cfg_.head) || cfg_.num_labels > 0, "model.num_labels unknown");
@@ -35,9 +45,18 @@ Model::Model(const ModelConfig& cfg, Backend& backend, DType act_dtype, int64_t 
   added(0);
   params_.allocate(backend_, act_dtype_, storage_multiple);
   if (cfg_.prune.any()) pruning_ = std::make_unique<Pruning>(cfg_.prune, backend_, params_);
+  decode_graphs_ = embed_->decode_positions_on_device();
 }
 
-Model::~Model() = default;
+Model::~Model() {
+  drop_decode_graphs();
+}
+
+void Model::drop_decode_graphs() {
+  for (size_t batch = 0; batch < decode_steps_.size(); ++batch)
+    if (decode_steps_[batch] > 1) backend_.drop_kept(decode_graph_key(static_cast<int64_t>(batch)));
+  decode_steps_.assign(decode_steps_.size(), 0);
+}
 
 void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity) {
   HWT_CHECK(max_seq <= cfg_.max_seq && kv_capacity <= cfg_.max_seq,
@@ -45,6 +64,8 @@ void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity) {
             cfg_.max_seq);
   HWT_CHECK(kv_capacity == 0 || (cfg_.head == Task::Lm && cfg_.causal),
             "a KV cache needs a causal language model");
+  drop_decode_graphs();  // they point into the arena this plan replaces
+  decode_steps_.assign(static_cast<size_t>(max_batch) + 1, 0);
   max_batch_ = max_batch;
   max_seq_ = max_seq;
   const int64_t rows = max_batch * max_seq, h = cfg_.padded_hidden();
@@ -233,9 +254,29 @@ void Model::decode(std::span<const int32_t> ids) {
   set_batch(b);
   backend_.upload(arena_.view(positions_, Shape{b.batch}), kv_lengths_.data());
   kv_step_ = KvStep::Decode;
-  forward(false, 0);
+  run_decode_step();
   kv_step_ = KvStep::None;
   for (int32_t& n : kv_lengths_) ++n;
+}
+
+// Every input of a decode step (ids, positions, lengths) is in device memory, so a recorded step
+// is right for any later token of the same batch size. The first step runs as it is: it may grow
+// scratch or tune GEMMs, which a record may not.
+void Model::run_decode_step() {
+  int64_t& steps = decode_steps_[static_cast<size_t>(batch_)];
+  const uint64_t key = decode_graph_key(batch_);
+  if (!decode_graphs_ || steps++ == 0) return forward(false, 0);
+  if (backend_.replay_kept(key)) return;
+  try {
+    backend_.begin_capture();
+    forward(false, 0);
+    backend_.end_capture_kept(key);
+  } catch (const Error&) {
+    // Something in the step cannot be recorded (nothing of it ran): every step runs as it is.
+    backend_.abort_capture();
+    decode_graphs_ = false;
+    forward(false, 0);
+  }
 }
 
 LossSums Model::losses() {

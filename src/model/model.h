@@ -67,6 +67,8 @@ class Model {
   // k and v, and leaves the next-token logits in token_logits() [batch, vocab]. A sequence
   // whose cache is full is run at its last position again (its caller has ended it).
   void prefill(Batch b);
+  // On a backend with graphs (CUDA) the second decode step of a batch size is recorded and the
+  // later ones launch that record again: one launch per token instead of one per op.
   void decode(std::span<const int32_t> ids);
   const std::vector<int32_t>& kv_lengths() const { return kv_lengths_; }
 
@@ -121,6 +123,15 @@ class Model {
   KvStep kv_step_ = KvStep::None;
   std::vector<int32_t> kv_lengths_;
   ActivationArena::Slot positions_ = 0;
+  // Decode steps run per batch size, and whether steps may be recorded (decode's graphs).
+  std::vector<int64_t> decode_steps_;
+  bool decode_graphs_ = true;
+  const uint64_t graph_owner_;  // this model's part of the backend's kept-graph keys
+  uint64_t decode_graph_key(int64_t batch) const {
+    return (graph_owner_ << 20) | static_cast<uint64_t>(batch);
+  }
+  void run_decode_step();
+  void drop_decode_graphs();
   BlockScratch scratch_{};
   std::vector<int64_t> grad_stage_;  // per parameter
   std::function<void(int64_t)> backward_hook_;

@@ -52,6 +52,7 @@ CudaBackend::~CudaBackend() {
   cudaStreamSynchronize(launch_.stream);
   for (cudaGraphExec_t exec : graph_execs_)
     if (exec) cudaGraphExecDestroy(exec);
+  drop_all_kept();
   gemm_.reset();
   cudaFree(scratch_);
   cudaFree(partials_);
@@ -90,8 +91,9 @@ void CudaBackend::deallocate(void* p) {
 void* CudaBackend::scratch(size_t bytes) {
   if (bytes <= scratch_bytes_) return scratch_;
   outside_capture(fmt::format("growing scratch memory from {} to {} bytes", scratch_bytes_, bytes));
-  // Earlier ops on the stream may still read the old buffer.
+  // Earlier ops on the stream may still read the old buffer; kept graphs point into it.
   check(cudaStreamSynchronize(launch_.stream), "growing scratch");
+  drop_all_kept();
   check(cudaFree(scratch_), "freeing scratch");
   scratch_ = nullptr;
   scratch_bytes_ = 0;

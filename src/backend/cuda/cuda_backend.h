@@ -8,6 +8,7 @@
 // cuda_ops_*.cpp, their kernels in the .cu files (cuda_kernels.h).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -54,6 +55,9 @@ class CudaBackend final : public Backend {
   void synchronize() override;
   void begin_capture() override;
   void end_capture() override;
+  void end_capture_kept(uint64_t key) override;
+  bool replay_kept(uint64_t key) override;
+  void drop_kept(uint64_t key) override;
   void abort_capture() override;
   std::vector<std::string> take_notices() override;
   // The stream every op runs on (other streams, e.g. NCCL's, order themselves against it).
@@ -89,6 +93,9 @@ class CudaBackend final : public Backend {
   // Executable graphs of the last two captures; the next capture updates graph_execs_[next_exec_].
   cudaGraphExec_t graph_execs_[2] = {nullptr, nullptr};
   int next_exec_ = 0;
+  std::map<uint64_t, cudaGraphExec_t> kept_;  // end_capture_kept
+  void drop_all_kept();
+  cudaGraph_t finish_capture(std::string_view call);
 };
 
 namespace cuda {
