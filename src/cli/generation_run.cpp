@@ -15,8 +15,8 @@ void run_generation(const Checkpoint& ckpt, const std::string& path, const RunCo
   if (cfg.model.head != Task::Lm || !cfg.model.causal)
     fail_input("{} is not a causal language model (model.head = {}): generation needs one", path,
                task_name(cfg.model.head));
-  LoadedModel m =
-      open_model(ckpt, cfg.train.device, static_cast<int>(cfg.train.threads), cfg.model.prune);
+  LoadedModel m = open_model(ckpt, cfg.train.device, static_cast<int>(cfg.train.threads),
+                             cfg.model.prune, cfg.train.precision);
   const Tokenizer& tok = *m.vocab.tokenizer;
   const int64_t max_seq = m.config.model.max_seq;
   const auto ids = encode_prompts(tok, prompts, max_seq);

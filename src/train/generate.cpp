@@ -33,6 +33,15 @@ std::vector<float> download_rows(Backend& be, const Tensor& logits, int64_t firs
   return out;
 }
 
+// The text the generated tokens add to the prompt's: decoded with the prompt (a token's text
+// can depend on the one before it), or alone where that does not begin with the prompt's text.
+std::string continuation_text(const Tokenizer& tok, const Generation& g) {
+  std::vector<int32_t> all = g.prompt_ids;
+  all.insert(all.end(), g.tokens.begin(), g.tokens.end());
+  const std::string full = tok.decode(all);
+  return full.starts_with(g.prompt_text) ? full.substr(g.prompt_text.size()) : tok.decode(g.tokens);
+}
+
 // Where the valid UTF-8 text of `s` ends: before a character whose bytes have not all come yet.
 size_t complete_utf8(std::string_view s) {
   size_t i = s.size(), back = 0;
@@ -153,6 +162,9 @@ std::vector<Generation> generate(Model& model, const Tokenizer& tok,
   size_t hold = 0;  // bytes a stop string could still complete
   for (const std::string& s : o.stop) hold = std::max(hold, s.empty() ? 0 : s.size() - 1);
 
+  // The text is followed token by token only for stop strings and streaming; otherwise it is
+  // decoded once at the end (decoding the whole sequence per token costs more than a GPU step).
+  const bool follow_text = on_text || !o.stop.empty();
   // Appends a token to sequence i and decides whether it ended; streams what is certain.
   auto take = [&](size_t i, int32_t token) {
     Sequence& s = seqs[i];
@@ -162,14 +174,12 @@ std::vector<Generation> generate(Model& model, const Tokenizer& tok,
       s.done = true;
     } else {
       g.tokens.push_back(token);
-      std::vector<int32_t> all = g.prompt_ids;
-      all.insert(all.end(), g.tokens.begin(), g.tokens.end());
-      const std::string full = tok.decode(all);
-      g.text = full.starts_with(g.prompt_text) ? full.substr(g.prompt_text.size())
-                                               : tok.decode(g.tokens);
       size_t cut = std::string::npos;
-      for (const std::string& stop : o.stop)
-        if (!stop.empty()) cut = std::min(cut, g.text.find(stop));
+      if (follow_text) {
+        g.text = continuation_text(tok, g);
+        for (const std::string& stop : o.stop)
+          if (!stop.empty()) cut = std::min(cut, g.text.find(stop));
+      }
       if (cut != std::string::npos) {
         g.text.resize(cut);
         g.finish = Finish::Stop;
@@ -194,10 +204,19 @@ std::vector<Generation> generate(Model& model, const Tokenizer& tok,
 
   Backend& be = model.backend();
   auto t = Clock::now();
+  // Greedy picks are made on the device (Model::predictions): one id per row comes back
+  // instead of the row's logits.
+  const bool greedy = o.sampling.temperature == 0;
   model.prefill(b);
+  const std::vector<int32_t> prefill_picks =
+      greedy ? model.predictions().tokens : std::vector<int32_t>{};
   for (size_t i = 0; i < seqs.size(); ++i) {
-    const std::vector<float> row = download_rows(
-        be, model.token_logits(), static_cast<int64_t>(i) * b.seq + b.lengths[i] - 1, 1);
+    const int64_t last = static_cast<int64_t>(i) * b.seq + b.lengths[i] - 1;
+    if (greedy) {
+      take(i, prefill_picks[static_cast<size_t>(last)]);
+      continue;
+    }
+    const std::vector<float> row = download_rows(be, model.token_logits(), last, 1);
     take(i, sample_token(std::span(row).first(static_cast<size_t>(vocab)), o.sampling, 0));
   }
   if (speed) {
@@ -216,13 +235,16 @@ std::vector<Generation> generate(Model& model, const Tokenizer& tok,
       ids.push_back(s.g.tokens.empty() ? s.g.prompt_ids.back() : s.g.tokens.back());
     model.decode(ids);
     const int64_t padded = model.token_logits().cols();
-    const std::vector<float> rows = download_rows(be, model.token_logits(), 0, std::ssize(ids));
+    const std::vector<int32_t> picks = greedy ? model.predictions().tokens : std::vector<int32_t>{};
+    const std::vector<float> rows =
+        greedy ? std::vector<float>{} : download_rows(be, model.token_logits(), 0, std::ssize(ids));
     for (size_t i = 0; i < seqs.size(); ++i) {
       if (seqs[i].done) continue;
       ++decoded;
-      take(i, sample_token(std::span(rows).subspan(i * static_cast<size_t>(padded),
-                                                   static_cast<size_t>(vocab)),
-                           o.sampling, step));
+      take(i, greedy ? picks[i]
+                     : sample_token(std::span(rows).subspan(i * static_cast<size_t>(padded),
+                                                            static_cast<size_t>(vocab)),
+                                    o.sampling, step));
     }
   }
   if (speed) {
@@ -230,7 +252,10 @@ std::vector<Generation> generate(Model& model, const Tokenizer& tok,
     speed->decode_seconds += seconds_since(t);
   }
   std::vector<Generation> out;
-  for (Sequence& s : seqs) out.push_back(std::move(s.g));
+  for (Sequence& s : seqs) {
+    if (!follow_text) s.g.text = continuation_text(tok, s.g);
+    out.push_back(std::move(s.g));
+  }
   return out;
 }
 

@@ -27,17 +27,18 @@ void softmax(float* x, int64_t n) {
 }  // namespace
 
 LoadedModel open_model(const Checkpoint& ckpt, DeviceChoice device, int threads,
-                       const std::optional<PruneConfig>& prune) {
+                       const std::optional<PruneConfig>& prune, Precision precision) {
   LoadedModel m;
   m.config = ckpt.info().config;
   if (prune) m.config.model.prune = *prune;
   m.vocab = dataset_from_vocab_json(ckpt.info().vocab, m.config.model.head);
   m.config.model = resolve_model_config(m.config.model, m.vocab);
-  TrainConfig run;  // inference: fp32, default GPU options
+  TrainConfig run;  // default GPU options
   run.device = device;
   run.threads = threads;
   m.backend = make_backend(run);
-  m.model = std::make_unique<Model>(m.config.model, *m.backend, DType::F32);
+  const DType act = m.backend->device() == Device::Cpu ? DType::F32 : activation_dtype(precision);
+  m.model = std::make_unique<Model>(m.config.model, *m.backend, act);
   ckpt.load_parameters(m.model->params(), m.config.model);
   return m;
 }

@@ -27,9 +27,11 @@ struct LoadedModel {
 
 // Builds the checkpoint's model on the requested device with its weights, not yet planned
 // (Model::plan); with `prune`, evaluating with those thresholds instead of the saved ones
-// (DynaTran's is an inference-time choice).
+// (DynaTran's is an inference-time choice). Activations in fp32, or on a GPU in `precision`'s
+// dtype (bf16 or fp16; the CPU computes in fp32 whatever it is).
 LoadedModel open_model(const Checkpoint& ckpt, DeviceChoice device, int threads,
-                       const std::optional<PruneConfig>& prune = std::nullopt);
+                       const std::optional<PruneConfig>& prune = std::nullopt,
+                       Precision precision = Precision::Fp32);
 // open_model, planned for max_batch examples of data.max_len tokens.
 LoadedModel load_model(const Checkpoint& ckpt, DeviceChoice device, int threads, int64_t max_batch,
                        const std::optional<PruneConfig>& prune = std::nullopt);
