@@ -12,6 +12,7 @@
 #include "config/freeze_spec.h"
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "cuda_test_util.h"
 #include "interop_test_util.h"
 #include "train/fine_tune.h"
 
@@ -37,9 +38,14 @@ bool same_bytes(const SafetensorsFile& a, const SafetensorsFile& b, const std::s
   return x.bytes == y.bytes && std::memcmp(x.data, y.data, x.bytes) == 0;
 }
 
+class FineTuneOn : public ::testing::TestWithParam<std::string> {};
+
 // From the folder itself (imported on the fly): the classifier is new for this data's two
-// labels and announced, the loss falls, and the embeddings and block 0 stay bit for bit.
-TEST(FineTune, FromAHuggingFaceFolderWithFrozenParts) {
+// labels and announced, the loss falls, and the embeddings and block 0 stay bit for bit, on the
+// CPU and on the GPU.
+TEST_P(FineTuneOn, AHuggingFaceFolderWithFrozenParts) {
+  const bool gpu = GetParam() == "Cuda";
+  if (gpu) HWT_REQUIRE_GPU();
   if (!test::have_torch()) GTEST_SKIP() << "skipped: " << test::torch_python() << " has no torch";
   test::TempDir tmp("fine_tune");
   tmp.write("train.tsv", test::tiny_sentiment_tsv(400, 7));
@@ -49,8 +55,8 @@ TEST(FineTune, FromAHuggingFaceFolderWithFrozenParts) {
   const test::CliResult r = test::run_hwt(
       "train --init " + folder + " " + kData + "--set data.path=" + tmp / "train.tsv" +
           " --set train.max_steps=120 --set train.log_every=1 --set train.eval_every=1000"
-          " --set train.freeze=embeddings,layers:0 --out " +
-          tmp / "run",
+          " --set train.freeze=embeddings,layers:0" +
+          (gpu ? " --set train.device=cuda" : "") + " --out " + tmp / "run",
       tmp);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string all = r.out + r.err;
@@ -83,6 +89,9 @@ TEST(FineTune, FromAHuggingFaceFolderWithFrozenParts) {
   }
   EXPECT_GT(checked, 10u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Devices, FineTuneOn, ::testing::Values("Cpu", "Cuda"),
+                         [](const auto& i) { return i.param; });
 
 TEST(FineTune, RefusalsAreOneLine) {
   test::TempDir tmp("fine_tune_errors");

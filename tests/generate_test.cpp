@@ -11,53 +11,11 @@
 #include "backend/trace/trace_backend.h"
 #include "data/char_tokenizer.h"
 #include "model/model.h"
+#include "model_test_util.h"
 #include "train/generate.h"
 
 namespace hwt {
 namespace {
-
-// Small two-layer causal LMs of every family; init_std 0.2 so that attention is far from
-// uniform and logits are of order one. The vocabulary (97) is not a multiple of the stored rows.
-ModelConfig family(const std::string& name) {
-  ModelConfig m;
-  m.vocab_size = 97;
-  m.max_seq = 80;
-  m.hidden = 64;
-  m.heads = 4;
-  m.ffn = 128;
-  m.layers = 2;
-  m.dropout = m.attn_dropout = 0;
-  m.causal = true;
-  m.head = Task::Lm;
-  m.init_std = 0.2;
-  if (name == "gpt2") {  // learned positions, LayerNorm, heads of 15 stored padded to 16
-    m.hidden = 60;
-    m.activation = Activation::GeluTanh;
-    return m;
-  }
-  m.position = Position::Rope;
-  if (name == "neox") {  // parallel residual, a quarter of each head rotated, untied head
-    m.parallel_residual = true;
-    m.rope.fraction = 0.25;
-    m.tie_embeddings = false;
-    return m;
-  }
-  // llama and qwen2: grouped-query attention, RMSNorm, SwiGLU, no biases.
-  m.kv_heads = 2;
-  m.norm_kind = NormKind::RmsNorm;
-  m.activation = Activation::SwiGlu;
-  m.bias = false;
-  m.tie_embeddings = false;
-  if (name == "llama") {  // Llama 3's frequency scaling, active within these 80 positions
-    m.rope.theta = 500000;
-    m.rope.scaling_factor = 8;
-    m.rope.original_max_seq = 32;
-  } else {  // qwen2: q, k and v keep their biases
-    m.rope.theta = 1e6;
-    m.qkv_bias = true;
-  }
-  return m;
-}
 
 // The vocabulary's logits of row `row` of the model's token logits.
 std::vector<float> logits_row(Model& m, int64_t row) {
@@ -96,7 +54,7 @@ class CachedDecode : public ::testing::TestWithParam<std::string> {};
 // Each decode step's logits equal those of a full forward over the same prefix, and greedy
 // tokens by the cache equal greedy tokens by recomputing the whole prefix, for 64 tokens.
 TEST_P(CachedDecode, EqualsTheFullForwardAtEveryStep) {
-  const ModelConfig cfg = family(GetParam());
+  const ModelConfig cfg = test::lm_family(GetParam());
   CpuBackend cpu(2);
   Model cached(cfg, cpu), full(cfg, cpu);
   cached.init_parameters(7);
@@ -140,7 +98,7 @@ INSTANTIATE_TEST_SUITE_P(Families, CachedDecode,
 // decode_attention costed over the cache's capacity (4·b·h·capacity·d matrix FLOPs, 5 per score
 // for the softmax), and no whole-sequence attention.
 TEST(CachedDecodeTrace, RecordsTheCacheOps) {
-  const ModelConfig cfg = family("llama");
+  const ModelConfig cfg = test::lm_family("llama");
   TraceBackend trace;
   Model m(cfg, trace);
   const int64_t batch = 2, capacity = 40, d = cfg.padded_head_dim();
@@ -179,7 +137,7 @@ class Generate : public ::testing::Test {
 
   std::vector<Generation> run(const std::string& fam, const std::vector<std::string>& prompts,
                               const GenerateOptions& o) {
-    ModelConfig cfg = family(fam);
+    ModelConfig cfg = test::lm_family(fam);
     cfg.vocab_size = tok->vocab_size();
     CpuBackend cpu(2);
     Model m(cfg, cpu);
@@ -248,13 +206,13 @@ TEST_F(Generate, TheContextEndsASequence) {
   o.max_new_tokens = 1000;
   const Generation g = run("llama", {"abc"}, o)[0];
   EXPECT_EQ(g.finish, Finish::Context);
-  EXPECT_EQ(std::ssize(g.tokens), family("llama").max_seq - 3);
+  EXPECT_EQ(std::ssize(g.tokens), test::lm_family("llama").max_seq - 3);
 }
 
 TEST_F(Generate, StreamedPiecesMakeTheText) {
   GenerateOptions o = sampled(2);
   o.stop = {"never in this text"};  // held back 17 bytes at a time, then flushed at the end
-  ModelConfig cfg = family("gpt2");
+  ModelConfig cfg = test::lm_family("gpt2");
   cfg.vocab_size = tok->vocab_size();
   CpuBackend cpu(1);
   Model m(cfg, cpu);

@@ -32,6 +32,50 @@ inline ModelConfig small_decoder(int64_t heads) {
   return m;
 }
 
+// Small two-layer causal LMs of every family generation serves (gpt2, llama, neox, qwen2); init_std
+// 0.2 so that attention is far from uniform and logits are of order one. The vocabulary (97) is not
+// a multiple of the stored rows.
+inline ModelConfig lm_family(const std::string& name) {
+  ModelConfig m;
+  m.vocab_size = 97;
+  m.max_seq = 80;
+  m.hidden = 64;
+  m.heads = 4;
+  m.ffn = 128;
+  m.layers = 2;
+  m.dropout = m.attn_dropout = 0;
+  m.causal = true;
+  m.head = Task::Lm;
+  m.init_std = 0.2;
+  if (name == "gpt2") {  // learned positions, LayerNorm, heads of 15 stored padded to 16
+    m.hidden = 60;
+    m.activation = Activation::GeluTanh;
+    return m;
+  }
+  m.position = Position::Rope;
+  if (name == "neox") {  // parallel residual, a quarter of each head rotated, untied head
+    m.parallel_residual = true;
+    m.rope.fraction = 0.25;
+    m.tie_embeddings = false;
+    return m;
+  }
+  // llama and qwen2: grouped-query attention, RMSNorm, SwiGLU, no biases.
+  m.kv_heads = 2;
+  m.norm_kind = NormKind::RmsNorm;
+  m.activation = Activation::SwiGlu;
+  m.bias = false;
+  m.tie_embeddings = false;
+  if (name == "llama") {  // Llama 3's frequency scaling, active within these 80 positions
+    m.rope.theta = 500000;
+    m.rope.scaling_factor = 8;
+    m.rope.original_max_seq = 32;
+  } else {  // qwen2: q, k and v keep their biases
+    m.rope.theta = 1e6;
+    m.qkv_bias = true;
+  }
+  return m;
+}
+
 // Random ids (padded rows past their lengths for non-causal models) and the labels the model's
 // heads need: next tokens (-1 at the end) for an LM, random classes otherwise.
 inline Batch random_batch(const ModelConfig& m, int64_t batch, int64_t seq, uint64_t seed) {
