@@ -4,8 +4,10 @@
 // as text and histograms at each evaluation. TensorBoard's own reader runs on the GPU machine.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -90,8 +92,9 @@ TEST(TensorBoardWriter, ScalarsHistogramsAndTextParseBack) {
   EXPECT_EQ(t.tensor().string_val(0), "    a = 1\n");
 }
 
-TEST(TensorBoardTraining, EveryMetricAsAScalarTheConfigAndHistograms) {
-  test::TempDir dir("tb_train");
+// A short training run with train.tensorboard into dir/run: 8 steps, logged every 2, evaluated
+// every 4.
+void train_tiny(const test::TempDir& dir) {
   dir.write("train.tsv", test::tiny_sentiment_tsv(80, 3));
   const auto r =
       test::run_hwt("train --out " + dir / "run" + " --set data.path=" + (dir / "train.tsv") + " " +
@@ -100,6 +103,29 @@ TEST(TensorBoardTraining, EveryMetricAsAScalarTheConfigAndHistograms) {
                         "--set train.eval_every=4 --set train.tensorboard=true",
                     dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+// Calls check(tag, step, value) for each number of the run's metrics.jsonl (tags "train/loss",
+// "valid/accuracy", ...); returns how many.
+int for_each_metric(const fs::path& run,
+                    const std::function<void(const std::string&, int64_t, float)>& check) {
+  std::istringstream lines(test::slurp(run / "metrics.jsonl"));
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    const std::string prefix = j.value("split", std::string("train")) + "/";
+    for (const auto& [key, value] : j.items())
+      if (value.is_number() && key != "step" && key != "epoch") {
+        check(prefix + key, j["step"].get<int64_t>(), value.get<float>());
+        ++count;
+      }
+  }
+  return count;
+}
+
+TEST(TensorBoardTraining, EveryMetricAsAScalarTheConfigAndHistograms) {
+  test::TempDir dir("tb_train");
+  train_tiny(dir);
   const fs::path file = event_file(dir.path() / "run");
   ASSERT_FALSE(file.empty()) << "no event file";
   std::map<std::string, std::map<int64_t, float>> scalars;
@@ -113,18 +139,10 @@ TEST(TensorBoardTraining, EveryMetricAsAScalarTheConfigAndHistograms) {
         scalars[v.tag()][e.step()] = v.simple_value();
     }
   // Each metrics.jsonl number is the scalar of its tag and step.
-  std::istringstream lines(test::slurp(dir.path() / "run" / "metrics.jsonl"));
-  int checked = 0;
-  for (std::string line; std::getline(lines, line);) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    const std::string prefix = j.value("split", std::string("train")) + "/";
-    for (const auto& [key, value] : j.items())
-      if (value.is_number() && key != "step" && key != "epoch") {
-        EXPECT_EQ(scalars[prefix + key][j["step"].get<int64_t>()], value.get<float>())
-            << prefix + key;
-        ++checked;
-      }
-  }
+  const int checked =
+      for_each_metric(dir.path() / "run", [&](const std::string& tag, int64_t step, float value) {
+        EXPECT_EQ(scalars[tag][step], value) << tag;
+      });
   EXPECT_GT(checked, 10);
   EXPECT_EQ(scalars["train/loss"].size(), 4u);  // steps 2, 4, 6, 8
   EXPECT_EQ(scalars["valid/accuracy"].size(), 2u);
@@ -133,6 +151,39 @@ TEST(TensorBoardTraining, EveryMetricAsAScalarTheConfigAndHistograms) {
   ASSERT_TRUE(histogram_counts.contains("weights/embed.tokens"));
   EXPECT_EQ(histogram_counts["weights/embed.tokens"], histogram_counts["gradients/embed.tokens"]);
   EXPECT_EQ(static_cast<int64_t>(histogram_counts["weights/embed.tokens"]) % 16, 0);
+}
+
+// TensorBoard's own reader (tests/oracle/tensorboard_read.py; installed on the GPU machine) finds
+// the same scalars, the config text and both histogram families.
+TEST(TensorBoardTraining, TensorBoardsOwnReaderReadsTheRun) {
+  const char* env = std::getenv("HWT_TORCH_PYTHON");
+  const std::string python = env ? env : "python3";
+  if (std::system((python + " -c 'import tensorboard' >/dev/null 2>&1").c_str()) != 0)
+    GTEST_SKIP() << "skipped: " << python << " has no tensorboard";
+  test::TempDir dir("tb_reader");
+  train_tiny(dir);
+  const std::string out = dir / "read.json";
+  ASSERT_EQ(std::system((python + " " + HWT_TEST_DIR + "/oracle/tensorboard_read.py " +
+                         (dir / "run") + " > " + out)
+                            .c_str()),
+            0);
+  const nlohmann::json read = nlohmann::json::parse(test::slurp(out));
+  const int checked =
+      for_each_metric(dir.path() / "run", [&](const std::string& tag, int64_t step, float value) {
+        ASSERT_TRUE(read["scalars"].contains(tag)) << tag;
+        ASSERT_TRUE(read["scalars"][tag].contains(std::to_string(step))) << tag << " step " << step;
+        EXPECT_EQ(read["scalars"][tag][std::to_string(step)].get<float>(), value) << tag;
+      });
+  EXPECT_GT(checked, 10);
+  bool config_seen = false;
+  for (const auto& [tag, text] : read["text"].items())
+    config_seen =
+        config_seen || text.get<std::string>().find("tensorboard = true") != std::string::npos;
+  EXPECT_TRUE(config_seen) << read["text"].dump();
+  ASSERT_TRUE(read["histograms"].contains("weights/embed.tokens")) << read["histograms"].dump();
+  EXPECT_EQ(read["histograms"]["weights/embed.tokens"],
+            read["histograms"]["gradients/embed.tokens"]);
+  EXPECT_EQ(read["histograms"]["weights/embed.tokens"].size(), 2u) << "one per evaluation";
 }
 
 }  // namespace
