@@ -1,23 +1,31 @@
-// Generation speed: prefill and decode tokens/s of a GPT-2-small-shaped random model (or any
-// shape given), greedy, with the KV cache (train/generate.h, as `hwt generate` runs it) and,
-// beside it in the same run, by recomputing the whole sequence for every token (what
-// `hwt predict` did before the cache) as the baseline.
+// Generation speed: prefill and decode tokens/s of a GPT-2-small-shaped random model (or the
+// model of a config or a checkpoint), greedy, with the KV cache (train/generate.h, as
+// `hwt generate` runs it) and, beside it in the same run, by recomputing the whole sequence for
+// every token (what `hwt predict` did before the cache) as the baseline.
 //   bench_generate --device cpu --threads 2 --batch 1,16 --prompt 32 --new 8
 //   bench_generate --device cuda --dtype bf16 --batch 1,16 --prompt 32 --new 256
+//   bench_generate --device cuda --dtype bf16 --checkpoint smollm.safetensors --tokens-out t.json
+//   bench_generate --device cuda --dtype bf16 --config llama3_8b --skip-recompute
 // Prints one JSON line per (path, batch) and one with the decode speed-up per batch; the two
-// paths must produce the same tokens ("same_tokens").
+// paths must produce the same tokens ("same_tokens"). Prompt i's token t is
+// (7919 * (i * prompt + t) + 13) mod vocabulary, so another program can feed the same prompts.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend/cpu/openmp_wait.h"
+#include "config/run_config.h"
 #include "model/model.h"
+#include "train/checkpoint.h"
 #include "train/generate.h"
 #include "train/run_setup.h"
 
@@ -90,6 +98,7 @@ int main(int argc, char** argv) {
   CLI::App app{"hwt generation speed: KV cache against full recompute", "bench_generate"};
   std::string device = "cpu", dtype = "f32", batches = "1,16";
   int64_t prompt = 32, count = 8, threads = 0;
+  std::string config, checkpoint, tokens_out;
   bool skip_recompute = false;
   ModelConfig m;  // GPT-2 small: 124M parameters
   m.vocab_size = 50257;
@@ -106,18 +115,53 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batches, "Comma-separated batch sizes")->capture_default_str();
   app.add_option("--prompt", prompt, "Prompt tokens")->capture_default_str();
   app.add_option("--new", count, "New tokens per sequence")->capture_default_str();
-  app.add_option("--layers", m.layers)->capture_default_str();
-  app.add_option("--hidden", m.hidden)->capture_default_str();
-  app.add_option("--heads", m.heads)->capture_default_str();
-  app.add_option("--kv-heads", m.kv_heads)->capture_default_str();
-  app.add_option("--ffn", m.ffn)->capture_default_str();
-  app.add_option("--vocab", m.vocab_size)->capture_default_str();
+  // Shape flags: the default model's, or changes to a config's (a checkpoint's shape is fixed).
+  ModelConfig shape = m;
+  auto* layers = app.add_option("--layers", shape.layers)->capture_default_str();
+  app.add_option("--hidden", shape.hidden)->capture_default_str();
+  app.add_option("--heads", shape.heads)->capture_default_str();
+  app.add_option("--kv-heads", shape.kv_heads)->capture_default_str();
+  app.add_option("--ffn", shape.ffn)->capture_default_str();
+  app.add_option("--vocab", shape.vocab_size)->capture_default_str();
+  app.add_option("--config", config, "The model of a config (TOML or name in configs/), random");
+  app.add_option("--checkpoint", checkpoint, "The model and weights of an hwt checkpoint")
+      ->excludes("--config")
+      ->excludes("--hidden")
+      ->excludes("--heads")
+      ->excludes("--kv-heads")
+      ->excludes("--ffn")
+      ->excludes("--vocab")
+      ->excludes(layers);
+  app.add_option("--tokens-out", tokens_out, "Write the KV-cache path's tokens (JSON, per batch)");
   app.add_flag("--skip-recompute", skip_recompute, "Time the KV cache only");
   CLI11_PARSE(app, argc, argv);
+  std::unique_ptr<Checkpoint> ckpt;
+  if (!checkpoint.empty()) {
+    ckpt = std::make_unique<Checkpoint>(checkpoint);
+    m = ckpt->info().config.model;
+  } else {
+    if (!config.empty()) m = load_run_config(config, {}).model;
+    using Flag = std::tuple<const char*, const int64_t*, int64_t*>;
+    for (const auto& [flag, from, to] :
+         std::initializer_list<Flag>{{"--layers", &shape.layers, &m.layers},
+                                     {"--hidden", &shape.hidden, &m.hidden},
+                                     {"--heads", &shape.heads, &m.heads},
+                                     {"--kv-heads", &shape.kv_heads, &m.kv_heads},
+                                     {"--ffn", &shape.ffn, &m.ffn},
+                                     {"--vocab", &shape.vocab_size, &m.vocab_size}})
+      if (config.empty() || app.count(flag) > 0) *to = *from;
+    if (config.empty()) m.activation = Activation::GeluTanh;
+  }
   m.dropout = m.attn_dropout = 0;
   m.causal = true;
   m.head = Task::Lm;
-  m.activation = Activation::GeluTanh;
+  // Weights: the checkpoint's, else random (seed 1).
+  auto load_weights = [&](Model& model) {
+    if (ckpt)
+      ckpt->load_parameters(model.params(), m);
+    else
+      model.init_parameters(1);
+  };
   TrainConfig tc;
   tc.device = device == "cuda" ? DeviceChoice::Cuda : DeviceChoice::Cpu;
   tc.threads = threads;
@@ -127,6 +171,7 @@ int main(int argc, char** argv) {
   GenerateOptions o;
   o.max_new_tokens = count;  // greedy (temperature 0)
 
+  nlohmann::json all_tokens = nlohmann::json::object();
   for (const std::string& item : CLI::detail::split(batches, ',')) {
     const int64_t batch = std::stoll(item);
     std::vector<std::vector<int32_t>> prompts;
@@ -141,6 +186,9 @@ int main(int argc, char** argv) {
                           {"device", device},
                           {"dtype", dtype},
                           {"batch", batch},
+                          {"layers", m.layers},
+                          {"hidden", m.hidden},
+                          {"vocab", m.vocab_size},
                           {"prompt", prompt},
                           {"new", count},
                           {"prefill_tokens_per_s", s.prefill_tokens / s.prefill_seconds},
@@ -153,18 +201,19 @@ int main(int argc, char** argv) {
     std::vector<Generation> gens;
     {
       Model model(m, *be, act);
-      model.init_parameters(1);
+      load_weights(model);
       const GenerationPlan p = plan_generation(prompts, count, m.max_seq);
       model.plan(p.batch, p.prompt_seq, p.kv_capacity);
       generate(model, tok, prompts, o);  // warm-up: first-touch allocations, autotuning
       gens = generate(model, tok, prompts, o, {}, &cached);
     }
+    for (const Generation& g : gens) all_tokens[item].push_back(g.tokens);
     if (skip_recompute) {
       report("kv_cache", cached, true);
       continue;
     }
     Model model(m, *be, act);
-    model.init_parameters(1);
+    load_weights(model);
     model.plan(batch, prompt + count);
     const Result full = recompute(model, prompts, count);
     bool same = true;
@@ -175,5 +224,6 @@ int main(int argc, char** argv) {
                          (full.speed.decode_tokens / full.speed.decode_seconds);
     fmt::print("{}\n", nlohmann::json{{"batch", batch}, {"decode_speedup", ratio}}.dump());
   }
+  if (!tokens_out.empty()) std::ofstream(tokens_out) << all_tokens.dump() << "\n";
   return 0;
 }

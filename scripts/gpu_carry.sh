@@ -10,7 +10,8 @@ set -euo pipefail
 src=${1:-build-cuda}
 dst=$(mktemp -d)
 mkdir -p "$dst/lib"
-for bin in "$src/hwt" "$src/tests/hwt_tests" "$src/bench/bench_train_step" "$src/bench/bench_kernels"; do
+for bin in "$src/hwt" "$src/tests/hwt_tests" "$src/tests/hwt_tensorboard_tests" \
+  "$src/bench/bench_train_step" "$src/bench/bench_kernels" "$src/bench/bench_generate"; do
   [ -x "$bin" ] || { echo "missing $bin" >&2; exit 1; }
   cp "$bin" "$dst/"
   strip -s "$dst/$(basename "$bin")"
@@ -22,6 +23,8 @@ for bin in "$src/hwt" "$src/tests/hwt_tests" "$src/bench/bench_train_step" "$src
     esac
   done
 done
+# Where the tests look for their fixtures and the hwt binary (HWT_TEST_DIR, HWT_BINARY).
+pwd >"$dst/source_dir.txt"
 rm -rf build-cuda-carry && mkdir -p build-cuda-carry
 tar -cf - -C "$dst" . | xz -T2 -9e >build-cuda-carry/carry.tar.xz
 rm -rf "$dst"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CUDA backend's device run in one call (docs/cuda.md): GPU tests, hwt benchmarks and the
 # PyTorch baselines on the same GPU. Uses build-cuda-carry/ (scripts/gpu_carry.sh).
-#   scripts/gpu_check.sh [tests] [bench] [profile] [ncu] [torch] [compile]   (default: all but ncu)
+#   scripts/gpu_check.sh [tests] [bench] [profile] [ncu] [torch] [compile] [interop] [tensorboard]
+#                        [generate] [sanitize]      (default: tests bench profile torch compile)
 # Logs land in $OUT; a summary prints last.
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu_check}
@@ -10,6 +11,11 @@ C=/tmp/hwt-carry
 mkdir -p "$C" && tar -xJf build-cuda-carry/carry.tar.xz -C "$C" || exit 1
 export LD_LIBRARY_PATH=$C/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
+# The tests find their fixtures and the hwt binary where the build put them (HWT_TEST_DIR,
+# HWT_BINARY: this checkout's tests/ and build-cuda/hwt where it was built).
+src=$(cat "$C/source_dir.txt")
+if [ -n "$src" ] && [ ! -e "$src/tests" ]; then mkdir -p "$(dirname "$src")" && ln -sfn "$PWD" "$src"; fi
+mkdir -p build-cuda && ln -sf "$C/hwt" build-cuda/hwt
 want() { [ $# -eq 0 ] || [[ " $ARGS " == *" $1 "* ]]; }
 ARGS="$*"
 [ -n "$ARGS" ] || ARGS="tests bench profile torch compile"
@@ -21,11 +27,29 @@ ARGS="$*"
 } >"$OUT/env.txt" 2>&1
 B=$OUT/bench.jsonl
 : >"$B"
+# CPU-only checks run beside the GPU tests (the machine has cores to spare); waited for before
+# anything is timed.
+if want interop; then  # parity with transformers itself; fresh fixtures for tests/fixtures
+  (
+  HWT_TORCH_PYTHON=python3 HWT_TRANSFORMERS_RECORD=/tmp/hf_transformers timeout 300 \
+    "$C/hwt_tests" --gtest_filter='TransformersParity.*:*RoundTrip*:HfExport.*:HfFolder*' \
+    >"$OUT/interop.txt" 2>&1
+  echo "interop exit $?" >>"$OUT/interop.txt"
+  tar -czf "$OUT/hf_transformers.tar.gz" -C /tmp hf_transformers
+  ) &
+fi
+if want tensorboard; then  # TensorBoard's own reader on a run's event file
+  (
+  HWT_TORCH_PYTHON=python3 timeout 120 "$C/hwt_tensorboard_tests" >"$OUT/tensorboard.txt" 2>&1
+  echo "tensorboard exit $?" >>"$OUT/tensorboard.txt"
+  ) &
+fi
 if want tests; then
-  HWT_HOME=$PWD HWT_EXPECT_GPU=1 HWT_TORCH_PYTHON=python3 timeout 480 "$C/hwt_tests" \
-    --gtest_filter='*Cuda*:*LossScaler*:*GemmTimer*:*TorchParity*cuda*' >"$OUT/tests.txt" 2>&1
+  HWT_HOME=$PWD HWT_EXPECT_GPU=1 HWT_TORCH_PYTHON=python3 timeout ${HWT_TESTS_TIMEOUT:-480} "$C/hwt_tests" \
+    --gtest_filter='*Cuda*:*Gpu*:*LossScaler*:*GemmTimer*:*TorchParity*cuda*' >"$OUT/tests.txt" 2>&1
   echo "tests exit $?" >>"$OUT/tests.txt"
 fi
+wait
 if want bench; then
   timeout 90 "$C/bench_kernels" >>"$B" 2>"$OUT/bench_err.txt"
   step() { timeout 60 "$C/bench_train_step" "$@" >>"$B" 2>>"$OUT/bench_err.txt"; }
@@ -39,6 +63,20 @@ if want bench; then
   step --config bert_base
   step --config gpt2_124m --set train.cuda_graph=true
   step --config bert_base --set train.cuda_graph=true
+fi
+if want generate; then  # decode speed beside transformers, and a Llama-3-8B-shaped model
+  timeout 420 bench/generate_vs_hf.sh "$C" /tmp/generate >>"$OUT/generate.txt" 2>&1
+  timeout 240 "$C/bench_generate" --device cuda --dtype bf16 --config llama3_8b \
+    ${HWT_8B_LAYERS:+--layers $HWT_8B_LAYERS} --batch 1 --prompt 32 --new 128 --skip-recompute \
+    >>"$OUT/generate.txt" 2>&1
+fi
+if want sanitize; then  # compute-sanitizer over the generation kernels' tests
+  CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in ${HWT_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
+    timeout 150 "$CS" --tool $tool --error-exitcode 9 "$C/hwt_tests" \
+      --gtest_filter="${HWT_SANITIZE_TESTS:-CudaDecode*:CudaGenerate*F32*}" >>"$OUT/sanitize.txt" 2>&1
+    echo "sanitize $tool exit $?" >>"$OUT/sanitize.txt"
+  done
 fi
 if want profile; then
   timeout 60 "$C/bench_train_step" --config gpt2_124m --profile >"$OUT/profile_gpt2.jsonl" 2>&1
@@ -73,6 +111,12 @@ if [ -f "$OUT/ncu.txt" ]; then
   grep -E "flash_|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Warp Cycles Per Issued|Issue Slot|Theoretical Occ|Block Limit" \
     "$OUT/ncu.txt" | head -60
 fi
+for f in interop tensorboard generate sanitize; do
+  [ -f "$OUT/$f.txt" ] || continue
+  echo "== $f"
+  grep -E "^\[  FAILED|Failure|Expected|Which is|exit|PASSED|SKIPPED \]|^\{|ERROR SUMMARY|FAILED|Error|margin|agrees|missing" \
+    "$OUT/$f.txt" | head -50
+done
 echo "== bench"; cat "$B"
 for f in "$OUT"/bench_err.txt "$OUT"/torch_err.txt; do
   [ -s "$f" ] && { echo "== $(basename "$f")"; tail -15 "$f"; }
