@@ -181,7 +181,7 @@ TEST(Accelerators, ShapeRunsOnTpuAndAmdWithTheCaveat) {
 TEST(Accelerators, EstimateComparesGpuTpuAndAmd) {
   test::TempDir tmp("accel_estimate");
   const test::CliResult r =
-      test::run_hwt("estimate --config bert_base --gpu h100-sxm,tpu-v5p,mi300x --json", tmp);
+      test::run_hwt("estimate --config bert_base --gpu h100-sxm --gpu tpu-v5p --gpu mi300x --json", tmp);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.size(), 3u);
@@ -216,7 +216,7 @@ TEST(Accelerators, EstimateComparesGpuTpuAndAmd) {
                 .exit_code,
             2);
   const test::CliResult table =
-      test::run_hwt("estimate --config bert_base --gpu h100-sxm,tpu-v5p,mi300x", tmp);
+      test::run_hwt("estimate --config bert_base --gpu h100-sxm --gpu tpu-v5p --gpu mi300x", tmp);
   ASSERT_EQ(table.exit_code, 0) << table.err;
   for (const char* name : {"H100-SXM", "TPU-v5p", "MI300X", "not checked against hardware"})
     EXPECT_NE(table.out.find(name), std::string::npos) << name << "\n" << table.out;
@@ -227,7 +227,7 @@ TEST(Accelerators, EstimateComparesGpuTpuAndAmd) {
 TEST(Accelerators, DataParallelUsesIciAndInfinityFabric) {
   test::TempDir tmp("accel_dp");
   const test::CliResult r = test::run_hwt(
-      "estimate --config bert_base --gpu tpu-v5p,mi300x,mi250x --gpus 8 --json", tmp);
+      "estimate --config bert_base --gpu tpu-v5p --gpu mi300x --gpu mi250x --gpus 8 --json", tmp);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.size(), 24u);  // 3 GPUs x 4 counts (1, 2, 4, 8) x ZeRO 0 and 1

@@ -292,7 +292,7 @@ TEST(DpEstimateCommand, BadInputIsOneLineAndExitTwo) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
   }
   const test::CliResult r =
-      test::run_hwt("estimate --config bert_base --gpu h200,l4 --gpus 2", tmp);
+      test::run_hwt("estimate --config bert_base --gpu h200 --gpu l4 --gpus 2", tmp);
   EXPECT_NE(r.err.find("L4 has no nvlink figures"), std::string::npos) << r.err;
 }
 

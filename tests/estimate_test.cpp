@@ -104,7 +104,7 @@ TEST(Estimate, PowerRisesWithTheShareOfTensorCoreWork) {
 TEST(Estimate, CommandPrintsEveryGpuAndFailsCleanly) {
   test::TempDir tmp("estimate_cli");
   const test::CliResult ok =
-      test::run_hwt("estimate --config bert_base --gpu h200,a100-80gb --json", tmp);
+      test::run_hwt("estimate --config bert_base --gpu h200 --gpu a100-80gb --json", tmp);
   ASSERT_EQ(ok.exit_code, 0) << ok.err;
   const nlohmann::json j = nlohmann::json::parse(ok.out);
   ASSERT_EQ(j.size(), 2u);
@@ -121,6 +121,12 @@ TEST(Estimate, CommandPrintsEveryGpuAndFailsCleanly) {
   EXPECT_EQ(test::run_hwt("estimate --config bert_base --gpu nope", tmp).exit_code, 2);
   EXPECT_EQ(test::run_hwt("estimate --config bert_base --precision fp8", tmp).exit_code, 2);
   EXPECT_EQ(test::run_hwt("estimate --config bert_base --gpu ,", tmp).exit_code, 2);
+  // The old spelling, a comma-separated list, still gives each GPU a row, with a warning.
+  const test::CliResult listed =
+      test::run_hwt("estimate --config bert_tiny --gpu h200,l4 --json", tmp);
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_NE(listed.err.find("is deprecated"), std::string::npos) << listed.err;
+  EXPECT_EQ(nlohmann::json::parse(listed.out).size(), 2u) << listed.out;
 }
 
 // The "$/1M tok" column: three significant figures, so that GPUs whose costs differ only past
@@ -128,7 +134,7 @@ TEST(Estimate, CommandPrintsEveryGpuAndFailsCleanly) {
 TEST(Estimate, CostPerMillionTokensHasThreeSignificantFigures) {
   test::TempDir tmp("estimate_cost");
   const test::CliResult r =
-      test::run_hwt("estimate --config bert_tiny --gpu h200,a100-80gb,l4", tmp);
+      test::run_hwt("estimate --config bert_tiny --gpu h200 --gpu a100-80gb --gpu l4", tmp);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::istringstream lines(r.out);
   std::string line;
@@ -157,7 +163,7 @@ TEST(Estimate, CostPerMillionTokensHasThreeSignificantFigures) {
 TEST(Estimate, AGpuWithoutBf16IsEstimatedAtFp16) {
   test::TempDir tmp("estimate_fp16");
   const std::string gpt2 = "estimate --config gpt2_124m ";
-  const test::CliResult mixed = test::run_hwt(gpt2 + "--gpu h200,a100-80gb,t4 --json", tmp);
+  const test::CliResult mixed = test::run_hwt(gpt2 + "--gpu h200 --gpu a100-80gb --gpu t4 --json", tmp);
   ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
   const nlohmann::json j = nlohmann::json::parse(mixed.out);
   ASSERT_EQ(j.size(), 3u);
@@ -175,7 +181,7 @@ TEST(Estimate, AGpuWithoutBf16IsEstimatedAtFp16) {
   const test::CliResult fp16 = test::run_hwt(gpt2 + "--gpu t4 --precision fp16 --json", tmp);
   ASSERT_EQ(fp16.exit_code, 0) << fp16.err;
   EXPECT_EQ(nlohmann::json::parse(fp16.out)[0]["step_s"], j[2]["step_s"]);
-  const test::CliResult table = test::run_hwt(gpt2 + "--gpu h200,a100-80gb,t4", tmp);
+  const test::CliResult table = test::run_hwt(gpt2 + "--gpu h200 --gpu a100-80gb --gpu t4", tmp);
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("\nT4 (fp16) "), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("note: " + note + "\n"), std::string::npos) << table.out;

@@ -24,7 +24,8 @@ constexpr const char* kDefaultGpus = "8";  // --gpus without a value, or --link 
 
 struct Opts {
   ConfigOptions config;
-  std::string gpus = "H200", precision;
+  std::vector<std::string> gpus{"H200"};
+  std::string precision;
   std::vector<std::string> catalogs;
   double epoch_tokens = 0;
   bool json = false;
@@ -33,12 +34,23 @@ struct Opts {
   bool data_parallel() const { return gpus_given || !link.empty(); }
 };
 
-std::vector<std::string> split_names(const std::string& list) {
+// The --gpu names; a comma-separated list, the old spelling, still splits (with a warning).
+std::vector<std::string> gpu_names(const std::vector<std::string>& given) {
   std::vector<std::string> out;
-  std::stringstream in(list);
-  for (std::string part; std::getline(in, part, ',');)
-    if (!part.empty()) out.push_back(part);
-  if (out.empty()) fail_input("--gpu '{}': name at least one GPU", list);
+  for (const std::string& item : given) {
+    if (item.find(',') == std::string::npos) {
+      if (item.empty()) fail_input("--gpu '': name a GPU of the catalog");
+      out.push_back(item);
+      continue;
+    }
+    warn("--gpu {} (a comma-separated list) is deprecated and will be removed in the next "
+         "release: give --gpu once per GPU",
+         item);
+    std::stringstream in(item);
+    for (std::string part; std::getline(in, part, ',');)
+      if (!part.empty()) out.push_back(part);
+  }
+  if (out.empty()) fail_input("--gpu: name at least one GPU of the catalog");
   return out;
 }
 
@@ -143,7 +155,7 @@ void run(const Opts& o) {
   std::map<Precision, Workload> traced;
   traced.emplace(p, trace_step(spec));
   std::vector<GpuEstimate> all;
-  for (const std::string& name : split_names(o.gpus)) {
+  for (const std::string& name : gpu_names(o.gpus)) {
     const GpuSpec& gpu = cat.find(name);
     const std::optional<Precision> q = gpu.precision_for(p);
     if (!q) fail_input("{} has no {} rate in the catalog", gpu.name, precision_name(p));
@@ -181,7 +193,9 @@ void add_estimate_command(CLI::App& app) {
       "estimate", "Predicted step time, throughput, energy and cost of a config on cataloged GPUs");
   auto o = std::make_shared<Opts>();
   add_step_options(cmd, o->config);
-  cmd->add_option("--gpu", o->gpus, "GPU names from the catalog, comma-separated")
+  cmd->add_option("--gpu", o->gpus, "A GPU of the catalog (repeatable: a row for each)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->capture_default_str();
   cmd->add_option("--precision", o->precision,
                   "fp32, tf32, bf16 or fp16 (default: train.precision)");
