@@ -1,6 +1,7 @@
 // hwt -> Hugging Face -> hwt: a tiny random model of each architecture `hwt export` writes,
 // exported and imported back, must come back with bit-identical weights, the same model config
-// and the same logits; the folder holds what transformers' from_pretrained reads.
+// and the same logits; the folder holds what transformers' from_pretrained reads. Where
+// transformers is installed (the GPU machine), it loads each folder and must give hwt's logits.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "interop/hf_export.h"
 #include "interop/hf_import.h"
 #include "interop_test_util.h"
+#include "transformers_parity.h"
 
 namespace hwt {
 namespace {
@@ -126,6 +128,17 @@ json model_keys(const ModelConfig& m) {
   return out;
 }
 
+// transformers loads the exported folder `hf`: hwt's logits of `ckpt`, nothing missing or
+// unexpected (tests/transformers_parity.h); recorded as fixture `export_NAME` when asked.
+void check_in_transformers(const std::filesystem::path& hf, const std::string& ckpt,
+                           const std::string& name) {
+  if (!test::have_transformers()) return;
+  ASSERT_TRUE(test::run_transformers_oracle("export " + hf.string()));
+  std::filesystem::copy_file(ckpt, hf / "hwt.safetensors");
+  test::expect_export_matches_transformers(hf);
+  test::record_transformers_fixture(hf, "export_" + name);
+}
+
 std::vector<int32_t> some_ids(const ModelConfig& m, size_t n) {
   std::vector<int32_t> ids;
   for (size_t i = 0; i < n; ++i) ids.push_back(static_cast<int32_t>((i * 7 + 3) % m.vocab_size));
@@ -177,6 +190,7 @@ TEST_P(RoundTrip, WeightsConfigAndLogitsComeBack) {
   const std::vector<int32_t> ids = some_ids(c.model, 9);
   EXPECT_EQ(test::checkpoint_logits(tmp / "b.safetensors", ids),
             test::checkpoint_logits(tmp / "a.safetensors", ids));
+  check_in_transformers(tmp / "hf", tmp / "a.safetensors", c.name);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -236,6 +250,7 @@ TEST(HfExport, ATrainedCheckpointGoesThroughTheCommands) {
     EXPECT_EQ(std::memcmp(va.data, vb.data, va.bytes), 0) << name << " differs";
   }
   EXPECT_EQ(b.names().size(), 4u + 12u) << "embeddings, final norm and one block's 12 tensors";
+  check_in_transformers(tmp / "hf", ckpt, "gpt2_trained");
 }
 
 }  // namespace

@@ -28,6 +28,27 @@ inline bool have_torch() {
   return std::system((torch_python() + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
 }
 
+// transformers (installed on the GPU machine, not in Debian): what tests/oracle/hf_transformers.py
+// needs to make fresh parity fixtures.
+inline bool have_transformers() {
+  return std::system((torch_python() + " -c 'import transformers' >/dev/null 2>&1").c_str()) == 0;
+}
+
+// Runs tests/oracle/hf_transformers.py with `args` ("import DIR" or "export DIR..."); true when
+// every case was written.
+inline bool run_transformers_oracle(const std::string& args) {
+  const std::string cmd =
+      torch_python() + " " + HWT_TEST_DIR + "/oracle/hf_transformers.py " + args + " >&2";
+  return std::system(cmd.c_str()) == 0;
+}
+
+// $HWT_TRANSFORMERS_RECORD: a folder to copy freshly made parity fixtures into (to refresh
+// tests/fixtures/hf_transformers on the GPU machine); empty when unset.
+inline std::string transformers_record_dir() {
+  const char* env = std::getenv("HWT_TRANSFORMERS_RECORD");
+  return env ? env : "";
+}
+
 // The folders tests/oracle/hf_folders.py writes, once per test process.
 inline const std::filesystem::path& hf_folders() {
   static TempDir dir("interop_hf_folders");
