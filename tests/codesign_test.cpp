@@ -146,9 +146,10 @@ class Codesign : public ::testing::Test {
       }
     return b;
   }
-  SearchResult search(FakeSource& src, const SearchOptions& o) {
+  SearchResult search(FakeSource& src, const SearchOptions& o,
+                      const SearchProgress& progress = {}) {
     RunCache cache(dir / "runs.jsonl", src.settings());
-    return run_search(in, src, cache, o, nullptr);
+    return run_search(in, src, cache, o, nullptr, progress);
   }
 };
 
@@ -228,10 +229,18 @@ TEST_F(Codesign, ResumesFromTheCacheWithoutRetraining) {
   EXPECT_EQ(resumed.chosen.shape, full.chosen.shape);
   EXPECT_EQ(resumed.chosen.design_index, full.chosen.design_index);
 
-  // A third start finds everything cached.
+  // A third start finds everything cached; the progress counts cached runs too, up to the
+  // budget, in order.
   FakeSource third;
-  EXPECT_EQ(search(third, small_options(Goal::Pareto, 7)).cached, 7);
+  std::vector<std::pair<int64_t, int64_t>> progress;
+  EXPECT_EQ(search(third, small_options(Goal::Pareto, 7),
+                   [&](int64_t done, int64_t total) { progress.emplace_back(done, total); })
+                .cached,
+            7);
   EXPECT_TRUE(third.calls.empty());
+  ASSERT_EQ(progress.size(), 7u);
+  for (size_t i = 0; i < progress.size(); ++i)
+    EXPECT_EQ(progress[i], std::make_pair(static_cast<int64_t>(i + 1), int64_t{7}));
 }
 
 TEST_F(Codesign, TimeBudgetStopsNewRunsButFinishesTheSearch) {

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/files.h"
 #include "core/paths.h"
+#include "report/progress_meter.h"
 
 namespace hwt {
 namespace {
@@ -73,8 +74,18 @@ void run(Opts o) {
   TrainingSource source(base, o.steps, o.out + "/runs", o.keep_checkpoints);
   make_output_folder(o.out);
   RunCache cache(o.out + "/runs.jsonl", source.settings());
+  // On a terminal a meter under the log lines counts the runs and estimates the time left.
+  ProgressMeter meter("codesign", "runs", !o.quiet);
+  int64_t done = 0;
   auto log = [&](const std::string& line) {
-    if (!o.quiet) fmt::print(stderr, "{}\n", line);
+    if (o.quiet) return;
+    meter.finish();
+    fmt::print(stderr, "{}\n", line);
+    if (done > 0) meter.update(done, o.search.runs);
+  };
+  auto progress = [&](int64_t n, int64_t total) {
+    done = n;
+    meter.update(n, total);
   };
   log(fmt::format("codesign: {} shapes x {} designs ({}), baseline {} on {}; {} runs of {} steps{}",
                   in.space.size(), designs.size(), designs.name, in.baseline_shape.key(),
@@ -82,7 +93,8 @@ void run(Opts o) {
                   cache.runs().empty() ? ""
                                        : fmt::format("; resuming: {} runs in {}",
                                                      cache.runs().size(), cache.path())));
-  const SearchResult r = run_search(in, source, cache, o.search, log);
+  const SearchResult r = run_search(in, source, cache, o.search, log, progress);
+  meter.finish();
   write_report(o.out, r, meta);
   fmt::print("{}wrote {}/front.csv, codesign.json, accuracy_latency.svg, accuracy_energy.svg\n",
              summary_text(r), o.out);

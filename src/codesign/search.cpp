@@ -28,8 +28,14 @@ std::string describe(const ReportedPair& p) {
 class Search {
  public:
   Search(const SearchInputs& in, AccuracySource& source, RunCache& cache, const SearchOptions& o,
-         const std::function<void(const std::string&)>& log)
-      : in_(in), source_(source), cache_(cache), o_(o), log_(log), start_(Clock::now()) {}
+         const std::function<void(const std::string&)>& log, const SearchProgress& progress)
+      : in_(in),
+        source_(source),
+        cache_(cache),
+        o_(o),
+        log_(log),
+        progress_(progress),
+        start_(Clock::now()) {}
 
   SearchResult run();
 
@@ -65,6 +71,7 @@ class Search {
   RunCache& cache_;
   const SearchOptions& o_;
   const std::function<void(const std::string&)>& log_;
+  const SearchProgress& progress_;
   Clock::time_point start_;
   SearchResult res_;
   std::optional<HardwareEvaluator> hw_;
@@ -88,6 +95,7 @@ const TrainedRun& Search::measure(const ModelShape& s) {
                     o_.runs, s.key(), 100 * r.accuracy, r.steps, r.seconds, r.backend));
   }
   use_sparsity(res_.runs.back());
+  if (progress_) progress_(n, o_.runs);
   return res_.runs.back();
 }
 
@@ -240,8 +248,8 @@ SearchResult Search::run() {
 }  // namespace
 
 SearchResult run_search(const SearchInputs& in, AccuracySource& source, RunCache& cache,
-                        const SearchOptions& o,
-                        const std::function<void(const std::string&)>& log) {
+                        const SearchOptions& o, const std::function<void(const std::string&)>& log,
+                        const SearchProgress& progress) {
   if (o.runs < 1) fail_input("--runs {} must be at least 1", o.runs);
   if (o.initial < 1) fail_input("--initial {} must be at least 1", o.initial);
   if (o.per_round < 1) fail_input("--per-round {} must be at least 1", o.per_round);
@@ -251,7 +259,7 @@ SearchResult run_search(const SearchInputs& in, AccuracySource& source, RunCache
     fail_input("--population {} must be a multiple of 4, at least 8", o.evolve.population);
   if (o.evolve.generations < 1)
     fail_input("--generations {} must be at least 1", o.evolve.generations);
-  return Search(in, source, cache, o, log).run();
+  return Search(in, source, cache, o, log, progress).run();
 }
 
 }  // namespace hwt::codesign

@@ -64,8 +64,11 @@ struct SearchInputs {
   std::function<HardwareEvaluator(int64_t vocab_size)> make_hardware;
 };
 
-// Progress lines (rounds, runs, best so far) go to `log`.
+// Progress lines (rounds, runs, best so far) go to `log`; `progress(done, total)`, when given,
+// follows each run measured (trained or cached) against the budget of runs.
+using SearchProgress = std::function<void(int64_t done, int64_t total)>;
 SearchResult run_search(const SearchInputs& in, AccuracySource& source, RunCache& cache,
-                        const SearchOptions& o, const std::function<void(const std::string&)>& log);
+                        const SearchOptions& o, const std::function<void(const std::string&)>& log,
+                        const SearchProgress& progress = {});
 
 }  // namespace hwt::codesign

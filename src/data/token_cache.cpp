@@ -74,11 +74,13 @@ TokenStream cached_tokens(const Corpus& corpus, const Tokenizer& tok, int32_t se
   };
   const auto encode = [&] {
     const auto report = [&](const EncodeProgress& p) {
+      if (o.progress) return o.progress(p.bytes_done, p.bytes_total);
       say(fmt::format("encoding {}: {} of {} in {:.0f} s ({:.0f} tokens/s)", corpus.label,
                       megabytes(p.bytes_done), megabytes(p.bytes_total), p.seconds,
                       static_cast<double>(p.tokens_done) / p.seconds));
     };
-    return encode_documents(tok, corpus.documents, separator, o.threads, report);
+    return encode_documents(tok, corpus.documents, separator, o.threads, report,
+                            o.progress ? 0.1 : 2.0);
   };
   if (cache_dir.empty()) return encode();
 

@@ -38,6 +38,9 @@ std::string token_cache_entry(const Corpus& corpus, const Tokenizer& tok,
 struct TokenizeOptions {
   int64_t threads = 0;                             // encoding threads; <= 0: every core
   std::function<void(const std::string&)> notice;  // one-line messages; null: none
+  // Encoding's progress (bytes of the corpus done, of all), several times a second, instead of
+  // a notice every two seconds; null: the notices.
+  std::function<void(size_t bytes_done, size_t bytes_total)> progress{};
   // Tokenizer::to_json() of the tokenizer to use (`hwt train --init`'s); null: the one
   // data.tokenizer names, learned from the data where it is learned.
   const nlohmann::json* tokenizer = nullptr;

@@ -20,13 +20,14 @@
 #include "data/dataset.h"
 #include "measure/host_info.h"
 #include "model/model.h"
+#include "report/progress_meter.h"
 #include "train/checkpoint.h"
 #include "train/evaluate.h"
 #include "train/fine_tune.h"
 #include "train/gradient_sync.h"
+#include "train/metrics_sink.h"
 #include "train/numeric_check.h"
 #include "train/progress.h"
-#include "train/metrics_sink.h"
 #include "train/run_files.h"
 #include "train/run_setup.h"
 #include "train/run_telemetry.h"
@@ -131,9 +132,18 @@ void Run::setup() {
   if (!req_.resume.empty()) resume_.emplace(req_.resume);
   if (!req_.init.empty()) init_.emplace(req_.init);
   TokenizeOptions tokenize{cfg_.train.threads, nullptr};
-  // The token cache's lines (built, reused, stale) are progress output: the leader's, not --quiet.
-  if (req_.progress && leader())
-    tokenize.notice = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
+  // The token cache's lines (built, reused, stale) are progress output: the leader's, not --quiet;
+  // on a terminal a meter follows the encoding of a corpus, with the time left.
+  ProgressMeter encoding("tokenising", "MB", req_.progress && leader());
+  if (req_.progress && leader()) {
+    tokenize.notice = [&encoding](const std::string& line) {
+      encoding.finish();
+      fmt::print(stderr, "{}\n", line);
+    };
+    tokenize.progress = [&encoding](size_t done, size_t total) {
+      encoding.update(static_cast<int64_t>(done / 1000000), static_cast<int64_t>(total / 1000000));
+    };
+  }
   static const nlohmann::json kNoTokenizer;
   const nlohmann::json& init_tokenizer =
       init_ ? init_->info().vocab.value("tokenizer", kNoTokenizer) : kNoTokenizer;
@@ -147,6 +157,7 @@ void Run::setup() {
     tokenize.tokenizer = &init_tokenizer;
   }
   data_ = load_dataset(cfg_.data, cfg_.model.head, tokenize);
+  encoding.finish();
   if (own_tokenizer && data_.tokenizer->vocab_size() != cfg_.model.vocab_size)
     fail_input("--init {}: the config's tokenizer has {} tokens, the init's model {}", req_.init,
                data_.tokenizer->vocab_size(), cfg_.model.vocab_size);
@@ -208,8 +219,7 @@ void Run::setup() {
         std::filesystem::remove(std::filesystem::path(req_.out_dir) / name, ec);
         if (ec) fail_input("cannot replace {}/{}: {}", req_.out_dir, name, ec.message());
       }
-    log_ = std::make_unique<MetricsSink>(req_.out_dir, resume_.has_value(),
-                                         cfg_.train.tensorboard);
+    log_ = std::make_unique<MetricsSink>(req_.out_dir, resume_.has_value(), cfg_.train.tensorboard);
     log_->config_text(to_toml(cfg_));
   }
   progress_ = std::make_unique<Progress>(total_steps_, req_.progress && leader());
