@@ -11,6 +11,7 @@
 
 #include "cli_util.h"
 #include "config/run_config.h"
+#include "core/bf16.h"
 #include "core/safetensors.h"
 #include "interop/hf_export.h"
 #include "interop/hf_import.h"
@@ -219,6 +220,30 @@ TEST(HfExport, StoresTheLmHeadOnlyWhenUntied) {
     // Conv1D: [in, out]
     EXPECT_EQ(f.get("transformer.h.0.mlp.c_fc.weight").shape, (std::vector<int64_t>{20, 36}));
     EXPECT_EQ(f.metadata().at("format"), "pt");
+  }
+}
+
+// --precision bf16: half the bytes, torch_dtype bfloat16, and each weight the bf16 rounding
+// (to nearest even) of hwt's, which an import reads back exactly.
+TEST(HfExport, Bf16StoresEachWeightRoundedToNearestEven) {
+  test::TempDir tmp("interop_bf16");
+  test::write_random_checkpoint(tmp / "a.safetensors", llama_like());
+  const ExportReport f32 = export_hf_model(tmp / "a.safetensors", tmp / "f32");
+  const ExportReport bf16 = export_hf_model(tmp / "a.safetensors", tmp / "bf16", kDefaultShardBytes,
+                                            nullptr, DType::BF16);
+  EXPECT_EQ(2 * bf16.bytes, f32.bytes);
+  EXPECT_EQ(json::parse(test::slurp(tmp / "bf16/config.json"))["torch_dtype"], "bfloat16");
+  EXPECT_EQ(SafetensorsFile::open(tmp / "bf16/model.safetensors").get("lm_head.weight").dtype,
+            DType::BF16);
+  import_hf_model(tmp / "bf16", tmp / "b.safetensors");
+  const Checkpoint a(tmp / "a.safetensors"), b(tmp / "b.safetensors");
+  for (const std::string& name : a.tensors().names()) {
+    const auto va = a.tensors().get(name), vb = b.tensors().get(name);
+    ASSERT_EQ(va.bytes, vb.bytes) << name;
+    const auto* x = static_cast<const float*>(va.data);
+    const auto* y = static_cast<const float*>(vb.data);
+    for (size_t i = 0; i < va.bytes / 4; ++i)
+      ASSERT_EQ(y[i], bf16_to_float(float_to_bf16(x[i]))) << name << " element " << i;
   }
 }
 

@@ -14,7 +14,7 @@ void add_export_command(CLI::App& app) {
                          "Write an hwt checkpoint as a Hugging Face model folder (config.json, "
                          "model.safetensors) that transformers' from_pretrained loads");
   struct Opts {
-    std::string checkpoint, format, out;
+    std::string checkpoint, format, out, precision = "fp32";
     int64_t shard_bytes = kDefaultShardBytes;
     bool quiet = false;
   };
@@ -27,12 +27,18 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("--shard-bytes", o->shard_bytes,
                   "Largest shard of model.safetensors before it is split (default 5 GiB)")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--precision", o->precision,
+                  "The weights' dtype in the files: fp32, or bf16 (half the size, each weight "
+                  "rounded to nearest even)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "No progress output");
   cmd->callback([o] {
     ProgressMeter meter("export", "MB", !o->quiet);
     const ExportReport r = export_hf_model(
         o->checkpoint, o->out, o->shard_bytes,
-        [&](int64_t bytes, int64_t total) { meter.update(bytes >> 20, total >> 20); });
+        [&](int64_t bytes, int64_t total) { meter.update(bytes >> 20, total >> 20); },
+        o->precision == "bf16" ? DType::BF16 : DType::F32);
     meter.finish();
     if (!r.note.empty()) fmt::print("note: {}\n", r.note);
     if (!r.tokenizer_files.empty())

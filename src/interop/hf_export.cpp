@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "core/bf16.h"
 #include "core/error.h"
 #include "core/files.h"
 #include "data/dataset.h"
@@ -62,14 +63,33 @@ struct OutTensor {
   const TensorLink* link;
   size_t part;
   std::vector<std::vector<int64_t>> shapes;  // of every part of the link
-  int64_t bytes() const { return element_count(shapes[part]) * 4; }
+  DType dtype;
+  int64_t bytes() const {
+    return element_count(shapes[part]) * static_cast<int64_t>(dtype_size(dtype));
+  }
 };
+
+// A tensor's values as the file stores them: fp32 as they are, or rounded to bf16.
+std::vector<char> stored_bytes(const std::vector<float>& values, DType dtype) {
+  std::vector<char> out(values.size() * dtype_size(dtype));
+  if (dtype == DType::F32) {
+    std::memcpy(out.data(), values.data(), out.size());
+    return out;
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint16_t h = float_to_bf16(values[i]);
+    std::memcpy(out.data() + 2 * i, &h, 2);
+  }
+  return out;
+}
 
 }  // namespace
 
 ExportReport export_hf_model(const std::string& checkpoint, const std::string& dir,
                              int64_t shard_bytes,
-                             const std::function<void(int64_t bytes, int64_t total)>& progress) {
+                             const std::function<void(int64_t bytes, int64_t total)>& progress,
+                             DType dtype) {
+  HWT_CHECK(dtype == DType::F32 || dtype == DType::BF16, "export in {}", dtype_name(dtype));
   const fs::path target(dir);
   if (fs::exists(target) && !(fs::is_directory(target) && fs::is_empty(target)))
     fail_input("export: {} exists and is not an empty folder", dir);
@@ -95,7 +115,8 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
         if (d < 0) d = 2;  // BERT's token types: the two segments transformers' configs use
       shapes.push_back(s);
     }
-    for (size_t part = 0; part < link.hf.size(); ++part) out.push_back({&link, part, shapes});
+    for (size_t part = 0; part < link.hf.size(); ++part)
+      out.push_back({&link, part, shapes, dtype});
   }
 
   // Shards in plan order, each up to shard_bytes.
@@ -117,7 +138,7 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
       label_names(ckpt.info().vocab, m.head == Task::Tokens ? "token_labels" : "labels");
   const nlohmann::ordered_json fields = arch.write_config(m, labels);
   for (auto it = fields.begin(); it != fields.end(); ++it) config[it.key()] = it.value();
-  config["torch_dtype"] = "float32";
+  config["torch_dtype"] = dtype == DType::BF16 ? "bfloat16" : "float32";
   write_file_atomic((work.path() / "config.json").string(), config.dump(2) + "\n");
 
   nlohmann::ordered_json weight_map = nlohmann::ordered_json::object();
@@ -130,16 +151,17 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
     for (const OutTensor* t : shards[s]) {
       const std::string& name = t->link->hf[t->part].name;
       weight_map[name] = file;
-      auto values = std::make_shared<std::vector<float>>();
+      auto values = std::make_shared<std::vector<char>>();
       entries.push_back(
-          {name, DType::F32, t->shapes[t->part], nullptr,
+          {name, dtype, t->shapes[t->part], nullptr,
            [t, values, &saved, &written, total, &progress](size_t offset, size_t n, void* dst) {
              if (offset == 0)
-               *values =
+               *values = stored_bytes(
                    hf_from_hwt(*t->link, t->part,
-                               static_cast<const float*>(saved.get(t->link->hwt).data), t->shapes);
-             std::memcpy(dst, reinterpret_cast<const char*>(values->data()) + offset, n);
-             if (offset + n == values->size() * sizeof(float)) std::vector<float>().swap(*values);
+                               static_cast<const float*>(saved.get(t->link->hwt).data), t->shapes),
+                   t->dtype);
+             std::memcpy(dst, values->data() + offset, n);
+             if (offset + n == values->size()) std::vector<char>().swap(*values);
              written += static_cast<int64_t>(n);
              if (progress) progress(written, static_cast<int64_t>(total));
            }});

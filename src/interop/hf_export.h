@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype.h"
+
 namespace hwt {
 
 // transformers' default shard size for save_pretrained.
@@ -19,7 +21,8 @@ struct ExportReport {
 };
 
 // Writes `dir`/config.json, the tokenizer's files (hf_tokenizer_files.h) and model.safetensors
-// (fp32), or shards of at most `shard_bytes`
+// in `dtype` (F32, or BF16 rounded to nearest even, as models are often published; config.json's
+// torch_dtype says which), or shards of at most `shard_bytes`
 // (a tensor larger than that gets a shard of its own) with model.safetensors.index.json,
 // under the names transformers' from_pretrained expects for the architecture that holds the
 // model (hf_architecture_for). The folder is built beside `dir` and renamed into place:
@@ -28,6 +31,7 @@ struct ExportReport {
 // when given.
 ExportReport export_hf_model(
     const std::string& checkpoint, const std::string& dir, int64_t shard_bytes = kDefaultShardBytes,
-    const std::function<void(int64_t bytes, int64_t total)>& progress = nullptr);
+    const std::function<void(int64_t bytes, int64_t total)>& progress = nullptr,
+    DType dtype = DType::F32);
 
 }  // namespace hwt
