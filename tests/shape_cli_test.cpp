@@ -86,6 +86,10 @@ TEST(ShapeCli, ListsTheCatalog) {
   const Result r = hwt("--list-gpus");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("RTX4090"), std::string::npos);
+  // Each row counts its own units: NVIDIA's SMs, AMD's compute units, a TPU's matrix units.
+  EXPECT_NE(r.out.find("132 SMs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("304 CUs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("8 MXUs"), std::string::npos) << r.out;
 }
 
 TEST(ShapeCli, MeasureWithoutAGpuIsAnInputError) {

@@ -70,18 +70,19 @@ class Measurer {
   std::unique_ptr<GemmTimer> timer_;
 };
 
+// The units column names each row's own: SMs (NVIDIA), CUs (AMD), MXUs (TPU).
 void list_gpus(const GpuCatalog& cat) {
-  fmt::print("{:<10} {:<7} {:>4} {:>9} {:>9} {:>9} {:>8} {:>6} {:>5} {:>7}  {}\n", "gpu", "arch",
-             "SMs", "fp32", "tf32", "bf16", "fp8", "GB/s", "TDP", "$/h", "catalog file");
+  fmt::print("{:<10} {:<7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6} {:>5} {:>7}  {}\n", "gpu", "arch",
+             "units", "fp32", "tf32", "bf16", "fp8", "GB/s", "TDP", "$/h", "catalog file");
   for (const GpuSpec& g : cat.gpus()) {
     auto rate = [&](Precision p) {
       const double v = g.peak_tflops(p);
       return v > 0 ? fmt::format("{:.1f}", v) : std::string("-");
     };
-    fmt::print("{:<10} {:<7} {:>4} {:>9} {:>9} {:>9} {:>8} {:>6.0f} {:>5.0f} {:>7.2f}  {}\n",
-               g.name, arch_name(g.arch), g.sms, rate(Precision::Fp32), rate(Precision::Tf32),
-               rate(Precision::Bf16), rate(Precision::Fp8), g.memory_bandwidth_gbs, g.tdp_w,
-               g.price_per_hour, g.origin);
+    fmt::print("{:<10} {:<7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>6.0f} {:>5.0f} {:>7.2f}  {}\n",
+               g.name, arch_name(g.arch), fmt::format("{} {}", g.sms, multiprocessor_name(g.arch)),
+               rate(Precision::Fp32), rate(Precision::Tf32), rate(Precision::Bf16),
+               rate(Precision::Fp8), g.memory_bandwidth_gbs, g.tdp_w, g.price_per_hour, g.origin);
   }
 }
 
