@@ -20,6 +20,7 @@
 #include "codesign/surrogate.h"
 #include "core/error.h"
 #include "core/paths.h"
+#include "svg_layout_check.h"
 
 namespace hwt::codesign {
 namespace {
@@ -479,6 +480,9 @@ TEST(CodesignCli, TrainsReportsAndResumes) {
   for (const char* f :
        {"front.csv", "codesign.json", "accuracy_latency.svg", "accuracy_energy.svg", "runs.jsonl"})
     EXPECT_TRUE(std::filesystem::exists(d.path() / "out" / f)) << f;
+  // The charts' texts (legend, ticks, titles) inside the canvas and apart (issue 35).
+  for (const char* f : {"accuracy_latency.svg", "accuracy_energy.svg"})
+    test::expect_clean_layout(test::slurp(d.path() / "out" / f), f);
   const nlohmann::json j = nlohmann::json::parse(test::slurp(d.path() / "out" / "codesign.json"));
   EXPECT_EQ(j["runs_trained"], 3);
   EXPECT_EQ(j["runs"].size(), 3u);
