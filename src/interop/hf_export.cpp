@@ -69,18 +69,14 @@ struct OutTensor {
   }
 };
 
-// A tensor's values as the file stores them: fp32 as they are, or rounded to bf16.
-std::vector<char> stored_bytes(const std::vector<float>& values, DType dtype) {
-  std::vector<char> out(values.size() * dtype_size(dtype));
-  if (dtype == DType::F32) {
-    std::memcpy(out.data(), values.data(), out.size());
-    return out;
-  }
+// Rounds `values` to bf16 in place: bf16 i goes to bytes 2i and 2i + 1 of the buffer, over
+// floats already read, so the export holds no second copy of the tensor.
+void round_to_bf16_in_place(std::vector<float>& values) {
+  char* bytes = reinterpret_cast<char*>(values.data());
   for (size_t i = 0; i < values.size(); ++i) {
     const uint16_t h = float_to_bf16(values[i]);
-    std::memcpy(out.data() + 2 * i, &h, 2);
+    std::memcpy(bytes + 2 * i, &h, 2);
   }
-  return out;
 }
 
 }  // namespace
@@ -151,17 +147,18 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
     for (const OutTensor* t : shards[s]) {
       const std::string& name = t->link->hf[t->part].name;
       weight_map[name] = file;
-      auto values = std::make_shared<std::vector<char>>();
+      auto values = std::make_shared<std::vector<float>>();
       entries.push_back(
           {name, dtype, t->shapes[t->part], nullptr,
            [t, values, &saved, &written, total, &progress](size_t offset, size_t n, void* dst) {
-             if (offset == 0)
-               *values = stored_bytes(
+             if (offset == 0) {
+               *values =
                    hf_from_hwt(*t->link, t->part,
-                               static_cast<const float*>(saved.get(t->link->hwt).data), t->shapes),
-                   t->dtype);
-             std::memcpy(dst, values->data() + offset, n);
-             if (offset + n == values->size()) std::vector<char>().swap(*values);
+                               static_cast<const float*>(saved.get(t->link->hwt).data), t->shapes);
+               if (t->dtype == DType::BF16) round_to_bf16_in_place(*values);
+             }
+             std::memcpy(dst, reinterpret_cast<const char*>(values->data()) + offset, n);
+             if (offset + n == static_cast<size_t>(t->bytes())) std::vector<float>().swap(*values);
              written += static_cast<int64_t>(n);
              if (progress) progress(written, static_cast<int64_t>(total));
            }});
