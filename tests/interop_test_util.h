@@ -24,14 +24,19 @@ inline std::string torch_python() {
   return env ? env : "/usr/bin/python3";
 }
 
+// Whether torch_python() can import `module`.
+inline bool python_has(const std::string& module) {
+  return std::system((torch_python() + " -c 'import " + module + "' >/dev/null 2>&1").c_str()) == 0;
+}
+
 inline bool have_torch() {
-  return std::system((torch_python() + " -c 'import torch' >/dev/null 2>&1").c_str()) == 0;
+  return python_has("torch");
 }
 
 // transformers (installed on the GPU machine, not in Debian): what tests/oracle/hf_transformers.py
 // needs to make fresh parity fixtures.
 inline bool have_transformers() {
-  return std::system((torch_python() + " -c 'import transformers' >/dev/null 2>&1").c_str()) == 0;
+  return python_has("transformers");
 }
 
 // Runs tests/oracle/hf_transformers.py with `args` ("import DIR" or "export DIR..."); true when
