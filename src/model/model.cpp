@@ -53,9 +53,9 @@ Model::~Model() {
 }
 
 void Model::drop_decode_graphs() {
-  for (size_t batch = 0; batch < decode_steps_.size(); ++batch)
-    if (decode_steps_[batch] > 1) backend_.drop_kept(decode_graph_key(static_cast<int64_t>(batch)));
-  decode_steps_.assign(decode_steps_.size(), 0);
+  for (const auto& [batch, steps] : decode_steps_)
+    if (steps > 1) backend_.drop_kept(decode_graph_key(batch));
+  decode_steps_.clear();
 }
 
 void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity) {
@@ -65,7 +65,6 @@ void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity) {
   HWT_CHECK(kv_capacity == 0 || (cfg_.head == Task::Lm && cfg_.causal),
             "a KV cache needs a causal language model");
   drop_decode_graphs();  // they point into the arena this plan replaces
-  decode_steps_.assign(static_cast<size_t>(max_batch) + 1, 0);
   max_batch_ = max_batch;
   max_seq_ = max_seq;
   const int64_t rows = max_batch * max_seq, h = cfg_.padded_hidden();
@@ -263,7 +262,7 @@ void Model::decode(std::span<const int32_t> ids) {
 // is right for any later token of the same batch size. The first step runs as it is: it may grow
 // scratch or tune GEMMs, which a record may not.
 void Model::run_decode_step() {
-  int64_t& steps = decode_steps_[static_cast<size_t>(batch_)];
+  int64_t& steps = decode_steps_[batch_];
   const uint64_t key = decode_graph_key(batch_);
   if (!decode_graphs_ || steps++ == 0) return forward(false, 0);
   if (backend_.replay_kept(key)) return;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -123,8 +124,9 @@ class Model {
   KvStep kv_step_ = KvStep::None;
   std::vector<int32_t> kv_lengths_;
   ActivationArena::Slot positions_ = 0;
-  // Decode steps run per batch size, and whether steps may be recorded (decode's graphs).
-  std::vector<int64_t> decode_steps_;
+  // Decode steps run per batch size decoded, and whether steps may be recorded (decode's
+  // graphs).
+  std::map<int64_t, int64_t> decode_steps_;
   bool decode_graphs_ = true;
   const uint64_t graph_owner_;  // this model's part of the backend's kept-graph keys
   uint64_t decode_graph_key(int64_t batch) const {
