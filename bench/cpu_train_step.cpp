@@ -2,6 +2,7 @@
 // (bench/cpu_train_step.py, same model, run by bench/cpu_vs_torch.sh in the same session).
 //   bench_cpu_train_step --threads 2 --layers 4 --hidden 256 --heads 4 --ffn 1024
 //                        --batch 32 --seq 32 --steps 20 [--profile]
+//   bench_cpu_train_step --config shakespeare_char_llama_cpu --vocab 65   (a config's model)
 // Prints one JSON line: median and mean milliseconds per step (forward, backward, AdamW);
 // --profile adds one line per op with its milliseconds per step.
 #include <fmt/format.h>
@@ -9,11 +10,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "backend/cpu/cpu_backend.h"
-#include "backend/cpu/openmp_wait.h"
+#include "config/run_config.h"
 #include "core/philox.h"
 #include "model/model.h"
 #include "op_profile.h"
@@ -21,7 +23,6 @@
 
 int main(int argc, char** argv) {
   using namespace hwt;
-  restart_with_passive_openmp_wait(argv);
   CLI::App app{"hwt CPU training-step time (compare: bench/cpu_train_step.py)",
                "bench_cpu_train_step"};
   int threads = 2;
@@ -33,6 +34,11 @@ int main(int argc, char** argv) {
   m.ffn = 1024;
   m.layers = 4;
   bool profile = false;
+  std::string config;
+  app.add_option("--config", config,
+                 "The model of this config (name in configs/ or TOML; --batch and --seq default "
+                 "to its train.batch_size and data.max_len), instead of --layers, --hidden, "
+                 "--heads and --ffn");
   app.add_option("--threads", threads)->capture_default_str();
   app.add_option("--batch", B)->capture_default_str();
   app.add_option("--seq", S)->capture_default_str();
@@ -44,9 +50,20 @@ int main(int argc, char** argv) {
   app.add_option("--layers", m.layers)->capture_default_str();
   app.add_flag("--profile", profile, "Milliseconds per step by op");
   CLI11_PARSE(app, argc, argv);
+  if (config.empty()) {
+    m.dropout = m.attn_dropout = 0.1;
+  } else {
+    const RunConfig run = load_run_config(config, {});
+    const int64_t vocab = m.vocab_size;
+    m = run.model;
+    m.vocab_size = vocab;  // the data's, which the config leaves open
+    if (!app.count("--batch")) B = run.train.batch_size;
+    if (!app.count("--seq")) S = run.data.max_len;
+  }
   m.max_seq = S;
-  m.num_labels = 2;
-  m.dropout = m.attn_dropout = 0.1;
+  if (has_sequence_labels(m.head) && m.num_labels == 0) m.num_labels = 2;
+  if (has_token_labels(m.head) && m.num_token_labels == 0) m.num_token_labels = 8;
+  const bool lm = m.head == Task::Lm;
   CpuBackend cpu(threads);
   bench::ProfilingBackend prof(cpu);
   Backend& be = profile ? static_cast<Backend&>(prof) : cpu;
@@ -63,7 +80,14 @@ int main(int argc, char** argv) {
     b.ids.push_back(static_cast<int32_t>(3 + mix_seed(static_cast<uint64_t>(i)) %
                                                  static_cast<uint64_t>(m.vocab_size - 3)));
   b.lengths.assign(static_cast<size_t>(B), static_cast<int32_t>(S));
-  for (int64_t i = 0; i < B; ++i) b.seq_labels.push_back(static_cast<int32_t>(i % 2));
+  if (lm)  // next-token targets
+    for (int64_t i = 0; i < B * S; ++i)
+      b.token_labels.push_back(i % S == S - 1 ? -1 : b.ids[static_cast<size_t>(i + 1)]);
+  else if (has_token_labels(m.head))
+    for (int64_t i = 0; i < B * S; ++i)
+      b.token_labels.push_back(static_cast<int32_t>(i % m.num_token_labels));
+  if (has_sequence_labels(m.head))
+    for (int64_t i = 0; i < B; ++i) b.seq_labels.push_back(static_cast<int32_t>(i % m.num_labels));
 
   std::vector<double> ms;
   for (int64_t s = 0; s < steps + 3; ++s) {
@@ -82,9 +106,14 @@ int main(int argc, char** argv) {
   std::sort(sorted.begin(), sorted.end());
   double mean = 0;
   for (double v : ms) mean += v / static_cast<double>(ms.size());
-  nlohmann::json out = {
-      {"impl", "hwt"},   {"threads", threads}, {"median_ms", sorted[sorted.size() / 2]},
-      {"mean_ms", mean}, {"steps", steps},     {"params", model.params().parameters()}};
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  nlohmann::json out = {{"impl", "hwt"},
+                        {"threads", threads},
+                        {"omp_wait_policy", policy ? policy : "default"},
+                        {"median_ms", sorted[sorted.size() / 2]},
+                        {"mean_ms", mean},
+                        {"steps", steps},
+                        {"params", model.params().parameters()}};
   fmt::print("{}\n", out.dump());
   if (profile) {  // milliseconds per step by op, largest first
     std::vector<std::pair<double, std::string>> rows;

@@ -22,7 +22,6 @@
 #include <tuple>
 #include <vector>
 
-#include "backend/cpu/openmp_wait.h"
 #include "config/run_config.h"
 #include "model/model.h"
 #include "train/checkpoint.h"
@@ -94,7 +93,6 @@ Result recompute(Model& m, const std::vector<std::vector<int32_t>>& prompts, int
 }  // namespace
 
 int main(int argc, char** argv) {
-  restart_with_passive_openmp_wait(argv);
   CLI::App app{"hwt generation speed: KV cache against full recompute", "bench_generate"};
   std::string device = "cpu", dtype = "f32", batches = "1,16";
   int64_t prompt = 32, count = 8, threads = 0;

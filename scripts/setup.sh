@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 BUILD_DIR=${HWT_BUILD_DIR:-build}
 packages=(build-essential cmake pkg-config git
-          libopenblas-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libfmt-dev
+          libopenblas-dev libopenblas-openmp-dev libhwy-dev
+          nlohmann-json3-dev libcli11-dev libtomlplusplus-dev libfmt-dev
           libpcre2-dev libutf8proc-dev libxxhash-dev
           # TensorBoard event files (train.tensorboard); Chromium renders hwt report in its test
           libprotobuf-dev protobuf-compiler chromium

@@ -4,12 +4,10 @@
 #include <cstdio>
 #include <exception>
 
-#include "backend/cpu/openmp_wait.h"
 #include "cli/commands.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {
-  hwt::restart_with_passive_openmp_wait(argv);
   CLI::App app{"hwt: hardware-aware transformer training and co-design", "hwt"};
   app.set_version_flag("--version", HWT_VERSION);
   app.require_subcommand(1);

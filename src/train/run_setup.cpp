@@ -7,6 +7,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "core/error.h"
 #include "dist/mpi_communicator.h"
+#include "dist/world.h"
 #ifdef HWT_WITH_CUDA
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/nccl_communicator.h"
@@ -21,8 +22,12 @@ constexpr int kTrainingDevice = 0;  // the first visible CUDA device
 // OpenMP runtime fails (100,000 threads crash libgomp): such a count is capped, with a warning.
 constexpr int64_t kMaxThreadsPerCore = 4;
 
+// train.threads = 0 takes the machine's cores, shared among the data-parallel ranks on it: a
+// core running two ranks' threads would have one's idle OpenMP workers spin against the other.
 int cpu_threads(int64_t requested) {
   const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  if (requested == 0)
+    return static_cast<int>(std::max<int64_t>(1, cores / detect_world().local_size));
   const int64_t cap = kMaxThreadsPerCore * cores;
   if (requested <= cap) return static_cast<int>(requested);
   warn("train.threads={} is more than {} per core ({} cores here): using {}", requested,

@@ -1,5 +1,6 @@
 // CpuBackend: the gated MLP activation (SwiGLU, GeGLU).
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/vector_math.h"
 
 namespace hwt {
 namespace {
@@ -21,7 +22,7 @@ void CpuBackend::glu_forward(const GluFwd& a) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < rows; ++i) {
     const float *gate = pre + i * 2 * n, *up = gate + n;
-    for (int64_t j = 0; j < n; ++j) y[i * n + j] = activate(a.kind, gate[j]) * up[j];
+    vec::glu(a.kind, gate, up, y + i * n, n);
   }
 }
 
@@ -36,11 +37,7 @@ void CpuBackend::glu_backward(const GluBwd& a) {
   for (int64_t i = 0; i < rows; ++i) {
     const float *gate = pre + i * 2 * n, *up = gate + n;
     float *d_gate = d_pre + i * 2 * n, *d_up = d_gate + n;
-    for (int64_t j = 0; j < n; ++j) {
-      const float g = dy[i * n + j];
-      d_gate[j] = g * up[j] * activate_grad(a.kind, gate[j]);
-      d_up[j] = g * activate(a.kind, gate[j]);
-    }
+    vec::glu_grad(a.kind, gate, up, dy + i * n, d_gate, d_up, n);
   }
 }
 

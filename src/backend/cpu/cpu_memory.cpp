@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/vector_math.h"
 #include "core/bf16.h"
 #include "core/host_memory.h"
 #include "core/integer_math.h"
@@ -131,9 +132,10 @@ void CpuBackend::convert(const Convert& a) {
 
 namespace {
 
-// Sum of f(x[i]) in double, over fixed chunks combined in order (thread-count independent).
-template <class F>
-float chunked_sum(const Tensor& x, F f) {
+// Sum of chunk_sum(p, count) in double over fixed chunks of x, combined in order
+// (thread-count independent).
+template <class ChunkSum>
+float chunked_sum(const Tensor& x, ChunkSum chunk_sum) {
   expect_f32(x, "x");
   const float* p = x.as<float>();
   const int64_t n = x.numel();
@@ -142,10 +144,8 @@ float chunked_sum(const Tensor& x, F f) {
   std::vector<double> part(static_cast<size_t>(chunks));
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < chunks; ++c) {
-    double s = 0;
-    const int64_t end = std::min(n, (c + 1) * kChunk);
-    for (int64_t i = c * kChunk; i < end; ++i) s += f(static_cast<double>(p[i]));
-    part[static_cast<size_t>(c)] = s;
+    const int64_t begin = c * kChunk;
+    part[static_cast<size_t>(c)] = chunk_sum(p + begin, std::min(kChunk, n - begin));
   }
   double total = 0;
   for (double s : part) total += s;
@@ -156,12 +156,16 @@ float chunked_sum(const Tensor& x, F f) {
 
 void CpuBackend::sum(const Reduce& a) {
   expect_f32(a.out, "out");
-  a.out.as<float>()[0] = chunked_sum(a.x, [](double v) { return v; });
+  a.out.as<float>()[0] = chunked_sum(a.x, [](const float* p, int64_t count) {
+    double s = 0;
+    for (int64_t i = 0; i < count; ++i) s += p[i];
+    return s;
+  });
 }
 
 void CpuBackend::sum_squares(const Reduce& a) {
   expect_f32(a.out, "out");
-  a.out.as<float>()[0] = chunked_sum(a.x, [](double v) { return v * v; });
+  a.out.as<float>()[0] = chunked_sum(a.x, vec::sum_squares);
 }
 
 }  // namespace hwt
