@@ -17,6 +17,7 @@
 #include "data/parallel_encode.h"
 #include "data/token_cache.h"
 #include "data/token_shard.h"
+#include "report/progress_meter.h"
 
 namespace hwt {
 namespace {
@@ -329,6 +330,23 @@ TEST(TokenCacheCli, TrainSaysBuiltThenReused) {
   const test::CliResult quiet = test::run_hwt(train + (dir / "c") + " --quiet", dir);
   ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
   EXPECT_EQ(quiet.err.find("token cache"), std::string::npos) << quiet.err;
+}
+
+// The commands' tokenising options (train, eval): the cache's lines on stderr and the meter's
+// progress, or neither.
+TEST(TokenizeWithMeter, CommandsShowTheCachesLinesAndAMeterOrNothing) {
+  ProgressMeter meter("tokenising", "MB", false);
+  const TokenizeOptions silent = tokenize_with_meter(3, meter, false);
+  EXPECT_EQ(silent.threads, 3);
+  EXPECT_FALSE(silent.notice);
+  EXPECT_FALSE(silent.progress);
+  const TokenizeOptions shown = tokenize_with_meter(3, meter, true);
+  ASSERT_TRUE(shown.notice);
+  ASSERT_TRUE(shown.progress);  // set: the cache sends progress, not a notice every 2 s
+  testing::internal::CaptureStderr();
+  shown.progress(5000000, 10000000);
+  shown.notice("token cache: built x.tokens");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "token cache: built x.tokens\n");
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include "cli/checkpoint_config.h"
 #include "cli/commands.h"
+#include "data/token_cache.h"
+#include "report/progress_meter.h"
 #include "train/evaluate.h"
 #include "train/inference.h"
 #include "train/sparsity_log.h"
@@ -30,8 +32,8 @@ void add_eval_command(CLI::App& app) {
   cmd->callback([o] {
     const Checkpoint ckpt(o->checkpoint);
     const RunConfig cfg = checkpoint_config(ckpt, o->checkpoint, o->sets);
-    const TokenizeOptions tokenize{
-        cfg.train.threads, [](const std::string& line) { fmt::print(stderr, "{}\n", line); }};
+    ProgressMeter encoding("tokenising", "MB", true);
+    const TokenizeOptions tokenize = tokenize_with_meter(cfg.train.threads, encoding, true);
     const Dataset data = load_dataset(cfg.data, cfg.model.head, tokenize);
     if (data.vocab_json() != ckpt.info().vocab)
       fail_input("the data's vocabulary or labels differ from those {} was trained with",

@@ -13,6 +13,7 @@
 #include "core/paths.h"
 #include "data/parallel_encode.h"
 #include "data/token_shard.h"
+#include "report/progress_meter.h"
 
 namespace hwt {
 namespace fs = std::filesystem;
@@ -118,6 +119,19 @@ TokenStream cached_tokens(const Corpus& corpus, const Tokenizer& tok, int32_t se
   // The stored shard rather than the ids in memory, so every run trains from the same mapping.
   if (OpenedShard stored = open_token_shard(path, identity); stored.tokens) return *stored.tokens;
   return ids;
+}
+
+TokenizeOptions tokenize_with_meter(int64_t threads, ProgressMeter& meter, bool show) {
+  TokenizeOptions o{threads, nullptr};
+  if (!show) return o;
+  o.notice = [&meter](const std::string& line) {
+    meter.finish();
+    fmt::print(stderr, "{}\n", line);
+  };
+  o.progress = [&meter](size_t done, size_t total) {
+    meter.update(static_cast<int64_t>(done / 1000000), static_cast<int64_t>(total / 1000000));
+  };
+  return o;
 }
 
 }  // namespace hwt

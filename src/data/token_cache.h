@@ -16,6 +16,8 @@
 
 namespace hwt {
 
+class ProgressMeter;
+
 inline constexpr std::string_view kTokenCacheOff = "off";
 
 // The folder data.cache_dir names: "" is user_cache_dir()/tokens, "off" is none ("").
@@ -45,6 +47,10 @@ struct TokenizeOptions {
   // data.tokenizer names, learned from the data where it is learned.
   const nlohmann::json* tokenizer = nullptr;
 };
+
+// Options for a command's tokenising on stderr: the token cache's lines (built, reused, stale)
+// and `meter` following the encoding in MB; with `show` false, neither.
+TokenizeOptions tokenize_with_meter(int64_t threads, ProgressMeter& meter, bool show);
 
 // The ids of corpus.documents encoded by `tok` and joined by `separator` (encode_documents):
 // mapped from the entry in `cache_dir` when it is current, else encoded and stored there.

@@ -131,19 +131,11 @@ void Run::setup() {
   const auto t0 = Clock::now();
   if (!req_.resume.empty()) resume_.emplace(req_.resume);
   if (!req_.init.empty()) init_.emplace(req_.init);
-  TokenizeOptions tokenize{cfg_.train.threads, nullptr};
   // The token cache's lines (built, reused, stale) are progress output: the leader's, not --quiet;
   // on a terminal a meter follows the encoding of a corpus, with the time left.
-  ProgressMeter encoding("tokenising", "MB", req_.progress && leader());
-  if (req_.progress && leader()) {
-    tokenize.notice = [&encoding](const std::string& line) {
-      encoding.finish();
-      fmt::print(stderr, "{}\n", line);
-    };
-    tokenize.progress = [&encoding](size_t done, size_t total) {
-      encoding.update(static_cast<int64_t>(done / 1000000), static_cast<int64_t>(total / 1000000));
-    };
-  }
+  const bool show = req_.progress && leader();
+  ProgressMeter encoding("tokenising", "MB", show);
+  TokenizeOptions tokenize = tokenize_with_meter(cfg_.train.threads, encoding, show);
   static const nlohmann::json kNoTokenizer;
   const nlohmann::json& init_tokenizer =
       init_ ? init_->info().vocab.value("tokenizer", kNoTokenizer) : kNoTokenizer;
