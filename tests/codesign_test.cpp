@@ -483,6 +483,9 @@ TEST(CodesignCli, TrainsReportsAndResumes) {
   // The charts' texts (legend, ticks, titles) inside the canvas and apart (issue 35).
   for (const char* f : {"accuracy_latency.svg", "accuracy_energy.svg"})
     test::expect_clean_layout(test::slurp(d.path() / "out" / f), f);
+  // HWT_UPDATE_SCREENSHOTS=1: docs/img/chart_codesign_accuracy_latency.png
+  test::expect_screenshot(test::slurp(d.path() / "out" / "accuracy_latency.svg"),
+                          "chart_codesign_accuracy_latency", d.path());
   const nlohmann::json j = nlohmann::json::parse(test::slurp(d.path() / "out" / "codesign.json"));
   EXPECT_EQ(j["runs_trained"], 3);
   EXPECT_EQ(j["runs"].size(), 3u);

@@ -9,6 +9,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <numbers>
 #include <regex>
 #include <string>
@@ -130,6 +133,34 @@ inline void expect_clean_layout(const std::string& svg, const std::string& what,
     for (size_t j = i + 1; j < s.texts.size(); ++j)
       EXPECT_FALSE(overlap(s.texts[i], s.texts[j]))
           << what << ": '" << s.texts[i].text << "' overlaps '" << s.texts[j].text << "'";
+}
+
+// The chart as a browser draws it: `svg` rendered by headless Chromium to a PNG of its own size,
+// into docs/img/NAME.png with HWT_UPDATE_SCREENSHOTS=1 (the committed screenshots), else into
+// `dir`. Skipped without chromium (scripts/setup.sh installs it); a PNG of a blank page would
+// be under 2 kB.
+inline void expect_screenshot(const std::string& svg, const std::string& name,
+                              const std::filesystem::path& dir) {
+  if (std::system("command -v chromium >/dev/null 2>&1") != 0) return;
+  const std::filesystem::path file = dir / (name + ".svg");
+  {
+    std::ofstream out(file);
+    out << svg;
+  }
+  const char* update = std::getenv("HWT_UPDATE_SCREENSHOTS");
+  const std::filesystem::path png =
+      update && std::string(update) == "1"
+          ? std::filesystem::path(HWT_TEST_DIR) / ".." / "docs" / "img" / (name + ".png")
+          : dir / (name + ".png");
+  const Svg s = parse(svg);
+  const std::string cmd =
+      "timeout 120 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars "
+      "--window-size=" +
+      std::to_string(static_cast<int>(std::ceil(s.width))) + "," +
+      std::to_string(static_cast<int>(std::ceil(s.height))) + " --screenshot=" + png.string() +
+      " file://" + file.string() + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << name;
+  EXPECT_GT(std::filesystem::file_size(png), 4'000u) << name << ": a blank page?";
 }
 
 }  // namespace hwt::test

@@ -1,7 +1,8 @@
 // The charts' layout (issue 35): every text of every chart kind stays inside the canvas and no
 // two texts overlap, for data made to crowd them: long legend labels, many series, ranges tiny,
 // huge, negative and many decades wide, long and many category names, wide table headers.
-// The check itself is tests/svg_layout_check.h.
+// The check itself is tests/svg_layout_check.h. HWT_UPDATE_SCREENSHOTS=1 writes each kind's
+// screenshot to docs/img/chart_*.png.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <numbers>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,8 @@ TEST(SvgLayout, LineChartsKeepTextsApartAndInside) {
               series("chosen: h256-l4-a4-f1024 on AccelTran-Server", {2.2e-5}, {88}),
               series("baseline: h768-l12-a12-f3072 on AccelTran-Server", {2.9e-5}, {90})};
   expect_clean_layout(render_svg(p), "narrow log range with long legend labels");
+  test::TempDir shots("svg_layout");
+  test::expect_screenshot(render_svg(p), "chart_line_legend", shots.path());
 
   p.series = {series("wide", range(1e-6, 1e7, 40, true), range(-0.002, 0.004, 40))};
   expect_clean_layout(render_svg(p), "thirteen decades, tiny negative values");
@@ -60,6 +64,7 @@ TEST(SvgLayout, LineChartsKeepTextsApartAndInside) {
   for (int i = 0; i < 30; ++i)
     p.series.push_back(series("series " + std::to_string(i), range(0, 1, 5), range(i, i + 1, 5)));
   expect_clean_layout(render_svg(p), "thirty series");
+  test::expect_screenshot(render_svg(p), "chart_line_thirty_series", shots.path());
 
   p.series = {series("one point", {3}, {-7})};
   p.x_label = std::string(200, 'x');
@@ -86,6 +91,14 @@ TEST(SvgLayout, BarChartsSlantLongCategoryNames) {
   const std::string svg = render_bars_svg(b);
   EXPECT_NE(svg.find("rotate(-40"), std::string::npos);
   expect_clean_layout(svg, "twelve long categories", 0);
+  // Cut in the middle, the names keep the ends that tell them apart.
+  std::set<std::string> shown;
+  for (const test::TextBox& t : parse(svg).texts)
+    if (t.angle == -40) shown.insert(t.text);
+  EXPECT_EQ(shown.size(), 12u);
+  EXPECT_TRUE(shown.count("run-2026-12-…idden-768-11")) << *shown.begin();
+  test::TempDir shots("svg_layout");
+  test::expect_screenshot(svg, "chart_bars", shots.path());
 
   b.categories = {"a", "b"};
   b.series = {{"negative and positive", {-3e6, 5e6}}};
@@ -100,6 +113,8 @@ TEST(SvgLayout, TablesWidenForTheirTexts) {
   t.text = {{"#1 (1.25 h)", "#2", "#1 (0.113 J)"}, {"#2 (2.5 h)", "#1", "#2 (0.2 J)"}};
   t.shade = {{1, 0, 1}, {0, 1, 0}};
   expect_clean_layout(render_table_svg(t), "wide headers and row names", 0, 0);
+  test::TempDir shots("svg_layout");
+  test::expect_screenshot(render_table_svg(t), "chart_table", shots.path());
 }
 
 TEST(SvgLayout, RunPlotsOfATrainingRun) {
@@ -115,6 +130,8 @@ TEST(SvgLayout, RunPlotsOfATrainingRun) {
   write_run_plots(dir.path().string(), c);
   expect_clean_layout(test::slurp(dir.path() / "loss.svg"), "loss.svg");
   expect_clean_layout(test::slurp(dir.path() / "power.svg"), "power.svg");
+  test::expect_screenshot(test::slurp(dir.path() / "loss.svg"), "chart_loss", dir.path());
+  test::expect_screenshot(test::slurp(dir.path() / "power.svg"), "chart_power", dir.path());
 }
 
 }  // namespace

@@ -93,6 +93,15 @@ struct Axis {
     if (log) {
       const int first = static_cast<int>(std::ceil(std::log10(lo) - 1e-9));
       const int last = static_cast<int>(std::floor(std::log10(hi) + 1e-9));
+      if (last - first < 2) {  // within about two decades: 1, 2 and 5 times each power of ten
+        std::vector<double> t;
+        for (int d = first - 1; d <= last; ++d)
+          for (double m : {1.0, 2.0, 5.0}) {
+            const double v = m * std::pow(10.0, d);
+            if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) t.push_back(v);
+          }
+        if (t.size() >= 2 && fits(t)) return t;
+      }
       if (last > first)
         for (int every = 1; every <= last - first; ++every) {
           std::vector<double> t;
@@ -123,7 +132,13 @@ Axis fit(const std::vector<PlotSeries>& series, bool x, bool log) {
       if (std::isfinite(v) && (!log || v > 0)) lo = std::min(lo, v), hi = std::max(hi, v);
   if (!std::isfinite(lo)) lo = log ? 1 : 0, hi = log ? 10 : 1;
   if (hi == lo) hi = lo + (log ? lo : std::max(1.0, std::abs(lo)));
-  if (!log) {
+  // 5% of the range beyond the data on each side (a log axis: of its decades), so that no
+  // point sits on the frame.
+  if (log) {
+    const double pad = std::pow(hi / lo, 0.05);
+    lo /= pad;
+    hi *= pad;
+  } else {
     const double pad = 0.05 * (hi - lo);
     lo -= pad;
     hi += pad;
@@ -133,22 +148,40 @@ Axis fit(const std::vector<PlotSeries>& series, bool x, bool log) {
   return a;
 }
 
-std::string tick_label(double v) {
-  if (v != 0 && (std::abs(v) >= 1e5 || std::abs(v) < 1e-3)) return fmt::format("{:.1e}", v);
+// An axis's ticks are all written alike: in exponent form when one of them needs it (a million
+// or more, or below 0.001), else plainly.
+bool exponent_form(const std::vector<double>& ticks) {
+  for (double v : ticks)
+    if (v != 0 && (std::abs(v) >= 1e6 || std::abs(v) < 1e-3)) return true;
+  return false;
+}
+
+std::string tick_label(double v, bool exponent) {
+  if (exponent && v != 0) return fmt::format("{:.1e}", v);
   return fmt::format("{:.6g}", v + 0.0);  // + 0.0: a tick at -0.0 reads "0", not "-0"
 }
 
 constexpr double kFont = 12, kTitleFont = 15, kLineHeight = 18, kGap = 8;
 
-// `text` cut to at most `width` pixels, ending in "…" when cut.
+// `text` cut to at most `width` pixels by putting "…" in place of its middle: both ends stay,
+// and names that share a long beginning stay apart ("run-2026-…-768-11").
 std::string fit_text(const std::string& text, double width, double font_size = kFont) {
   if (text_width(text, font_size) <= width) return text;
-  std::string cut = text;
-  while (!cut.empty() && text_width(cut + "…", font_size) > width) {
-    cut.pop_back();
-    while (!cut.empty() && (static_cast<unsigned char>(cut.back()) & 0xC0) == 0x80) cut.pop_back();
+  std::vector<std::string> chars;  // UTF-8 code points
+  for (size_t i = 0; i < text.size(); ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80 || chars.empty()) chars.emplace_back();
+    chars.back() += text[i];
   }
-  return cut + "…";
+  size_t head = (chars.size() + 1) / 2, tail = chars.size() - head;
+  while (head + tail > 0) {
+    (head > tail ? head : tail) -= 1;
+    std::string cut;
+    for (size_t i = 0; i < head; ++i) cut += chars[i];
+    cut += "…";
+    for (size_t i = chars.size() - tail; i < chars.size(); ++i) cut += chars[i];
+    if (text_width(cut, font_size) <= width) return cut;
+  }
+  return "…";
 }
 
 double widest(const std::vector<std::string>& texts) {
@@ -168,7 +201,7 @@ std::vector<double> y_ticks(const Axis& ay, double h) {
 
 double y_tick_width(const std::vector<double>& ticks) {
   std::vector<std::string> labels;
-  for (double t : ticks) labels.push_back(tick_label(t));
+  for (double t : ticks) labels.push_back(tick_label(t, exponent_form(ticks)));
   return widest(labels);
 }
 
@@ -177,7 +210,8 @@ std::vector<double> x_ticks(const Axis& ax, double left, double w, double canvas
   return ax.ticks([&](const std::vector<double>& t) {
     double prev_right = 0;
     for (double v : t) {
-      const double half = text_width(tick_label(v), kFont) / 2, x = left + ax.map(v) * w;
+      const double half = text_width(tick_label(v, exponent_form(t)), kFont) / 2;
+      const double x = left + ax.map(v) * w;
       if (x - half < prev_right + kGap || x + half > canvas_w) return false;
       prev_right = x + half;
     }
@@ -209,7 +243,7 @@ std::string y_grid_and_frame(const Axis& ay, const std::vector<double>& ticks, d
     s += fmt::format(
         "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>"
         "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-        left, y, left + w, left - 6, y + 4, tick_label(t));
+        left, y, left + w, left - 6, y + 4, tick_label(t, exponent_form(ticks)));
   }
   return s + fmt::format(
                  "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
@@ -293,7 +327,7 @@ std::string render_svg(const PlotSpec& p) {
     s += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#eee\"/>"
         "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
-        X(t), top, top + h, top + h + 16, tick_label(t));
+        X(t), top, top + h, top + h + 16, tick_label(t, exponent_form(xt)));
   s += y_grid_and_frame(ay, yt, left, top, w, h);
   s +=
       fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + w / 2,
