@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "accel/design_space.h"
+#include "analysis/gemm_calibration.h"
 #include "cli_util.h"
 #include "codesign/model_space.h"
 #include "config/run_config.h"
@@ -125,6 +126,37 @@ TEST(FuzzFindings, CheckpointStateThatIsNotAnIntegerIsAnInputError) {
   const std::string message = input_error([&] { Checkpoint ck(dir / "ck.safetensors"); });
   EXPECT_NE(message.find("training state 'step' is 1e+300, not an integer"), std::string::npos)
       << message;
+}
+
+// calibration_fuzz (2026-12-05, after 330,000 inputs): a shipped calibration with "device": 167
+// ended in nlohmann's type_error (an internal error); so did the other optional keys of a
+// wrong type. Each is now one error naming the key.
+TEST(FuzzFindings, CalibrationKeysOfTheWrongTypeAreInputErrors) {
+  const nlohmann::json shipped = nlohmann::json::parse(
+      test::slurp(std::string(HWT_TEST_DIR) + "/../hardware/calibration/gemm_h200_bf16.json"));
+  const test::TempDir dir("fuzz_calibration");
+  const auto message = [&](const std::string& key, const nlohmann::json& value, bool quality) {
+    nlohmann::json j = shipped;
+    (quality ? j["quality"][key] : j[key]) = value;
+    dir.write("c.json", j.dump());
+    return input_error([&] { (void)load_calibration(dir / "c.json"); });
+  };
+  EXPECT_EQ(input_error([&] {
+              dir.write("c.json", shipped.dump());
+              (void)load_calibration(dir / "c.json");
+            }),
+            "no error");
+  EXPECT_NE(message("device", 167, false).find("key 'device' must be a string"), std::string::npos);
+  EXPECT_NE(message("precision", 16, false).find("key 'precision' must be a string"),
+            std::string::npos);
+  EXPECT_NE(message("samples", -3, false).find("key 'samples' must be a whole number"),
+            std::string::npos);
+  EXPECT_NE(message("samples", 1e300, false).find("key 'samples' must be a whole number"),
+            std::string::npos);
+  EXPECT_NE(message("count", "many", true).find("key 'count' must be a whole number"),
+            std::string::npos);
+  EXPECT_NE(message("spearman", "high", true).find("key 'spearman' must be a number"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -86,6 +86,28 @@ double number_at(const nlohmann::json& j, const std::string& key, const std::str
   return v;
 }
 
+// The optional keys around the constants: absent gives `otherwise`, a value of another type one
+// error naming the key.
+std::string optional_text(const nlohmann::json& j, const std::string& key,
+                          const std::string& path) {
+  if (!j.contains(key)) return "";
+  if (!j.at(key).is_string()) fail_input("calibration {}: key '{}' must be a string", path, key);
+  return j.at(key).get<std::string>();
+}
+
+size_t optional_count(const nlohmann::json& j, const std::string& key, const std::string& path) {
+  if (!j.contains(key)) return 0;
+  if (!j.at(key).is_number_unsigned())
+    fail_input("calibration {}: key '{}' must be a whole number >= 0", path, key);
+  return j.at(key).get<size_t>();
+}
+
+double optional_number(const nlohmann::json& j, const std::string& key, const std::string& path) {
+  if (!j.contains(key)) return 0;
+  if (!j.at(key).is_number()) fail_input("calibration {}: key '{}' must be a number", path, key);
+  return j.at(key).get<double>();
+}
+
 }  // namespace
 
 FitQuality fit_quality(const GemmModel& model, const std::vector<GemmSample>& samples) {
@@ -157,12 +179,11 @@ Calibration load_calibration(const std::string& path) {
   if (!j.is_object() || !j.contains("gpu") || !j.at("gpu").is_string())
     fail_input("calibration {}: key 'gpu' must be a string", path);
   c.gpu = j.at("gpu").get<std::string>();
-  const std::string prec = j.value("precision", "");
-  const auto p = parse_precision(prec);
+  const auto p = parse_precision(optional_text(j, "precision", path));
   if (!p) fail_input("calibration {}: key 'precision' must be fp32, tf32, bf16, fp16 or fp8", path);
   c.precision = *p;
-  c.device = j.value("device", "");
-  c.samples = j.value("samples", size_t{0});
+  c.device = optional_text(j, "device", path);
+  c.samples = optional_count(j, "samples", path);
   if (!j.contains("constants") || !j.at("constants").is_object())
     fail_input("calibration {}: key 'constants' must be an object", path);
   const nlohmann::json& k = j.at("constants");
@@ -186,10 +207,10 @@ Calibration load_calibration(const std::string& path) {
   }
   if (j.contains("quality") && j.at("quality").is_object()) {
     const nlohmann::json& q = j.at("quality");
-    c.quality.count = q.value("count", size_t{0});
-    c.quality.spearman = q.value("spearman", 0.0);
-    c.quality.median_abs_error = q.value("median_abs_error", 0.0);
-    c.quality.max_abs_error = q.value("max_abs_error", 0.0);
+    c.quality.count = optional_count(q, "count", path);
+    c.quality.spearman = optional_number(q, "spearman", path);
+    c.quality.median_abs_error = optional_number(q, "median_abs_error", path);
+    c.quality.max_abs_error = optional_number(q, "max_abs_error", path);
   }
   return c;
 }
