@@ -67,6 +67,20 @@ TEST_F(Report, OnePageWithCurvesFiguresAndTheComparison) {
   test::expect_one_line_error(bad, 2, "no run.json");
 }
 
+// A metrics.jsonl someone edited or cut short: lines with fields of the wrong type are left out
+// of the curves, never an internal error.
+TEST_F(Report, MetricsLinesOfTheWrongShapeAreLeftOut) {
+  const std::string kept = test::slurp(dir.path() / "adamw" / "metrics.jsonl");
+  dir.write("adamw/metrics.jsonl",
+            kept + R"({"step": "3", "loss": 1.0})" + "\n" + R"({"step": 3, "loss": "high"})" +
+                "\n" + R"({"step": 4, "loss": 0.5, "split": 7, "lr": "x"})" + "\n" +
+                R"({"step": 5, "loss": 0.4, "gpu_power_w": 300, "gpu_util_pct": "busy"})" + "\n" +
+                R"([1, 2])" + "\n" + R"({"step": 6, "lo)");
+  const auto r = test::run_hwt("report " + dir / "adamw" + " --out " + dir / "r.html", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(test::slurp(dir / "r.html").find("<svg"), std::string::npos);
+}
+
 // The page as a browser shows it: a script added to a copy (the report has none) records script
 // errors and each chart's box into the page, which Chromium dumps after running it.
 TEST_F(Report, ChromiumRendersEveryChartWithoutErrors) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "analysis/run_compare.h"
@@ -35,21 +36,28 @@ RunData read_run_data(const std::string& dir) {
   std::istringstream lines(read_file(metrics, "metrics file"));
   for (std::string line; std::getline(lines, line);) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("step")) continue;
-    const auto step = j["step"].get<double>();
-    if (j.value("split", "") == "valid") {
-      if (j.contains("loss")) d.valid_step.push_back(step), d.valid_loss.push_back(j["loss"]);
+    // A line without a numeric step and loss (cut off, or edited) is left out, as is a field of
+    // the wrong type: the page shows what the file holds.
+    if (j.is_discarded() || !j.is_object()) continue;
+    const auto number = [&](const char* key) {
+      return j.contains(key) && j[key].is_number() ? std::optional(j[key].get<double>())
+                                                   : std::nullopt;
+    };
+    const auto step = number("step"), loss = number("loss");
+    if (!step || !loss) continue;
+    if (j.contains("split") && j["split"] == "valid") {
+      d.valid_step.push_back(*step);
+      d.valid_loss.push_back(*loss);
       continue;
     }
-    if (!j.contains("loss")) continue;
-    d.step.push_back(step);
-    d.loss.push_back(j["loss"]);
-    d.lr.push_back(j.value("lr", 0.0));
-    d.tokens_per_s.push_back(j.value("tokens_per_s", 0.0));
-    if (j.contains("gpu_power_w") && j["gpu_power_w"].is_number()) {
-      d.power_step.push_back(step);
-      d.power_w.push_back(j["gpu_power_w"]);
-      d.util_pct.push_back(j.value("gpu_util_pct", 0.0));
+    d.step.push_back(*step);
+    d.loss.push_back(*loss);
+    d.lr.push_back(number("lr").value_or(0.0));
+    d.tokens_per_s.push_back(number("tokens_per_s").value_or(0.0));
+    if (const auto power = number("gpu_power_w")) {
+      d.power_step.push_back(*step);
+      d.power_w.push_back(*power);
+      d.util_pct.push_back(number("gpu_util_pct").value_or(0.0));
     }
   }
   return d;
