@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "cli_util.h"
+#include "headless_chromium.h"
 
 namespace hwt {
 namespace {
@@ -84,8 +85,7 @@ TEST_F(Report, MetricsLinesOfTheWrongShapeAreLeftOut) {
 // The page as a browser shows it: a script added to a copy (the report has none) records script
 // errors and each chart's box into the page, which Chromium dumps after running it.
 TEST_F(Report, ChromiumRendersEveryChartWithoutErrors) {
-  if (std::system("command -v chromium >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "skipped: no chromium (scripts/setup.sh installs it)";
+  if (!test::have_chromium()) GTEST_SKIP() << "skipped: no chromium (scripts/setup.sh installs it)";
   ASSERT_EQ(
       test::run_hwt(
           "report " + dir / "adamw" + " " + dir / "adan" + " --out " + dir / "report.html", dir)
@@ -100,8 +100,7 @@ TEST_F(Report, ChromiumRendersEveryChartWithoutErrors) {
       "boxes.length+' empty='+empty+' errors='+errors+'</pre>')});</script>";
   html.insert(html.find("</body>"), probe);
   dir.write("probed.html", html);
-  const std::string chromium =
-      "timeout 120 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars ";
+  const std::string& chromium = test::kHeadlessChromium;
   ASSERT_EQ(std::system((chromium + "--virtual-time-budget=5000 --dump-dom file://" +
                          dir / "probed.html" + " >" + dir / "dom.html" + " 2>/dev/null")
                             .c_str()),
@@ -114,10 +113,7 @@ TEST_F(Report, ChromiumRendersEveryChartWithoutErrors) {
   EXPECT_EQ(m[2], "0") << "charts without a box";
   EXPECT_EQ(m[3], "0") << "script errors";
 
-  const char* update = std::getenv("HWT_UPDATE_SCREENSHOTS");
-  const std::string png = update && std::string(update) == "1"
-                              ? std::string(HWT_TEST_DIR) + "/../docs/img/report.png"
-                              : dir / "report.png";
+  const std::string png = test::screenshot_path("report.png", dir.path()).string();
   ASSERT_EQ(std::system((chromium + "--window-size=1200,3600 --screenshot=" + png + " file://" +
                          dir / "report.html" + " >/dev/null 2>&1")
                             .c_str()),

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "headless_chromium.h"
 #include "report/svg_plot.h"
 
 namespace hwt::test {
@@ -141,24 +142,18 @@ inline void expect_clean_layout(const std::string& svg, const std::string& what,
 // be under 2 kB.
 inline void expect_screenshot(const std::string& svg, const std::string& name,
                               const std::filesystem::path& dir) {
-  if (std::system("command -v chromium >/dev/null 2>&1") != 0) return;
+  if (!have_chromium()) return;
   const std::filesystem::path file = dir / (name + ".svg");
   {
     std::ofstream out(file);
     out << svg;
   }
-  const char* update = std::getenv("HWT_UPDATE_SCREENSHOTS");
-  const std::filesystem::path png =
-      update && std::string(update) == "1"
-          ? std::filesystem::path(HWT_TEST_DIR) / ".." / "docs" / "img" / (name + ".png")
-          : dir / (name + ".png");
+  const std::filesystem::path png = screenshot_path(name + ".png", dir);
   const Svg s = parse(svg);
   const std::string cmd =
-      "timeout 120 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars "
-      "--window-size=" +
-      std::to_string(static_cast<int>(std::ceil(s.width))) + "," +
-      std::to_string(static_cast<int>(std::ceil(s.height))) + " --screenshot=" + png.string() +
-      " file://" + file.string() + " >/dev/null 2>&1";
+      kHeadlessChromium + "--window-size=" + std::to_string(static_cast<int>(std::ceil(s.width))) +
+      "," + std::to_string(static_cast<int>(std::ceil(s.height))) +
+      " --screenshot=" + png.string() + " file://" + file.string() + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << name;
   EXPECT_GT(std::filesystem::file_size(png), 4'000u) << name << ": a blank page?";
 }
