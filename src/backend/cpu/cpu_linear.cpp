@@ -37,12 +37,12 @@ void CpuBackend::linear_backward(const LinearBwd& a) {
   if (bias) expect_f32(a.db, "db");
   // One pass over dy before the GEMMs: scaled by the activation's derivative, and summed by
   // column into db over fixed row chunks, combined in order (deterministic for any thread count).
-  const int64_t chunks = bias ? ceil_div(m, kReduceChunk) : 0;
-  std::vector<float> part(static_cast<size_t>(chunks * n), 0.0f);
+  const int64_t chunks = ceil_div(m, kReduceChunk);
+  std::vector<float> part(bias ? static_cast<size_t>(chunks * n) : 0, 0.0f);
   if (act || bias) {
     const float* z = act ? a.pre_act.as<float>() : nullptr;
 #pragma omp parallel for schedule(static)
-    for (int64_t c = 0; c < ceil_div(m, kReduceChunk); ++c) {
+    for (int64_t c = 0; c < chunks; ++c) {
       float* p = bias ? part.data() + c * n : nullptr;
       for (int64_t i = c * kReduceChunk; i < std::min(m, (c + 1) * kReduceChunk); ++i) {
         float* row = dy + i * n;
