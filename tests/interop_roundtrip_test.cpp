@@ -12,6 +12,8 @@
 #include "cli_util.h"
 #include "config/run_config.h"
 #include "core/bf16.h"
+#include "core/error.h"
+#include "core/fp16.h"
 #include "core/safetensors.h"
 #include "interop/hf_export.h"
 #include "interop/hf_import.h"
@@ -223,19 +225,28 @@ TEST(HfExport, StoresTheLmHeadOnlyWhenUntied) {
   }
 }
 
-// --precision bf16: half the bytes, torch_dtype bfloat16, and each weight the bf16 rounding
-// (to nearest even) of hwt's, which an import reads back exactly.
-TEST(HfExport, Bf16StoresEachWeightRoundedToNearestEven) {
-  test::TempDir tmp("interop_bf16");
+// --precision bf16 and fp16: half the bytes, torch_dtype saying which, and each weight the
+// rounding (to nearest even) of hwt's, which an import reads back exactly; transformers loads
+// the folder and gives the logits of the rounded weights.
+class SixteenBitExport : public ::testing::TestWithParam<DType> {};
+
+TEST_P(SixteenBitExport, StoresEachWeightRoundedToNearestEven) {
+  const DType dtype = GetParam();
+  const bool bf16 = dtype == DType::BF16;
+  const auto rounded = [bf16](float x) {
+    return bf16 ? bf16_to_float(float_to_bf16(x)) : f16_to_float(float_to_f16(x));
+  };
+  test::TempDir tmp("interop_" + std::string(dtype_name(dtype)));
   test::write_random_checkpoint(tmp / "a.safetensors", llama_like());
   const ExportReport f32 = export_hf_model(tmp / "a.safetensors", tmp / "f32");
-  const ExportReport bf16 = export_hf_model(tmp / "a.safetensors", tmp / "bf16", kDefaultShardBytes,
-                                            nullptr, DType::BF16);
-  EXPECT_EQ(2 * bf16.bytes, f32.bytes);
-  EXPECT_EQ(json::parse(test::slurp(tmp / "bf16/config.json"))["torch_dtype"], "bfloat16");
-  EXPECT_EQ(SafetensorsFile::open(tmp / "bf16/model.safetensors").get("lm_head.weight").dtype,
-            DType::BF16);
-  import_hf_model(tmp / "bf16", tmp / "b.safetensors");
+  const ExportReport half =
+      export_hf_model(tmp / "a.safetensors", tmp / "half", kDefaultShardBytes, nullptr, dtype);
+  EXPECT_EQ(2 * half.bytes, f32.bytes);
+  EXPECT_EQ(json::parse(test::slurp(tmp / "half/config.json"))["torch_dtype"],
+            bf16 ? "bfloat16" : "float16");
+  EXPECT_EQ(SafetensorsFile::open(tmp / "half/model.safetensors").get("lm_head.weight").dtype,
+            dtype);
+  import_hf_model(tmp / "half", tmp / "b.safetensors");
   const Checkpoint a(tmp / "a.safetensors"), b(tmp / "b.safetensors");
   for (const std::string& name : a.tensors().names()) {
     const auto va = a.tensors().get(name), vb = b.tensors().get(name);
@@ -243,8 +254,34 @@ TEST(HfExport, Bf16StoresEachWeightRoundedToNearestEven) {
     const auto* x = static_cast<const float*>(va.data);
     const auto* y = static_cast<const float*>(vb.data);
     for (size_t i = 0; i < va.bytes / 4; ++i)
-      ASSERT_EQ(y[i], bf16_to_float(float_to_bf16(x[i]))) << name << " element " << i;
+      ASSERT_EQ(y[i], rounded(x[i])) << name << " element " << i;
   }
+  check_in_transformers(tmp / "half", tmp / "b.safetensors",
+                        std::string("llama_") + (bf16 ? "bf16" : "fp16"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Precisions, SixteenBitExport, ::testing::Values(DType::BF16, DType::F16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+// A weight past fp16's range would load as infinity: the export names it and writes nothing.
+TEST(HfExport, Fp16RefusesAWeightPastItsRange) {
+  test::TempDir tmp("interop_f16_range");
+  test::write_random_checkpoint(tmp / "a.safetensors", llama_like(), {},
+                                [](const ParamInfo& p, std::vector<float>& values) {
+                                  if (p.name == "final_ln.weight") values[3] = 7e4f;
+                                });
+  try {
+    export_hf_model(tmp / "a.safetensors", tmp / "half", kDefaultShardBytes, nullptr, DType::F16);
+    ADD_FAILURE() << "exported";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("'model.norm.weight'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("65504"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp / "half"));
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path()) ||
+              std::distance(std::filesystem::directory_iterator(tmp.path()),
+                            std::filesystem::directory_iterator{}) == 1)
+      << "only the checkpoint remains";
 }
 
 // A checkpoint `hwt train` wrote (its vocabulary size left to the tokenizer, optimizer state

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,9 +99,12 @@ inline std::vector<float> checkpoint_logits(const std::string& path,
   return out;
 }
 
-// A checkpoint of `m` with random weights (train.seed 7), as `hwt train` writes one.
-inline void write_random_checkpoint(const std::string& path, const ModelConfig& m,
-                                    const std::vector<std::string>& token_labels = {}) {
+// A checkpoint of `m` with random weights (train.seed 7), as `hwt train` writes one; `edit`, when
+// given, may change each parameter's values before they are saved.
+inline void write_random_checkpoint(
+    const std::string& path, const ModelConfig& m,
+    const std::vector<std::string>& token_labels = {},
+    const std::function<void(const ParamInfo&, std::vector<float>&)>& edit = nullptr) {
   CpuBackend cpu(2);
   Model model(m, cpu, DType::F32);
   model.init_parameters(7);
@@ -114,6 +118,7 @@ inline void write_random_checkpoint(const std::string& path, const ModelConfig& 
   for (const ParamInfo& p : model.params().infos()) {
     data.resize(static_cast<size_t>(p.data_shape().numel()));
     gather_data(p, host.data(), data.data());
+    if (edit) edit(p, data);
     scatter_data(p, data.data(), clean.data());
   }
   cpu.upload(model.params().params_flat(), clean.data());

@@ -66,7 +66,9 @@ TEST(HfTokenizerFiles, TokenizerJsonIsReadAndEmbedded) {
   EXPECT_EQ(got->vocab_size(), want.vocab_size());
 }
 
-// A tokenizer.json goes out as it came in, byte for byte.
+// A tokenizer.json goes out as it came in, byte for byte, with the roles it states itself in
+// special_tokens_map.json: Llama 2's template "<s> $A" makes <s> the bos token; no eos is
+// guessed.
 TEST(HfTokenizerFiles, ExportWritesATokenizerJsonByteForByte) {
   test::TempDir tmp("tok_json_out");
   const std::string json =
@@ -74,8 +76,11 @@ TEST(HfTokenizerFiles, ExportWritesATokenizerJsonByteForByte) {
   const HfTokenizer tok(json, "llama2.json", false);
   std::string note;
   EXPECT_EQ(write_folder_tokenizer(tok, tmp.path().string(), 64, note),
-            std::vector<std::string>{"tokenizer.json"});
+            (std::vector<std::string>{"tokenizer.json", "special_tokens_map.json"}));
   EXPECT_EQ(test::slurp(tmp.path() / "tokenizer.json"), json);
+  EXPECT_EQ(nlohmann::json::parse(test::slurp(tmp.path() / "special_tokens_map.json")),
+            nlohmann::json::parse(R"({"bos_token": "<s>",
+                                      "additional_special_tokens": ["<unk>", "<s>", "</s>"]})"));
 }
 
 // GPT-2's vocab.json and merges.txt are GPT-2's tokenizer however they are spaced; another
@@ -92,7 +97,10 @@ TEST(HfTokenizerFiles, Gpt2VocabJsonAndMerges) {
   std::string note;
   test::TempDir out("tok_gpt2_out");
   EXPECT_EQ(write_folder_tokenizer(*Tokenizer::from_json(t.json), out.path().string(), 1024, note),
-            (std::vector<std::string>{"vocab.json", "merges.txt"}));
+            (std::vector<std::string>{"vocab.json", "merges.txt", "special_tokens_map.json"}));
+  const auto roles = nlohmann::json::parse(test::slurp(out.path() / "special_tokens_map.json"));
+  for (const char* role : {"bos_token", "eos_token", "unk_token"})
+    EXPECT_EQ(roles[role], "<|endoftext|>") << role;
   EXPECT_EQ(nlohmann::json::parse(test::slurp(out.path() / "vocab.json")),
             nlohmann::json::parse(installed.encoder_json));
 
@@ -125,7 +133,12 @@ TEST(HfTokenizerFiles, ExportWritesTheImportedFilesBack) {
   const fs::path folder = test::hf_folders() / "bert_tokens";
   import_hf_model(folder.string(), tmp / "m.safetensors");
   const ExportReport r = export_hf_model(tmp / "m.safetensors", tmp / "out");
-  EXPECT_EQ(r.tokenizer_files, (std::vector<std::string>{"vocab.txt", "tokenizer_config.json"}));
+  EXPECT_EQ(r.tokenizer_files, (std::vector<std::string>{"vocab.txt", "tokenizer_config.json",
+                                                         "special_tokens_map.json"}));
+  EXPECT_EQ(nlohmann::json::parse(test::slurp(tmp.path() / "out" / "special_tokens_map.json")),
+            nlohmann::json::parse(R"({"cls_token": "[CLS]", "mask_token": "[MASK]",
+                                      "pad_token": "[PAD]", "sep_token": "[SEP]",
+                                      "unk_token": "[UNK]"})"));
   EXPECT_EQ(test::slurp(tmp.path() / "out" / "vocab.txt"), test::slurp(folder / "vocab.txt"));
   const auto config =
       nlohmann::json::parse(test::slurp(tmp.path() / "out" / "tokenizer_config.json"));

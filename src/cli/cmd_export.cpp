@@ -28,9 +28,9 @@ void add_export_command(CLI::App& app) {
                   "Largest shard of model.safetensors before it is split (default 5 GiB)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--precision", o->precision,
-                  "The weights' dtype in the files: fp32, or bf16 (half the size, each weight "
-                  "rounded to nearest even)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
+                  "The weights' dtype in the files: fp32, or bf16 or fp16 (half the size, each "
+                  "weight rounded to nearest even; fp16 refuses weights past 65504)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
       ->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "No progress output");
   cmd->callback([o] {
@@ -38,7 +38,9 @@ void add_export_command(CLI::App& app) {
     const ExportReport r = export_hf_model(
         o->checkpoint, o->out, o->shard_bytes,
         [&](int64_t bytes, int64_t total) { meter.update(bytes >> 20, total >> 20); },
-        o->precision == "bf16" ? DType::BF16 : DType::F32);
+        o->precision == "bf16"   ? DType::BF16
+        : o->precision == "fp16" ? DType::F16
+                                 : DType::F32);
     meter.finish();
     if (!r.note.empty()) fmt::print("note: {}\n", r.note);
     if (!r.tokenizer_files.empty())

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -10,6 +11,7 @@
 #include "core/bf16.h"
 #include "core/error.h"
 #include "core/files.h"
+#include "core/fp16.h"
 #include "data/dataset.h"
 #include "interop/hf_architecture.h"
 #include "interop/hf_tokenizer_files.h"
@@ -69,14 +71,25 @@ struct OutTensor {
   }
 };
 
-// Rounds `values` to bf16 in place: bf16 i goes to bytes 2i and 2i + 1 of the buffer, over
-// floats already read, so the export holds no second copy of the tensor.
-void round_to_bf16_in_place(std::vector<float>& values) {
+// Rounds `values` to 16 bits (bf16, or fp16) in place: value i goes to bytes 2i and 2i + 1 of
+// the buffer, over floats already read, so the export holds no second copy of the tensor.
+// InputError naming the tensor when a weight is past fp16's range (it would become infinite).
+void round_to_16_bits_in_place(std::vector<float>& values, DType dtype, const std::string& name) {
   char* bytes = reinterpret_cast<char*>(values.data());
   for (size_t i = 0; i < values.size(); ++i) {
-    const uint16_t h = float_to_bf16(values[i]);
+    const float v = values[i];
+    const uint16_t h = dtype == DType::BF16 ? float_to_bf16(v) : float_to_f16(v);
+    if (dtype == DType::F16 && (h & 0x7fffu) == 0x7c00u && std::isfinite(v))
+      fail_input(
+          "export: tensor '{}' holds {}, past fp16's largest value 65504 (export in bf16 "
+          "or fp32)",
+          name, v);
     std::memcpy(bytes + 2 * i, &h, 2);
   }
+}
+
+const char* torch_dtype_name(DType dtype) {
+  return dtype == DType::BF16 ? "bfloat16" : dtype == DType::F16 ? "float16" : "float32";
 }
 
 }  // namespace
@@ -85,7 +98,8 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
                              int64_t shard_bytes,
                              const std::function<void(int64_t bytes, int64_t total)>& progress,
                              DType dtype) {
-  HWT_CHECK(dtype == DType::F32 || dtype == DType::BF16, "export in {}", dtype_name(dtype));
+  HWT_CHECK(dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16, "export in {}",
+            dtype_name(dtype));
   const fs::path target(dir);
   if (fs::exists(target) && !(fs::is_directory(target) && fs::is_empty(target)))
     fail_input("export: {} exists and is not an empty folder", dir);
@@ -134,7 +148,7 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
       label_names(ckpt.info().vocab, m.head == Task::Tokens ? "token_labels" : "labels");
   const nlohmann::ordered_json fields = arch.write_config(m, labels);
   for (auto it = fields.begin(); it != fields.end(); ++it) config[it.key()] = it.value();
-  config["torch_dtype"] = dtype == DType::BF16 ? "bfloat16" : "float32";
+  config["torch_dtype"] = torch_dtype_name(dtype);
   write_file_atomic((work.path() / "config.json").string(), config.dump(2) + "\n");
 
   nlohmann::ordered_json weight_map = nlohmann::ordered_json::object();
@@ -155,7 +169,8 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
                *values =
                    hf_from_hwt(*t->link, t->part,
                                static_cast<const float*>(saved.get(t->link->hwt).data), t->shapes);
-               if (t->dtype == DType::BF16) round_to_bf16_in_place(*values);
+               if (t->dtype != DType::F32)
+                 round_to_16_bits_in_place(*values, t->dtype, t->link->hf[t->part].name);
              }
              std::memcpy(dst, reinterpret_cast<const char*>(values->data()) + offset, n);
              if (offset + n == static_cast<size_t>(t->bytes())) std::vector<float>().swap(*values);

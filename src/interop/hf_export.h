@@ -21,8 +21,8 @@ struct ExportReport {
 };
 
 // Writes `dir`/config.json, the tokenizer's files (hf_tokenizer_files.h) and model.safetensors
-// in `dtype` (F32, or BF16 rounded to nearest even, as models are often published; config.json's
-// torch_dtype says which), or shards of at most `shard_bytes`
+// in `dtype` (F32, or BF16 or F16 rounded to nearest even, as models are often published;
+// config.json's torch_dtype says which; a weight past fp16's range is an InputError), or shards of at most `shard_bytes`
 // (a tensor larger than that gets a shard of its own) with model.safetensors.index.json,
 // under the names transformers' from_pretrained expects for the architecture that holds the
 // model (hf_architecture_for). The folder is built beside `dir` and renamed into place:

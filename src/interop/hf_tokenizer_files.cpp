@@ -62,6 +62,51 @@ std::unique_ptr<Tokenizer> read_tokenizer(const fs::path& dir, std::string& note
   return nullptr;
 }
 
+// The roles a tokenizer.json states itself: its special added tokens, and under a
+// TemplateProcessing post-processor the special token before the sequence ($A) as bos and the
+// one after it as eos (Llama's "<s> $A", BERT's "[CLS] $A [SEP]"). Roles the file does not
+// state are left out rather than guessed.
+nlohmann::ordered_json hf_special_tokens(const std::string& tokenizer_json) {
+  const nlohmann::json j = nlohmann::json::parse(tokenizer_json);
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  const nlohmann::json& post = j.value("post_processor", nlohmann::json());
+  if (post.is_object() && post.value("type", "") == "TemplateProcessing") {
+    const nlohmann::json& single = post.at("single");
+    bool before = true;
+    for (const nlohmann::json& piece : single) {
+      if (piece.contains("Sequence")) {
+        before = false;
+      } else if (piece.contains("SpecialToken")) {
+        const std::string token = piece["SpecialToken"].at("id").get<std::string>();
+        out[before ? "bos_token" : "eos_token"] = token;
+      }
+    }
+  }
+  nlohmann::ordered_json additional = nlohmann::ordered_json::array();
+  for (const nlohmann::json& t : j.value("added_tokens", nlohmann::json::array()))
+    if (t.value("special", false)) additional.push_back(t.at("content").get<std::string>());
+  if (!additional.empty()) out["additional_special_tokens"] = additional;
+  return out;
+}
+
+// special_tokens_map.json for `tok`: which tokens play which role, as transformers' tokenizers
+// save it. WordPiece: BERT's five (those the vocabulary has); GPT-2: <|endoftext|> as bos, eos
+// and unk, as OpenAI's files define it.
+nlohmann::ordered_json special_tokens_map(const Tokenizer& tok) {
+  if (const auto* wp = dynamic_cast<const WordPieceTokenizer*>(&tok)) {
+    nlohmann::ordered_json out = {{"cls_token", wp->token(wp->cls_id())}};
+    if (wp->mask_id() >= 0) out["mask_token"] = wp->token(wp->mask_id());
+    out["pad_token"] = wp->token(wp->pad_id());
+    out["sep_token"] = wp->token(wp->sep_id());
+    out["unk_token"] = wp->token(wp->unk_id());
+    return out;
+  }
+  if (const auto* hf = dynamic_cast<const HfTokenizer*>(&tok)) return hf_special_tokens(hf->text());
+  return {{"bos_token", "<|endoftext|>"},
+          {"eos_token", "<|endoftext|>"},
+          {"unk_token", "<|endoftext|>"}};
+}
+
 }  // namespace
 
 FolderTokenizer read_folder_tokenizer(const std::string& dir, int64_t vocab_size) {
@@ -89,23 +134,29 @@ std::vector<std::string> write_folder_tokenizer(const Tokenizer& tok, const std:
   const auto write = [&](const char* name, const std::string& text) {
     write_file_atomic((d / name).string(), text);
   };
+  const auto write_map = [&] {
+    write("special_tokens_map.json", special_tokens_map(tok).dump(2) + "\n");
+  };
   if (const auto* wp = dynamic_cast<const WordPieceTokenizer*>(&tok)) {
     write("vocab.txt", wp->text());
     const nlohmann::ordered_json config = {{"tokenizer_class", "BertTokenizer"},
                                            {"do_lower_case", wp->lowercase()},
                                            {"model_max_length", max_length}};
     write("tokenizer_config.json", config.dump(2) + "\n");
-    return {"vocab.txt", "tokenizer_config.json"};
+    write_map();
+    return {"vocab.txt", "tokenizer_config.json", "special_tokens_map.json"};
   }
   if (const auto* hf = dynamic_cast<const HfTokenizer*>(&tok)) {
     write("tokenizer.json", hf->text());
-    return {"tokenizer.json"};
+    write_map();
+    return {"tokenizer.json", "special_tokens_map.json"};
   }
   if (dynamic_cast<const Gpt2Tokenizer*>(&tok)) {
     const Gpt2Files f = read_installed_gpt2_files();
     write("vocab.json", f.encoder_json);
     write("merges.txt", f.vocab_bpe);
-    return {"vocab.json", "merges.txt"};
+    write_map();
+    return {"vocab.json", "merges.txt", "special_tokens_map.json"};
   }
   note = fmt::format(
       "no tokenizer files written: hwt's {} tokenizer has no Hugging Face format (train with "

@@ -24,8 +24,9 @@ struct FolderTokenizer {
 FolderTokenizer read_folder_tokenizer(const std::string& dir, int64_t vocab_size);
 
 // Writes `tok`'s files into `dir` in the format Hugging Face reads for its kind (wordpiece:
-// vocab.txt and tokenizer_config.json; hf: tokenizer.json; gpt2: vocab.json and merges.txt);
-// returns the names written. A char or word tokenizer has no such format: nothing is written
+// vocab.txt and tokenizer_config.json; hf: tokenizer.json; gpt2: vocab.json and merges.txt),
+// each with a special_tokens_map.json of the roles the tokenizer states; returns the names
+// written. A char or word tokenizer has no such format: nothing is written
 // and `note` says so.
 std::vector<std::string> write_folder_tokenizer(const Tokenizer& tok, const std::string& dir,
                                                 int64_t max_length, std::string& note);
