@@ -1,9 +1,12 @@
-"""A Hugging Face Llama-family folder of random bf16 weights in a published shape, written one
-tensor at a time (for bench/interop_import.sh: import and export speed and memory).
+"""A Hugging Face Llama-family folder of random bf16 weights in a published shape (for
+bench/interop_import.sh: import and export speed and memory), in shards of at most 5 GB with
+model.safetensors.index.json past that, as save_pretrained writes them; one shard's tensors are
+held in memory at a time.
 
-usage: hf_random_folder.py OUT_DIR [qwen2.5_0.5b|smollm_135m]
+usage: hf_random_folder.py OUT_DIR [qwen2.5_0.5b|smollm_135m|llama3_8b]
 """
 import json
+import math
 import os
 import sys
 
@@ -12,7 +15,8 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "oracle"))
 from hf_folders import save_safetensors  # noqa: E402  (the tests' safetensors writer)
 
-# Qwen/Qwen2.5-0.5B and HuggingFaceTB/SmolLM-135M config.json (the fields hwt reads).
+# Qwen/Qwen2.5-0.5B, HuggingFaceTB/SmolLM-135M and meta-llama/Meta-Llama-3-8B config.json (the
+# fields hwt reads).
 SHAPES = {
     "qwen2.5_0.5b": {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2",
                      "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
@@ -26,7 +30,14 @@ SHAPES = {
                     "max_position_embeddings": 2048, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
                     "tie_word_embeddings": True, "vocab_size": 49152, "hidden_act": "silu",
                     "torch_dtype": "bfloat16"},
+    "llama3_8b": {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                  "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+                  "num_attention_heads": 32, "num_key_value_heads": 8,
+                  "max_position_embeddings": 8192, "rms_norm_eps": 1e-5, "rope_theta": 500000.0,
+                  "tie_word_embeddings": False, "vocab_size": 128256, "hidden_act": "silu",
+                  "torch_dtype": "bfloat16"},
 }
+SHARD_BYTES = 5 * 10**9  # save_pretrained's default max_shard_size, "5GB"
 
 
 def main():
@@ -37,6 +48,8 @@ def main():
     q, kv = c["num_attention_heads"] * d, c["num_key_value_heads"] * d
     qwen = c["model_type"] == "qwen2"
     shapes = {"model.embed_tokens.weight": (v, n), "model.norm.weight": (n,)}
+    if not c["tie_word_embeddings"]:
+        shapes["lm_head.weight"] = (v, n)
     for i in range(c["num_hidden_layers"]):
         p = "model.layers.%d." % i
         shapes.update({p + "input_layernorm.weight": (n,), p + "post_attention_layernorm.weight": (n,),
@@ -50,11 +63,28 @@ def main():
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "config.json"), "w") as fh:
         json.dump(c, fh, indent=2)
+    shards, size = [[]], 0
+    for k, shape in shapes.items():
+        b = 2 * math.prod(shape)
+        if shards[-1] and size + b > SHARD_BYTES:
+            shards.append([])
+            size = 0
+        shards[-1].append(k)
+        size += b
     torch.manual_seed(0)
-    # The writer takes all tensors at once; bf16 halves what that holds.
-    tensors = {k: (torch.randn(*s, dtype=torch.float32) * 0.02).to(torch.bfloat16)
-               for k, s in shapes.items()}
-    save_safetensors(os.path.join(out, "model.safetensors"), tensors)
+    weight_map = {}
+    for i, keys in enumerate(shards):
+        name = "model.safetensors" if len(shards) == 1 else \
+            "model-%05d-of-%05d.safetensors" % (i + 1, len(shards))
+        # The writer takes a shard's tensors at once; bf16 halves what that holds.
+        tensors = {k: (torch.randn(*shapes[k], dtype=torch.float32) * 0.02).to(torch.bfloat16)
+                   for k in keys}
+        save_safetensors(os.path.join(out, name), tensors)
+        weight_map.update({k: name for k in keys})
+    if len(shards) > 1:
+        total = sum(2 * math.prod(s) for s in shapes.values())
+        with open(os.path.join(out, "model.safetensors.index.json"), "w") as fh:
+            json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, fh, indent=2)
 
 
 if __name__ == "__main__":

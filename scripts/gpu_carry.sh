@@ -11,7 +11,8 @@ src=${1:-build-cuda}
 dst=$(mktemp -d)
 mkdir -p "$dst/lib"
 for bin in "$src/hwt" "$src/tests/hwt_tests" "$src/tests/hwt_tensorboard_tests" \
-  "$src/bench/bench_train_step" "$src/bench/bench_kernels" "$src/bench/bench_generate"; do
+  "$src/bench/bench_train_step" "$src/bench/bench_kernels" "$src/bench/bench_generate" \
+  "$src/bench/bench_tokenizer_gpt2"; do
   [ -x "$bin" ] || { echo "missing $bin" >&2; exit 1; }
   cp "$bin" "$dst/"
   strip -s "$dst/$(basename "$bin")"

@@ -2,7 +2,10 @@
 # The CUDA backend's device run in one call (docs/cuda.md): GPU tests, hwt benchmarks and the
 # PyTorch baselines on the same GPU. Uses build-cuda-carry/ (scripts/gpu_carry.sh).
 #   scripts/gpu_check.sh [tests] [bench] [profile] [ncu] [torch] [compile] [interop] [tensorboard]
-#                        [generate] [sanitize]      (default: tests bench profile torch compile)
+#                        [import8b] [generate] [sanitize] [tokenizers]
+#                        (default: tests bench profile torch compile)
+# tokenizers needs data/node_modules' gpt-3-encoder and datasets-sotu (scripts/setup.sh, or
+# copied there): it times CPU encoders, so it runs last, alone.
 # Logs land in $OUT; a summary prints last.
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu_check}
@@ -30,14 +33,19 @@ B=$OUT/bench.jsonl
 # CPU-only checks run beside the GPU tests (the machine has cores to spare); waited for before
 # anything is timed.
 if want interop; then  # parity with transformers itself; fresh fixtures for tests/fixtures
-  (
-  HWT_TORCH_PYTHON=python3 HWT_TRANSFORMERS_RECORD=/tmp/hf_transformers timeout 300 nice \
-    "$C/hwt_tests" \
-    --gtest_filter='TransformersParity.*:Architectures/RoundTrip.*:HfExport.*:Architectures/HfFolder.*' \
-    >"$OUT/interop.txt" 2>&1
-  echo "interop exit $?" >>"$OUT/interop.txt"
-  tar -czf "$OUT/hf_transformers.tar.gz" -C /tmp hf_transformers
-  ) &
+  # Two processes side by side: each transformers case starts a Python (about 15 s).
+  interop() {
+    HWT_TORCH_PYTHON=python3 HWT_TRANSFORMERS_RECORD=/tmp/hf_transformers timeout 420 nice \
+      "$C/hwt_tests" --gtest_filter="$1" >"$OUT/interop_$2.txt" 2>&1
+    echo "interop $2 exit $?" >>"$OUT/interop_$2.txt"
+  }
+  interop 'TransformersParity.*' import &
+  interop 'Architectures/RoundTrip.*:HfExport.*:Precisions/SixteenBitExport.*:Architectures/HfFolder.*' \
+    export &
+fi
+if want import8b; then  # a Llama-3-8B-shaped folder in and out: disk-bound, beside the tests
+  (HWT=$C/hwt PYTHON=python3 EXPORT_PRECISION=bf16 timeout 500 bench/interop_import.sh llama3_8b \
+    /tmp/import8b >"$OUT/import8b.txt" 2>&1; echo "import8b exit $?" >>"$OUT/import8b.txt") &
 fi
 if want tensorboard; then  # TensorBoard's own reader on a run's event file
   (
@@ -59,6 +67,7 @@ if want sanitize; then  # compute-sanitizer over the generation kernels' tests
   done
 fi
 wait
+[ -d /tmp/hf_transformers ] && tar -czf "$OUT/hf_transformers.tar.gz" -C /tmp hf_transformers
 if want bench; then
   timeout 90 "$C/bench_kernels" >>"$B" 2>"$OUT/bench_err.txt"
   step() { timeout 60 "$C/bench_train_step" "$@" >>"$B" 2>>"$OUT/bench_err.txt"; }
@@ -74,10 +83,22 @@ if want bench; then
   step --config bert_base --set train.cuda_graph=true
 fi
 if want generate; then  # decode speed beside transformers, and a Llama-3-8B-shaped model
-  timeout 270 bench/generate_vs_hf.sh "$C" /tmp/generate >>"$OUT/generate.txt" 2>&1
+  timeout 330 bench/generate_vs_hf.sh "$C" /tmp/generate >>"$OUT/generate.txt" 2>&1
   timeout 150 "$C/bench_generate" --device cuda --dtype bf16 --config llama3_8b \
     ${HWT_8B_LAYERS:+--layers $HWT_8B_LAYERS} --batch 1 --prompt 32 --new 128 --skip-recompute \
     >>"$OUT/generate.txt" 2>&1
+fi
+if want tokenizers; then  # CPU encoders, alone: native tiktoken and tokenizers beside hwt
+  timeout 240 bench/tokenizer_native_vs_hwt.sh "$C/bench_tokenizer_gpt2" 5 2 4 8 16 \
+    >"$OUT/tokenizers.txt" 2>&1
+  echo "tokenizers exit $?" >>"$OUT/tokenizers.txt"
+  # Hugging Face's Rust tokenizers on the tokenizer.json fixtures (the committed ids are
+  # tokenizers.js's): written for the comparison with tests/fixtures/hf_tokenizer.
+  mkdir -p /tmp/expected_python
+  timeout 120 python3 tests/fixtures/hf_tokenizer/make_expected.py --engine python \
+    /tmp/expected_python >>"$OUT/tokenizers.txt" 2>&1
+  echo "make_expected exit $?" >>"$OUT/tokenizers.txt"
+  tar -czf "$OUT/expected_python.tar.gz" -C /tmp expected_python
 fi
 if want profile; then
   timeout 60 "$C/bench_train_step" --config gpt2_124m --profile >"$OUT/profile_gpt2.jsonl" 2>&1
@@ -112,10 +133,10 @@ if [ -f "$OUT/ncu.txt" ]; then
   grep -E "flash_|Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy|Registers Per|Stall|Warp Cycles Per Issued|Issue Slot|Theoretical Occ|Block Limit" \
     "$OUT/ncu.txt" | head -60
 fi
-for f in interop tensorboard generate sanitize; do
+for f in interop_import interop_export import8b tensorboard generate sanitize tokenizers; do
   [ -f "$OUT/$f.txt" ] || continue
   echo "== $f"
-  grep -E "^\[  FAILED|Failure|Expected|Which is|exit|PASSED|SKIPPED \]|^\{|ERROR SUMMARY|FAILED|Error|margin|agrees|missing" \
+  grep -E "^\[  FAILED|Failure|Expected|Which is|exit|PASSED|SKIPPED \]|^\{|ERROR SUMMARY|FAILED|Error|margin|agrees|missing|step" \
     "$OUT/$f.txt" | head -50
 done
 echo "== bench"; cat "$B"

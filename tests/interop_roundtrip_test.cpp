@@ -261,7 +261,7 @@ TEST_P(SixteenBitExport, StoresEachWeightRoundedToNearestEven) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Precisions, SixteenBitExport, ::testing::Values(DType::BF16, DType::F16),
-                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+                         [](const auto& p) { return std::string(dtype_name(p.param)); });
 
 // A weight past fp16's range would load as infinity: the export names it and writes nothing.
 TEST(HfExport, Fp16RefusesAWeightPastItsRange) {

@@ -6,7 +6,9 @@
 // - fine-tuning: 50 AdamW steps from an imported Llama on the same random batches give
 //   transformers' losses.
 // The script runs where transformers is installed (the GPU machine); tests/fixtures/
-// hf_transformers holds what one run wrote, for the CPU CI (so far the fine-tune).
+// hf_transformers holds what one run wrote (HWT_TRANSFORMERS_RECORD, scripts/gpu_check.sh
+// interop), for the CPU CI: the import cases under their names, the exported folders as
+// export_NAME, and the fine-tune.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -25,6 +27,37 @@ std::set<std::filesystem::path> folders(const std::filesystem::path& root) {
   for (const auto& entry : std::filesystem::directory_iterator(root))
     if (entry.is_directory()) out.insert(entry.path());
   return out;
+}
+
+bool is_export(const std::filesystem::path& dir) {
+  return dir.filename().string().rfind("export_", 0) == 0;
+}
+bool is_finetune(const std::filesystem::path& dir) {
+  return dir.filename() == "finetune_llama";
+}
+
+// Every architecture hwt imports, as transformers saved it (the oracle's cases), is committed.
+TEST(TransformersParity, CommittedImportFolders) {
+  int n = 0;
+  for (const auto& dir : folders(kFixtures)) {
+    if (is_export(dir) || is_finetune(dir)) continue;
+    SCOPED_TRACE(dir.filename().string());
+    test::expect_import_matches_transformers(dir);
+    ++n;
+  }
+  EXPECT_GE(n, 10) << "import cases committed in " << kFixtures;
+}
+
+// hwt's exports (tests/interop_roundtrip_test.cpp) as transformers loaded them.
+TEST(TransformersParity, CommittedExportFolders) {
+  int n = 0;
+  for (const auto& dir : folders(kFixtures)) {
+    if (!is_export(dir)) continue;
+    SCOPED_TRACE(dir.filename().string());
+    test::expect_export_matches_transformers(dir);
+    ++n;
+  }
+  EXPECT_GE(n, 9) << "exported folders committed in " << kFixtures;
 }
 
 // Recorded on the GPU machine (transformers 5.17.0, torch 2.11.0; finetune.json says so).
