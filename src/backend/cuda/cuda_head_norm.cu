@@ -59,6 +59,9 @@ __global__ void __launch_bounds__(kThreads) head_norm_bwd_kernel(HeadNormArgs a)
   const int64_t D = a.head_dim, np = 2 * D;
   float* mine = partials + warp * np;
   for (int64_t j = lane; j < np; j += 32) mine[j] = 0.0f;
+  // k's half starts at head_dim, not always a multiple of 32: its entries are zeroed by other
+  // lanes than the ones that accumulate them (a race compute-sanitizer's racecheck reported).
+  __syncwarp();
   const int64_t total = a.rows * a.normed, step = static_cast<int64_t>(gridDim.x) * kWarps;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * kWarps + warp; i < total; i += step) {
     const HeadAt at = head_at(a, i);
