@@ -14,18 +14,18 @@ namespace {
 // wave sit inside the inner loop. Each outer loop is split into its trips across waves and
 // within one.
 struct Nest {
-  std::array<Loop, 7> loop{};     // outer loops twice (across, within waves) and the inner
-  std::array<double, 7> trips{};  // outermost first
-  int n = 0;
-  std::array<double, 4> wave{};  // per Loop: trips within one wave (the inner loop: all)
+  std::array<Loop, 7> loop;     // outer loops twice (across, within waves) and the inner
+  std::array<double, 7> trips;  // outermost first
+  int n;
+  std::array<double, 4> wave;  // per Loop: trips within one wave (the inner loop: all)
   void push(Loop l, double t) {
     loop[static_cast<size_t>(n)] = l;
     trips[static_cast<size_t>(n++)] = t;
   }
 };
 
-Nest temporal_nest(const std::array<int64_t, 4>& loop_trips, Loop inner, const LoopOrder& order,
-                   int64_t lanes) {
+void temporal_nest(const std::array<int64_t, 4>& loop_trips, Loop inner, const LoopOrder& order,
+                   int64_t lanes, Nest& n) {
   std::array<double, 4> across{}, within{};  // per position in `order`
   // Lanes per run of the loops placed so far: lanes over the product of their trips, at least
   // one, in integers (exact as the doubles were: every value is a whole number far below 2^53).
@@ -42,7 +42,7 @@ Nest temporal_nest(const std::array<int64_t, 4>& loop_trips, Loop inner, const L
     placed *= trips;
   }
   const auto inner_trips = static_cast<double>(loop_trips[static_cast<size_t>(inner)]);
-  Nest n;
+  n.n = 0;
   for (size_t i = 0; i < 4; ++i)
     n.wave[static_cast<size_t>(order[i])] = order[i] == inner ? inner_trips : within[i];
   for (size_t i = 0; i < 4; ++i)
@@ -50,7 +50,6 @@ Nest temporal_nest(const std::array<int64_t, 4>& loop_trips, Loop inner, const L
   n.push(inner, inner_trips);
   for (size_t i = 0; i < 4; ++i)
     if (order[i] != inner) n.push(order[i], within[i]);
-  return n;
 }
 
 // How many times an operand is brought on chip: once per trip of each loop that does not
@@ -106,6 +105,28 @@ PortTraffic port_traffic(const GemmPlan& g, int stationary) {
   return t;
 }
 
+// How a design walks a GEMM's tiles: the run loop, the runs in waves over the lanes and the
+// tiles a wave touches. It depends on the trips, the loop order and the lanes alone, so the
+// classes of one shape share it (StagePlan::shape). No member initialisers: fast_total keeps
+// one per shape, each filled by its shape's first class.
+struct Walk {
+  Loop inner;
+  int stationary;
+  double runs, waves;
+  Nest nest;
+  std::array<double, 3> wave_tiles;  // A, B: the first step's; C: all
+};
+
+void walk(const std::array<int64_t, 4>& trips, const DesignParams& p, Walk& w) {
+  w.inner = run_loop(trips, p.order);
+  w.stationary = stationary_operand(w.inner);
+  w.runs = runs_along(trips, w.inner);
+  w.waves = std::ceil(w.runs / static_cast<double>(p.lanes));
+  temporal_nest(trips, w.inner, p.order, p.lanes, w.nest);
+  w.wave_tiles = {wave_tiles(w.nest, w.inner, kA, true), wave_tiles(w.nest, w.inner, kB, true),
+                  wave_tiles(w.nest, w.inner, kC, false)};
+}
+
 // Latency of a stage from its parts. With double buffering transfers hide behind compute
 // except the first load and the last store; without it each lane alternates load and compute
 // over its `units` of work (runs or tiles).
@@ -120,23 +141,21 @@ double overlap(const DesignParams& p, double compute, double waves, double units
 // gemm and streamed are inlined into their callers (the attribute) so that a stage's activity
 // reaches the workload's sum in registers: returned through memory, the sum's vector loads
 // stalled on the stage's scalar stores (store-to-load forwarding, seen with perf).
-[[gnu::always_inline]] inline Activity gemm(const GemmPlan& g, double lane_cycles,
+[[gnu::always_inline]] inline Activity gemm(const GemmPlan& g, const Walk& w, double lane_cycles,
                                             const DesignParams& p) {
-  const Loop inner = run_loop(g.trips, p.order);
-  const int stationary = stationary_operand(inner);
-  const double runs = runs_along(g.trips, inner);
-  const double waves = std::ceil(runs / static_cast<double>(p.lanes));
+  const Loop inner = w.inner;
+  const int stationary = w.stationary;
+  const double runs = w.runs, waves = w.waves;
   const double compute = waves * lane_cycles / runs;
 
   // Main memory: each operand once per refetch (what of it stays on chip: share_buffers); C's
   // final result out once, its partial sums spilled and read back once per extra pass.
-  const Nest nest = temporal_nest(g.trips, inner, p.order, p.lanes);
   const BufferShares shares = share_buffers(g.buffers, g.footprint, p);
   const PortTraffic port = port_traffic(g, stationary);
   std::array<double, 3> mult{};
   for (int o : {kA, kB, kC})
     mult[o] = shares.fits[o] ? 1
-                             : refetch(nest, o, stationary, inner,
+                             : refetch(w.nest, o, stationary, inner,
                                        std::floor(shares.share[o] / g.tile_bytes[o]));
   const std::array<double, 3> main_data = {
       g.footprint[kA] * mult[kA], g.footprint[kB] * mult[kB],
@@ -159,10 +178,8 @@ double overlap(const DesignParams& p, double compute, double waves, double units
   const double port_cycles = a.port_bytes / (active_pes * p.port_bpc);
   // Every lane of the first wave waits for its first step's A and B tiles (the prologue), and
   // the results a wave finishes together leave after it (the epilogue).
-  const double prologue = wave_tiles(nest, inner, kA, true) * g.tile_total[kA] +
-                          wave_tiles(nest, inner, kB, true) * g.tile_total[kB];
-  const double epilogue =
-      std::min(wave_tiles(nest, inner, kC, false) * g.tile_total[kC], g.c_total);
+  const double prologue = w.wave_tiles[kA] * g.tile_total[kA] + w.wave_tiles[kB] * g.tile_total[kB];
+  const double epilogue = std::min(w.wave_tiles[kC] * g.tile_total[kC], g.c_total);
   // The first step reads an A and a B tile and, unless C stays in the lane, its partial sums.
   const double first_port =
       (g.tile_total[kA] + g.tile_total[kB] + (stationary == kC ? 0 : g.first_c)) / p.port_bpc;
@@ -207,15 +224,22 @@ double overlap(const DesignParams& p, double compute, double waves, double units
   return a;
 }
 
-[[gnu::always_inline]] inline Activity stage(const StagePlan& s, const DesignParams& p) {
-  return s.kind == StageKind::Gemm ? gemm(s.gemm, s.busy, p)
-                                   : streamed(s.kind, s.stream, s.busy, p);
+// `walks`: one per shape of the plans' GEMMs (StagePlan::shape); `own`: for a GEMM of none.
+[[gnu::always_inline]] inline Activity stage(const StagePlan& s, const DesignParams& p, Walk* walks,
+                                             Walk& own) {
+  if (s.kind != StageKind::Gemm) return streamed(s.kind, s.stream, s.busy, p);
+  Walk& w = s.shape < 0 ? own : walks[s.shape];
+  if (s.shape < 0 || s.first_of_shape) walk(s.gemm.trips, p, w);
+  return gemm(s.gemm, w, s.busy, p);
 }
 
 }  // namespace
 
 Activity fast_stage(const Stage& s, const DesignParams& p) {
-  return stage(plan_stage(s, p), p);
+  StagePlan plan;
+  plan_stage(s, p, plan);
+  Walk own;
+  return stage(plan, p, nullptr, own);
 }
 
 std::vector<Activity> fast_classes(const SimWorkload& w, const DesignParams& p) {
@@ -229,9 +253,18 @@ Activity fast_total(const SimWorkload& w, const DesignParams& p, std::span<const
   HWT_CHECK(plans.empty() || plans.size() == w.classes.size(),
             "{} stage plans for {} stage classes", plans.size(), w.classes.size());
   Activity total;
+  Walk own;
+  if (plans.empty()) {
+    StagePlan plan;  // each class planned here in turn
+    for (size_t i = 0; i < w.classes.size(); ++i) {
+      plan_stage(w.classes[i], p, plan);
+      total.add_scaled(stage(plan, p, nullptr, own), w.class_count[i]);
+    }
+    return total;
+  }
+  std::array<Walk, kSharedWalks> walks;
   for (size_t i = 0; i < w.classes.size(); ++i)
-    total.add_scaled(plans.empty() ? stage(plan_stage(w.classes[i], p), p) : stage(plans[i], p),
-                     w.class_count[i]);
+    total.add_scaled(stage(plans[i], p, walks.data(), own), w.class_count[i]);
   return total;
 }
 

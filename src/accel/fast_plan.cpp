@@ -105,9 +105,10 @@ StreamPlan plan_stream(const Stage& s, const DesignParams& p, const RowTiles& r)
 
 }  // namespace
 
-StagePlan plan_stage(const Stage& s, const DesignParams& p) {
-  StagePlan plan;
+void plan_stage(const Stage& s, const DesignParams& p, StagePlan& plan) {
   plan.kind = s.kind;
+  plan.shape = -1;
+  plan.first_of_shape = false;
   if (s.kind == StageKind::Gemm) {
     layout_gemm(s, p, plan.gemm);
     plan_gemm(plan.gemm);
@@ -117,13 +118,26 @@ StagePlan plan_stage(const Stage& s, const DesignParams& p) {
     plan.stream = plan_stream(s, p, r);
     plan.busy = streamed_busy(s, p, r);
   }
-  return plan;
 }
 
 std::vector<StagePlan> plan_classes(const SimWorkload& w, const DesignParams& p) {
   std::vector<StagePlan> out;
   out.reserve(w.classes.size());
-  for (const Stage& s : w.classes) out.push_back(plan_stage(s, p));
+  std::vector<std::array<int64_t, 4>> shapes;  // trips, in shape order
+  for (const Stage& s : w.classes) {
+    StagePlan& plan = out.emplace_back();
+    plan_stage(s, p, plan);
+    if (plan.kind != StageKind::Gemm) continue;
+    const auto known = std::find(shapes.begin(), shapes.end(), plan.gemm.trips);
+    if (known == shapes.end()) {
+      if (shapes.size() == kSharedWalks) continue;
+      plan.first_of_shape = true;
+      shapes.push_back(plan.gemm.trips);
+      plan.shape = static_cast<int>(shapes.size()) - 1;
+    } else {
+      plan.shape = static_cast<int>(known - shapes.begin());
+    }
+  }
   return out;
 }
 

@@ -43,9 +43,16 @@ struct StagePlan {
   double busy = 0;
   GemmPlan gemm;      // GEMM stages
   StreamPlan stream;  // the others
+  // GEMMs of a workload with the same trips are walked alike on a design: plan_classes numbers
+  // the first kSharedWalks such shapes (-1: walked on its own) and marks each one's first class.
+  int shape = -1;
+  bool first_of_shape = false;
 };
+constexpr int kSharedWalks = 32;
 
-StagePlan plan_stage(const Stage& s, const DesignParams& p);
+// Sets every field of `plan` that the fast model reads, so one plan can be reused for class
+// after class without clearing it (clearing it per class cost more than planning a GEMM).
+void plan_stage(const Stage& s, const DesignParams& p, StagePlan& plan);
 // One per stage class of the workload.
 std::vector<StagePlan> plan_classes(const SimWorkload& w, const DesignParams& p);
 
