@@ -36,7 +36,7 @@ double gemm_lane_cycles(const GemmLayout& g, int64_t macs) {
 // The plan of a GEMM whose layout `plan` already holds.
 void plan_gemm(GemmPlan& plan) {
   const GemmLayout& g = plan;
-  plan.buffers = buffer_groups(g);
+  group_buffers(g, plan.buffers);
   for (int o : {kA, kB, kC}) plan.mask_bytes[o] = g.elems[o] * g.cost[o].mask;
   const double eb = static_cast<double>(g.ext[0]);
   plan.tile_total = {eb * static_cast<double>(g.ext[1] * g.ext[3]) * g.cost[kA].total(),

@@ -44,23 +44,28 @@ void layout_gemm(const Stage& s, const DesignParams& p, GemmLayout& g) {
   g.compute_density = p.skip_zeros ? s.dens_a * s.dens_b : 1.0;
 }
 
-std::array<BufferGroup, 2> buffer_groups(const GemmLayout& g) {
-  std::array<BufferGroup, 2> groups;
-  for (int o = 0; o < 3; ++o) {
-    BufferGroup& b = groups[g.in_weight_buffer[o] ? 1 : 0];
-    b.ops[static_cast<size_t>(b.n++)] = o;
-    b.need += g.footprint[o];
+void group_buffers(const GemmLayout& g, std::array<BufferGroup, 2>& groups) {
+  for (const bool weight_buffer : {false, true}) {
+    std::array<int, 3> ops{};
+    int n = 0;
+    double need = 0;
+    for (int o = 0; o < 3; ++o)
+      if (g.in_weight_buffer[o] == weight_buffer)
+        ops[static_cast<size_t>(n++)] = o, need += g.footprint[o];
+    // Insertion sort: ties keep operand order, as they did under std::sort on so few.
+    for (int i = 1; i < n; ++i)
+      for (int j = i; j > 0 && g.footprint[ops[j]] < g.footprint[ops[j - 1]]; --j)
+        std::swap(ops[j], ops[j - 1]);
+    groups[weight_buffer ? 1 : 0] = {ops, n, need};
   }
-  for (BufferGroup& b : groups)
-    std::sort(b.ops.begin(), b.ops.begin() + b.n,
-              [&](int x, int y) { return g.footprint[x] < g.footprint[y]; });
-  return groups;
 }
 
 GemmMap map_gemm(const Stage& s, const DesignParams& p) {
   GemmMap g;
   layout_gemm(s, p, g);
-  static_cast<BufferShares&>(g) = share_buffers(buffer_groups(g), g.footprint, p);
+  std::array<BufferGroup, 2> groups;
+  group_buffers(g, groups);
+  static_cast<BufferShares&>(g) = share_buffers(groups, g.footprint, p);
   g.inner = run_loop(g.trips, p.order);
   g.runs = 1;  // tiles / trips[inner], as a product
   for (size_t l = 0; l < 4; ++l)

@@ -78,13 +78,14 @@ constexpr int stationary_operand(Loop inner) {
 
 // Operands that fit their buffer together keep all of their data; otherwise smaller ones keep
 // theirs and the rest split what remains equally. The grouping and order depend on the
-// footprints alone (buffer_groups), the shares on the design's capacities too.
+// footprints alone (group_buffers), the shares on the design's capacities too.
 struct BufferGroup {
   std::array<int, 3> ops{};  // smallest footprint first
   int n = 0;
   double need = 0;  // footprints summed in operand order
 };
-std::array<BufferGroup, 2> buffer_groups(const GemmLayout& g);  // activation, weight buffer
+// Activation buffer, weight buffer; filled in place (see layout_gemm).
+void group_buffers(const GemmLayout& g, std::array<BufferGroup, 2>& groups);
 struct BufferShares {
   std::array<double, 3> share{};  // buffer bytes each operand may hold
   std::array<bool, 3> fits{};     // the whole operand fits in its share
