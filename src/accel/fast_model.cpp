@@ -107,8 +107,8 @@ PortTraffic port_traffic(const GemmPlan& g, int stationary) {
 
 // How a design walks a GEMM's tiles: the run loop, the runs in waves over the lanes and the
 // tiles a wave touches. It depends on the trips, the loop order and the lanes alone, so the
-// classes of one shape share it (StagePlan::shape). No member initialisers: fast_total keeps
-// one per shape, each filled by its shape's first class.
+// classes of one shape share it (StagePlan::shape). No member initialisers (nor in Nest):
+// fast_total keeps one per shape, each filled by its shape's first class, none cleared.
 struct Walk {
   Loop inner;
   int stationary;
@@ -196,6 +196,7 @@ double overlap(const DesignParams& p, double compute, double waves, double units
   return a;
 }
 
+// Softmax, layernorm and vector stages: tiles streamed from main memory through a unit and back.
 [[gnu::always_inline]] inline Activity streamed(StageKind kind, const StreamPlan& s, double busy,
                                                 const DesignParams& p) {
   const int64_t units = kind == StageKind::Vector    ? p.lanes

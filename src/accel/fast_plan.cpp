@@ -47,7 +47,7 @@ void plan_gemm(GemmPlan& plan) {
              tk = static_cast<double>(g.trips[3]);
   plan.moving_data = {g.footprint[kA] * tj, g.footprint[kB] * ti};
   plan.moving_mask = {plan.mask_bytes[kA] * tj, plan.mask_bytes[kB] * ti};
-  plan.c_in_lane = g.elems[kC] * 1 * g.partial_bytes;
+  plan.c_in_lane = g.elems[kC] * g.partial_bytes;
   plan.c_spilled = g.elems[kC] * (2 * tk - 1) * g.partial_bytes;
   plan.first_c = eb * static_cast<double>(g.ext[1] * g.ext[2]) * g.partial_bytes;
 }
