@@ -2,7 +2,7 @@
 // sampled from the AccelTran space. Target (issue 34): >= 1,000,000/s on one core; MAESTRO
 // reports 0.17M/s. BM_Fast*: one design on its own per iteration (library at the space's node
 // prepared once). BM_SweepBertBaseTrain: run_design_sweep over 16,384 sampled designs on 1 and
-// 2 threads, stage tilings prepared once per sweep; wall time, CPU of the whole process.
+// 2 threads, stage plans prepared once per sweep; wall time, CPU of the whole process.
 #include <benchmark/benchmark.h>
 
 #include "accel/sweep.h"

@@ -9,87 +9,58 @@
 namespace hwt::accel {
 namespace {
 
-struct Part {
-  int64_t ext = 0, count = 0;
-};
-
-// Full tiles and the one edge tile along a loop.
-int split(const GemmMap& g, size_t l, Part out[2]) {
-  int n = 0;
-  if (g.full[l] > 0) out[n++] = {g.ext[l], g.full[l]};
-  if (g.edge[l] > 0) out[n++] = {g.edge[l], 1};
-  return n;
-}
-
-// Lane cycles summed over every tile of a GEMM, edge tiles at their real size.
-double gemm_lane_cycles(const GemmMap& g, int64_t macs) {
-  Part pb[2], pm[2], pn[2], pk[2];
-  const int nb = split(g, 0, pb), nm = split(g, 1, pm), nn = split(g, 2, pn), nk = split(g, 3, pk);
-  double total = 0;
-  for (int b = 0; b < nb; ++b)
-    for (int m = 0; m < nm; ++m)
-      for (int n = 0; n < nn; ++n)
-        for (int k = 0; k < nk; ++k)
-          total += static_cast<double>(pb[b].count * pm[m].count * pn[n].count * pk[k].count) *
-                   static_cast<double>(tile_cycles(pb[b].ext, pm[m].ext, pn[n].ext, pk[k].ext,
-                                                   g.compute_density, macs));
-  return total;
-}
-
 // The order in which tiles reach the buffers. Runs execute in waves of up to `lanes` at once,
 // all stepping along the inner loop together, so in time the loops that pick runs within a
 // wave sit inside the inner loop. Each outer loop is split into its trips across waves and
 // within one.
 struct Nest {
-  std::array<Loop, 7> loop{};     // outer loops twice (across, within waves) and the inner
-  std::array<double, 7> trips{};  // outermost first
-  int n = 0;
-  std::array<double, 4> wave{};  // per Loop: trips within one wave (the inner loop: all)
+  std::array<Loop, 7> loop;     // outer loops twice (across, within waves) and the inner
+  std::array<double, 7> trips;  // outermost first
+  int n;
+  std::array<double, 4> wave;  // per Loop: trips within one wave (the inner loop: all)
   void push(Loop l, double t) {
     loop[static_cast<size_t>(n)] = l;
     trips[static_cast<size_t>(n++)] = t;
   }
 };
 
-Nest temporal_nest(const GemmMap& g, const LoopOrder& order, int64_t lanes) {
+void temporal_nest(const std::array<int64_t, 4>& loop_trips, Loop inner, const LoopOrder& order,
+                   int64_t lanes, Nest& n) {
   std::array<double, 4> across{}, within{};  // per position in `order`
-  // Lanes per run of the loops placed so far, floor(lanes / wave), in integers: exact as the
-  // doubles were (every value is a whole number far below 2^53), and each loop no longer waits
-  // on a floating-point division by the one before.
-  int64_t room = lanes;
+  // Lanes per run of the loops placed so far: lanes over the product of their trips, at least
+  // one, in integers (exact as the doubles were: every value is a whole number far below 2^53).
+  // Dividing by the product equals dividing loop by loop (floor(floor(a / b) / c) =
+  // floor(a / (b c))), and no loop waits on the division before it.
+  int64_t placed = 1;
   for (int i = 3; i >= 0; --i) {
     const auto at = static_cast<size_t>(i);
-    if (order[at] == g.inner) continue;
-    const int64_t trips = g.trips[static_cast<size_t>(order[at])];
-    const int64_t f = std::clamp(room, int64_t{1}, trips);
+    if (order[at] == inner) continue;
+    const int64_t trips = loop_trips[static_cast<size_t>(order[at])];
+    const int64_t f = std::min(std::max(lanes / placed, int64_t{1}), trips);
     within[at] = static_cast<double>(f);
     across[at] = static_cast<double>(trips) / static_cast<double>(f);
-    room = f == room ? 1 : room / f;
+    placed *= trips;
   }
-  Nest n;
+  const auto inner_trips = static_cast<double>(loop_trips[static_cast<size_t>(inner)]);
+  n.n = 0;
   for (size_t i = 0; i < 4; ++i)
-    n.wave[static_cast<size_t>(order[i])] =
-        order[i] == g.inner ? static_cast<double>(g.trips[static_cast<size_t>(g.inner)])
-                            : within[i];
+    n.wave[static_cast<size_t>(order[i])] = order[i] == inner ? inner_trips : within[i];
   for (size_t i = 0; i < 4; ++i)
-    if (order[i] != g.inner) n.push(order[i], across[i]);
-  n.push(g.inner, static_cast<double>(g.trips[static_cast<size_t>(g.inner)]));
+    if (order[i] != inner) n.push(order[i], across[i]);
+  n.push(inner, inner_trips);
   for (size_t i = 0; i < 4; ++i)
-    if (order[i] != g.inner) n.push(order[i], within[i]);
-  return n;
+    if (order[i] != inner) n.push(order[i], within[i]);
 }
 
 // How many times an operand is brought on chip: once per trip of each loop that does not
-// index it, where the tiles touched inside that loop exceed the operand's buffer share. A run's
-// stationary operand is not touched along the run's loop.
-double refetch(const GemmMap& g, int o, const Nest& nest) {
-  if (g.fits[o]) return 1;
-  const double capacity = std::floor(g.share[o] / g.tile_bytes[o]);
+// index it, where the tiles touched inside that loop exceed the `capacity` tiles of it that fit
+// its buffer share. A run's stationary operand is not touched along the run's loop.
+double refetch(const Nest& nest, int o, int stationary, Loop inner, double capacity) {
   double footprint = 1, mult = 1;
   for (int i = nest.n - 1; i >= 0; --i) {
     const Loop l = nest.loop[static_cast<size_t>(i)];
     const double t = nest.trips[static_cast<size_t>(i)];
-    if (o == g.stationary && l == g.inner) continue;
+    if (o == stationary && l == inner) continue;
     if (indexes(o, l))
       footprint *= t;
     else if (t > 1 && footprint > capacity)
@@ -100,13 +71,60 @@ double refetch(const GemmMap& g, int o, const Nest& nest) {
 
 // Distinct tiles of an operand one wave touches: its first step only (the prologue every lane
 // of the wave waits for), or all of it.
-double wave_tiles(const GemmMap& g, const Nest& nest, int o, bool first_step) {
+double wave_tiles(const Nest& nest, Loop inner, int o, bool first_step) {
   double tiles = 1;
   for (size_t l = 0; l < 4; ++l) {
-    const bool run_loop = static_cast<Loop>(l) == g.inner;
+    const bool run_loop = static_cast<Loop>(l) == inner;
     if (indexes(o, static_cast<Loop>(l)) && !(run_loop && first_step)) tiles *= nest.wave[l];
   }
   return tiles;
+}
+
+// Tiles / trips[inner], as a product.
+double runs_along(const std::array<int64_t, 4>& trips, Loop inner) {
+  int64_t runs = 1;
+  for (size_t l = 0; l < 4; ++l)
+    if (static_cast<Loop>(l) != inner) runs *= trips[l];
+  return static_cast<double>(runs);
+}
+
+// Buffer <-> PE traffic when the runs keep `stationary` in the lane.
+struct PortTraffic {
+  std::array<double, 3> data{};
+  double mask = 0, bytes = 0;
+};
+
+PortTraffic port_traffic(const GemmPlan& g, int stationary) {
+  PortTraffic t;
+  for (int o : {kA, kB}) {
+    t.data[o] = o == stationary ? g.footprint[o] : g.moving_data[o];
+    t.mask += o == stationary ? g.mask_bytes[o] : g.moving_mask[o];
+  }
+  t.data[kC] = stationary == kC ? g.c_in_lane : g.c_spilled;
+  t.bytes = t.data[kA] + t.data[kB] + t.data[kC] + t.mask;
+  return t;
+}
+
+// How a design walks a GEMM's tiles: the run loop, the runs in waves over the lanes and the
+// tiles a wave touches. It depends on the trips, the loop order and the lanes alone, so the
+// classes of one shape share it (StagePlan::shape). No member initialisers (nor in Nest):
+// fast_total keeps one per shape, each filled by its shape's first class, none cleared.
+struct Walk {
+  Loop inner;
+  int stationary;
+  double runs, waves;
+  Nest nest;
+  std::array<double, 3> wave_tiles;  // A, B: the first step's; C: all
+};
+
+void walk(const std::array<int64_t, 4>& trips, const DesignParams& p, Walk& w) {
+  w.inner = run_loop(trips, p.order);
+  w.stationary = stationary_operand(w.inner);
+  w.runs = runs_along(trips, w.inner);
+  w.waves = std::ceil(w.runs / static_cast<double>(p.lanes));
+  temporal_nest(trips, w.inner, p.order, p.lanes, w.nest);
+  w.wave_tiles = {wave_tiles(w.nest, w.inner, kA, true), wave_tiles(w.nest, w.inner, kB, true),
+                  wave_tiles(w.nest, w.inner, kC, false)};
 }
 
 // Latency of a stage from its parts. With double buffering transfers hide behind compute
@@ -123,65 +141,48 @@ double overlap(const DesignParams& p, double compute, double waves, double units
 // gemm and streamed are inlined into their callers (the attribute) so that a stage's activity
 // reaches the workload's sum in registers: returned through memory, the sum's vector loads
 // stalled on the stage's scalar stores (store-to-load forwarding, seen with perf).
-// `known`: the stage's tiling and lane cycles when already known (class_tilings), else null.
-[[gnu::always_inline]] inline Activity gemm(const Stage& s, const DesignParams& p,
-                                            const StageTiling* known) {
-  const GemmMap g = known ? map_gemm(s, p, known->gemm) : map_gemm(s, p);
-  Activity a;
-  const auto tiles = static_cast<double>(g.tiles), runs = static_cast<double>(g.runs);
-  const double lane_cycles = known ? known->busy : gemm_lane_cycles(g, p.macs);
-  const double waves = std::ceil(runs / static_cast<double>(p.lanes));
+[[gnu::always_inline]] inline Activity gemm(const GemmPlan& g, const Walk& w, double lane_cycles,
+                                            const DesignParams& p) {
+  const Loop inner = w.inner;
+  const int stationary = w.stationary;
+  const double runs = w.runs, waves = w.waves;
   const double compute = waves * lane_cycles / runs;
 
-  const Nest nest = temporal_nest(g, p.order, p.lanes);
-  const std::array<double, 3> mult = {refetch(g, kA, nest), refetch(g, kB, nest),
-                                      refetch(g, kC, nest)};
-  const auto ti = static_cast<double>(g.trips[1]), tj = static_cast<double>(g.trips[2]),
-             tk = static_cast<double>(g.trips[3]);
-  std::array<double, 3> main_data{}, port_data{};
-  double main_mask = 0, port_mask = 0;
-  for (int o : {kA, kB}) {
-    main_data[o] = g.elems[o] * g.cost[o].data * mult[o];
-    main_mask += g.elems[o] * g.cost[o].mask * mult[o];
-    // Every tile reads its A and B tile, except a stationary one: once per run.
-    const double reads = o == g.stationary ? 1 : o == kA ? tj : ti;
-    port_data[o] = g.elems[o] * g.cost[o].data * reads;
-    port_mask += g.elems[o] * g.cost[o].mask * reads;
-  }
-  // C: final result out once; partial sums spilled and read back once per extra pass.
-  main_data[kC] = g.elems[kC] * (g.cost[kC].data + 2 * (mult[kC] - 1) * g.partial_bytes);
-  main_mask += g.elems[kC] * g.cost[kC].mask;
-  // Partial sums go back to the buffer after every step, unless they stay in the lane.
-  port_data[kC] = g.elems[kC] * (g.stationary == kC ? 1 : 2 * tk - 1) * g.partial_bytes;
-
+  // Main memory: each operand once per refetch (what of it stays on chip: share_buffers); C's
+  // final result out once, its partial sums spilled and read back once per extra pass.
+  const BufferShares shares = share_buffers(g.buffers, g.footprint, p);
+  const PortTraffic port = port_traffic(g, stationary);
+  std::array<double, 3> mult{};
+  for (int o : {kA, kB, kC})
+    mult[o] = shares.fits[o] ? 1
+                             : refetch(w.nest, o, stationary, inner,
+                                       std::floor(shares.share[o] / g.tile_bytes[o]));
+  const std::array<double, 3> main_data = {
+      g.footprint[kA] * mult[kA], g.footprint[kB] * mult[kB],
+      g.elems[kC] * (g.cost[kC].data + 2 * (mult[kC] - 1) * g.partial_bytes)};
+  const double main_mask =
+      g.mask_bytes[kA] * mult[kA] + g.mask_bytes[kB] * mult[kB] + g.mask_bytes[kC];
+  Activity a;
   for (int o : {kA, kB, kC}) {
     a.main_bytes += main_data[o];
-    a.port_bytes += port_data[o];
-    (g.in_weight_buffer[o] ? a.weight_bytes : a.act_bytes) += main_data[o] + port_data[o];
+    (g.in_weight_buffer[o] ? a.weight_bytes : a.act_bytes) += main_data[o] + port.data[o];
   }
   a.main_bytes += main_mask;
-  a.port_bytes += port_mask;
-  a.mask_bytes = main_mask + port_mask;
+  a.port_bytes = port.bytes;
+  a.mask_bytes = main_mask + port.mask;
   a.lane_cycles = lane_cycles;
-  a.dispatches = tiles;
+  a.dispatches = static_cast<double>(g.tiles);
 
   const double main_cycles = a.main_bytes / p.main_bpc;
   const double active_pes = std::min(static_cast<double>(p.pes), runs);
   const double port_cycles = a.port_bytes / (active_pes * p.port_bpc);
   // Every lane of the first wave waits for its first step's A and B tiles (the prologue), and
   // the results a wave finishes together leave after it (the epilogue).
-  const double eb = static_cast<double>(g.ext[0]);
-  const std::array<double, 3> tile_total = {
-      eb * static_cast<double>(g.ext[1] * g.ext[3]) * g.cost[kA].total(),
-      eb * static_cast<double>(g.ext[3] * g.ext[2]) * g.cost[kB].total(),
-      eb * static_cast<double>(g.ext[1] * g.ext[2]) * g.cost[kC].total()};
-  const double prologue = wave_tiles(g, nest, kA, true) * tile_total[kA] +
-                          wave_tiles(g, nest, kB, true) * tile_total[kB];
-  const double epilogue =
-      std::min(wave_tiles(g, nest, kC, false) * tile_total[kC], g.elems[kC] * g.cost[kC].total());
-  const double first_c =
-      g.stationary == kC ? 0 : eb * static_cast<double>(g.ext[1] * g.ext[2]) * g.partial_bytes;
-  const double first_port = (tile_total[kA] + tile_total[kB] + first_c) / p.port_bpc;
+  const double prologue = w.wave_tiles[kA] * g.tile_total[kA] + w.wave_tiles[kB] * g.tile_total[kB];
+  const double epilogue = std::min(w.wave_tiles[kC] * g.tile_total[kC], g.c_total);
+  // The first step reads an A and a B tile and, unless C stays in the lane, its partial sums.
+  const double first_port =
+      (g.tile_total[kA] + g.tile_total[kB] + (stationary == kC ? 0 : g.first_c)) / p.port_bpc;
   const double fill = prologue / p.main_bpc + first_port;
   const double drain = epilogue / p.main_bpc;
   a.compute_cycles = compute;
@@ -195,121 +196,76 @@ double overlap(const DesignParams& p, double compute, double waves, double units
   return a;
 }
 
-// Softmax, layernorm and vector stages are cut into tiles of rows (or elements).
-struct RowTiles {
-  int64_t items = 0, per_tile = 0;  // what tiles are cut from; how many go in one
-  int64_t full = 0, rest = 0;       // full tiles, and the items of the partial one
-  int64_t count() const { return full + (rest > 0 ? 1 : 0); }  // stage_tiles(s, p)
-};
-
-RowTiles row_tiles(const Stage& s, const DesignParams& p) {
-  const bool vector = s.kind == StageKind::Vector;
-  RowTiles r;
-  r.items = vector ? s.elements : s.rows;
-  r.per_tile = vector ? p.tile_x * p.tile_y : p.tile_x;
-  r.full = r.items / r.per_tile;
-  r.rest = r.items - r.full * r.per_tile;
-  return r;
-}
-
-// Busy cycles of a streamed stage's units, the partial tile at its size.
-double streamed_busy(const Stage& s, const DesignParams& p, const RowTiles& r) {
-  auto cycles_of = [&](int64_t n) -> double {
-    if (n == 0) return 0;
-    if (s.kind == StageKind::Vector) {
-      const double ops = s.ops * static_cast<double>(n) / static_cast<double>(s.elements);
-      return std::ceil(ops / static_cast<double>(p.macs) - 1e-9);
-    }
-    const int64_t width = s.kind == StageKind::Softmax ? p.softmax_width : p.layernorm_width;
-    return static_cast<double>(n * ceil_div(s.cols, width));
-  };
-  return static_cast<double>(r.full) * cycles_of(r.per_tile) + cycles_of(r.rest);
-}
-
-// Softmax, layernorm and vector stages: tiles streamed from main memory through a unit and
-// back. `known` as for gemm.
-[[gnu::always_inline]] inline Activity streamed(const Stage& s, const DesignParams& p,
-                                                const StageTiling* known) {
-  const bool vector = s.kind == StageKind::Vector;
-  const int64_t units = vector                         ? p.lanes
-                        : s.kind == StageKind::Softmax ? p.softmax_units
-                                                       : p.layernorm_units;
-  const RowTiles r = row_tiles(s, p);
-  const int64_t tiles = r.count(), items = r.items, per_tile = r.per_tile;
-  const double busy = known ? known->busy : streamed_busy(s, p, r);
-  const auto t = static_cast<double>(tiles);
-  const double waves = std::ceil(t / static_cast<double>(units));
-  const double compute = tiles > 0 ? waves * busy / t : 0;
+// Softmax, layernorm and vector stages: tiles streamed from main memory through a unit and back.
+[[gnu::always_inline]] inline Activity streamed(StageKind kind, const StreamPlan& s, double busy,
+                                                const DesignParams& p) {
+  const int64_t units = kind == StageKind::Vector    ? p.lanes
+                        : kind == StageKind::Softmax ? p.softmax_units
+                                                     : p.layernorm_units;
+  const double waves = std::ceil(s.tiles / static_cast<double>(units));
+  const double compute = s.tiles > 0 ? waves * busy / s.tiles : 0;
 
   Activity a;
-  const ElementCost in = element_cost(s.dens_in, p), out = element_cost(s.dens_out, p);
-  const double data = s.in_words * in.data + s.out_words * out.data;
-  const double mask = s.in_words * in.mask + s.out_words * out.mask;
-  a.main_bytes = a.port_bytes = data + mask;
-  a.act_bytes = 2 * data;  // filled from memory, read by the unit; written, drained
-  a.mask_bytes = 2 * mask;
-  a.dispatches = t;
-  (vector                         ? a.lane_cycles
-   : s.kind == StageKind::Softmax ? a.softmax_cycles
-                                  : a.layernorm_cycles) = busy;
+  a.main_bytes = a.port_bytes = s.bytes;
+  a.act_bytes = s.act_bytes;
+  a.mask_bytes = s.mask_bytes;
+  a.dispatches = s.tiles;
+  (kind == StageKind::Vector    ? a.lane_cycles
+   : kind == StageKind::Softmax ? a.softmax_cycles
+                                : a.layernorm_cycles) = busy;
 
-  const double share =
-      tiles > 0 ? std::min(1.0, static_cast<double>(per_tile) / static_cast<double>(items)) : 0;
   const double main_cycles = a.main_bytes / p.main_bpc;
-  const double active_pes = std::max(1.0, std::min(static_cast<double>(p.pes), t));
+  const double active_pes = std::max(1.0, std::min(static_cast<double>(p.pes), s.tiles));
   const double port_cycles = a.port_bytes / (active_pes * p.port_bpc);
-  const double first_in = share * s.in_words * in.total();
-  const double first_out = share * s.out_words * out.total();
-  const double fill = first_in / p.main_bpc + (first_in + first_out) / p.port_bpc;
-  const double drain = first_out / p.main_bpc;
+  const double fill = s.first_in / p.main_bpc + s.first_both / p.port_bpc;
+  const double drain = s.first_out / p.main_bpc;
   a.compute_cycles = compute;
   a.memory_cycles = main_cycles;
-  a.cycles = overlap(p, compute, waves, t, main_cycles, port_cycles, fill, drain);
+  a.cycles = overlap(p, compute, waves, s.tiles, main_cycles, port_cycles, fill, drain);
   return a;
 }
 
-[[gnu::always_inline]] inline Activity stage(const Stage& s, const DesignParams& p,
-                                             const StageTiling* known) {
-  return s.kind == StageKind::Gemm ? gemm(s, p, known) : streamed(s, p, known);
+// `walks`: one per shape of the plans' GEMMs (StagePlan::shape); `own`: for a GEMM of none.
+[[gnu::always_inline]] inline Activity stage(const StagePlan& s, const DesignParams& p, Walk* walks,
+                                             Walk& own) {
+  if (s.kind != StageKind::Gemm) return streamed(s.kind, s.stream, s.busy, p);
+  Walk& w = s.shape < 0 ? own : walks[s.shape];
+  if (s.shape < 0 || s.first_of_shape) walk(s.gemm.trips, p, w);
+  return gemm(s.gemm, w, s.busy, p);
 }
 
 }  // namespace
 
 Activity fast_stage(const Stage& s, const DesignParams& p) {
-  return stage(s, p, nullptr);
+  StagePlan plan;
+  plan_stage(s, p, plan);
+  Walk own;
+  return stage(plan, p, nullptr, own);
 }
 
 std::vector<Activity> fast_classes(const SimWorkload& w, const DesignParams& p) {
   std::vector<Activity> out;
   out.reserve(w.classes.size());
-  for (const Stage& s : w.classes) out.push_back(stage(s, p, nullptr));
+  for (const Stage& s : w.classes) out.push_back(fast_stage(s, p));
   return out;
 }
 
-std::vector<StageTiling> class_tilings(const SimWorkload& w, const DesignParams& p) {
-  std::vector<StageTiling> out;
-  out.reserve(w.classes.size());
-  for (const Stage& s : w.classes) {
-    StageTiling t;
-    if (s.kind == StageKind::Gemm) {
-      t.gemm = tile_gemm(s, p);
-      t.busy = gemm_lane_cycles(map_gemm(s, p, t.gemm), p.macs);
-    } else {
-      t.busy = streamed_busy(s, p, row_tiles(s, p));
-    }
-    out.push_back(t);
-  }
-  return out;
-}
-
-Activity fast_total(const SimWorkload& w, const DesignParams& p,
-                    std::span<const StageTiling> tilings) {
-  HWT_CHECK(tilings.empty() || tilings.size() == w.classes.size(),
-            "{} stage tilings for {} stage classes", tilings.size(), w.classes.size());
+Activity fast_total(const SimWorkload& w, const DesignParams& p, std::span<const StagePlan> plans) {
+  HWT_CHECK(plans.empty() || plans.size() == w.classes.size(),
+            "{} stage plans for {} stage classes", plans.size(), w.classes.size());
   Activity total;
+  Walk own;
+  if (plans.empty()) {
+    StagePlan plan;  // each class planned here in turn
+    for (size_t i = 0; i < w.classes.size(); ++i) {
+      plan_stage(w.classes[i], p, plan);
+      total.add_scaled(stage(plan, p, nullptr, own), w.class_count[i]);
+    }
+    return total;
+  }
+  std::array<Walk, kSharedWalks> walks;
   for (size_t i = 0; i < w.classes.size(); ++i)
-    total.add_scaled(stage(w.classes[i], p, tilings.empty() ? nullptr : &tilings[i]),
-                     w.class_count[i]);
+    total.add_scaled(stage(plans[i], p, walks.data(), own), w.class_count[i]);
   return total;
 }
 

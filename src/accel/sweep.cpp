@@ -49,13 +49,13 @@ size_t position(const std::vector<int64_t>& choices, int64_t v) {
   return static_cast<size_t>(std::find(choices.begin(), choices.end(), v) - choices.begin());
 }
 
-// The stage tilings of a workload (class_tilings) depend on the design keys batch, tile_b,
-// tile_xy and macs_per_lane alone (the space fixes zero skipping): computed once per
-// combination of their choices instead of once per design.
-class TilingsOfSpace {
+// The stage plans of a workload (plan_classes) depend on the design keys batch, tile_b,
+// tile_xy and macs_per_lane alone (the space fixes the word format and zero skipping):
+// computed once per combination of their choices instead of once per design.
+class PlansOfSpace {
  public:
-  TilingsOfSpace(const DesignSpace& space, const std::map<int64_t, SimWorkload>& workloads,
-                 const NodeLibrary& node)
+  PlansOfSpace(const DesignSpace& space, const std::map<int64_t, SimWorkload>& workloads,
+               const NodeLibrary& node)
       : space_(space) {
     int64_t unused = 0;
     AccelConfig c = space.design(0, &unused);
@@ -66,30 +66,30 @@ class TilingsOfSpace {
             c.macs_per_lane = macs;
             c.tile_x = c.tile_y = xy;
             c.tile_b = b;
-            tilings_.push_back(class_tilings(workloads.at(batch), make_design_params(c, node)));
+            plans_.push_back(plan_classes(workloads.at(batch), make_design_params(c, node)));
           }
   }
 
   // For a design of the space evaluated at `batch`.
-  const std::vector<StageTiling>& of(const AccelConfig& c, int64_t batch) const {
+  const std::vector<StagePlan>& of(const AccelConfig& c, int64_t batch) const {
     size_t key = position(space_.macs, c.macs_per_lane);
     key = key * space_.tile_xy.size() + position(space_.tile_xy, c.tile_x);
     key = key * space_.tile_b.size() + position(space_.tile_b, c.tile_b);
     key = key * space_.batch.size() + position(space_.batch, batch);
-    return tilings_[key];
+    return plans_[key];
   }
 
  private:
   const DesignSpace& space_;
-  std::vector<std::vector<StageTiling>> tilings_;  // in the order of `of`'s key
+  std::vector<std::vector<StagePlan>> plans_;  // in the order of `of`'s key
 };
 
 }  // namespace
 
 SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
-                           const NodeLibrary& node, std::span<const StageTiling> tilings) {
+                           const NodeLibrary& node, std::span<const StagePlan> plans) {
   const DesignParams p = make_design_params(c, node);
-  const Activity a = fast_total(w, p, tilings);
+  const Activity a = fast_total(w, p, plans);
   const Costs costs = price(a, p);
   SweepPoint pt;
   pt.batch = batch;
@@ -115,7 +115,7 @@ std::vector<SweepPoint> run_design_sweep(const DesignSpace& space,
   const NodeLibrary node = node_library(lib, space.base.technology_nm);
   for (int64_t b : space.batch)
     HWT_CHECK(workloads.count(b), "no workload traced for batch {} of space {}", b, space.name);
-  const TilingsOfSpace tilings(space, workloads, node);
+  const PlansOfSpace plans(space, workloads, node);
   const int team = threads > 0 ? threads : omp_get_max_threads();
   std::vector<SweepPoint> out(indices.size());
   std::exception_ptr error;  // the first design that threw; rethrown outside the threads
@@ -130,7 +130,7 @@ std::vector<SweepPoint> run_design_sweep(const DesignSpace& space,
         SweepPoint& pt = out[static_cast<size_t>(n)];
         int64_t batch = 0;
         const AccelConfig c = space.design(indices[static_cast<size_t>(n)], &batch);
-        pt = evaluate_design(c, batch, workloads.at(batch), node, tilings.of(c, batch));
+        pt = evaluate_design(c, batch, workloads.at(batch), node, plans.of(c, batch));
         pt.index = indices[static_cast<size_t>(n)];
       } catch (...) {
 #pragma omp critical(hwt_sweep_error)

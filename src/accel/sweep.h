@@ -27,9 +27,9 @@ struct SweepPoint {
 
 // One design evaluated with the fast model on the workload traced at its batch; `node` is the
 // library at the design's technology node (node_library), shared by the designs of a sweep;
-// `tilings` is class_tilings of the workload on a design that tiles like `c`, or empty.
+// `plans` is plan_classes of the workload on a design that tiles like `c`, or empty.
 SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
-                           const NodeLibrary& node, std::span<const StageTiling> tilings = {});
+                           const NodeLibrary& node, std::span<const StagePlan> plans = {});
 SweepPoint evaluate_design(const AccelConfig& c, int64_t batch, const SimWorkload& w,
                            const HardwareLibrary& lib);
 
