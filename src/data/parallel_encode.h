@@ -21,8 +21,8 @@ struct EncodeProgress {
 };
 
 // The ids of `docs`, each encoded alone, with `separator` between consecutive documents when it
-// is >= 0. `threads` <= 0 uses every core. `report`, when
-// set, is called on this thread about every `report_every_s` seconds while documents remain.
+// is >= 0. `threads` <= 0 uses every core. `report`, when set, is called on this thread about
+// every `report_every_s` seconds while documents remain.
 std::vector<int32_t> encode_documents(const Tokenizer& tok,
                                       const std::vector<std::string_view>& docs, int32_t separator,
                                       int64_t threads,

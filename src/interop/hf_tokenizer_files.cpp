@@ -89,19 +89,18 @@ nlohmann::ordered_json hf_special_tokens(const std::string& tokenizer_json) {
   return out;
 }
 
-// special_tokens_map.json for `tok`: which tokens play which role, as transformers' tokenizers
-// save it. WordPiece: BERT's five (those the vocabulary has); GPT-2: <|endoftext|> as bos, eos
-// and unk, as OpenAI's files define it.
-nlohmann::ordered_json special_tokens_map(const Tokenizer& tok) {
-  if (const auto* wp = dynamic_cast<const WordPieceTokenizer*>(&tok)) {
-    nlohmann::ordered_json out = {{"cls_token", wp->token(wp->cls_id())}};
-    if (wp->mask_id() >= 0) out["mask_token"] = wp->token(wp->mask_id());
-    out["pad_token"] = wp->token(wp->pad_id());
-    out["sep_token"] = wp->token(wp->sep_id());
-    out["unk_token"] = wp->token(wp->unk_id());
-    return out;
-  }
-  if (const auto* hf = dynamic_cast<const HfTokenizer*>(&tok)) return hf_special_tokens(hf->text());
+// BERT's five roles, those the vocabulary has.
+nlohmann::ordered_json wordpiece_special_tokens(const WordPieceTokenizer& wp) {
+  nlohmann::ordered_json out = {{"cls_token", wp.token(wp.cls_id())}};
+  if (wp.mask_id() >= 0) out["mask_token"] = wp.token(wp.mask_id());
+  out["pad_token"] = wp.token(wp.pad_id());
+  out["sep_token"] = wp.token(wp.sep_id());
+  out["unk_token"] = wp.token(wp.unk_id());
+  return out;
+}
+
+// <|endoftext|> as bos, eos and unk, as OpenAI's files define it.
+nlohmann::ordered_json gpt2_special_tokens() {
   return {{"bos_token", "<|endoftext|>"},
           {"eos_token", "<|endoftext|>"},
           {"unk_token", "<|endoftext|>"}};
@@ -134,8 +133,9 @@ std::vector<std::string> write_folder_tokenizer(const Tokenizer& tok, const std:
   const auto write = [&](const char* name, const std::string& text) {
     write_file_atomic((d / name).string(), text);
   };
-  const auto write_map = [&] {
-    write("special_tokens_map.json", special_tokens_map(tok).dump(2) + "\n");
+  // special_tokens_map.json: which tokens play which role, as transformers' tokenizers save it.
+  const auto write_map = [&](const nlohmann::ordered_json& roles) {
+    write("special_tokens_map.json", roles.dump(2) + "\n");
   };
   if (const auto* wp = dynamic_cast<const WordPieceTokenizer*>(&tok)) {
     write("vocab.txt", wp->text());
@@ -143,19 +143,19 @@ std::vector<std::string> write_folder_tokenizer(const Tokenizer& tok, const std:
                                            {"do_lower_case", wp->lowercase()},
                                            {"model_max_length", max_length}};
     write("tokenizer_config.json", config.dump(2) + "\n");
-    write_map();
+    write_map(wordpiece_special_tokens(*wp));
     return {"vocab.txt", "tokenizer_config.json", "special_tokens_map.json"};
   }
   if (const auto* hf = dynamic_cast<const HfTokenizer*>(&tok)) {
     write("tokenizer.json", hf->text());
-    write_map();
+    write_map(hf_special_tokens(hf->text()));
     return {"tokenizer.json", "special_tokens_map.json"};
   }
   if (dynamic_cast<const Gpt2Tokenizer*>(&tok)) {
     const Gpt2Files f = read_installed_gpt2_files();
     write("vocab.json", f.encoder_json);
     write("merges.txt", f.vocab_bpe);
-    write_map();
+    write_map(gpt2_special_tokens());
     return {"vocab.json", "merges.txt", "special_tokens_map.json"};
   }
   note = fmt::format(
