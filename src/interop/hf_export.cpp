@@ -3,15 +3,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <memory>
 
-#include "core/bf16.h"
 #include "core/error.h"
 #include "core/files.h"
-#include "core/fp16.h"
 #include "data/dataset.h"
 #include "interop/hf_architecture.h"
 #include "interop/hf_tokenizer_files.h"
@@ -70,23 +65,6 @@ struct OutTensor {
     return element_count(shapes[part]) * static_cast<int64_t>(dtype_size(dtype));
   }
 };
-
-// Rounds `values` to 16 bits (bf16, or fp16) in place: value i goes to bytes 2i and 2i + 1 of
-// the buffer, over floats already read, so the export holds no second copy of the tensor.
-// InputError naming the tensor when a weight is past fp16's range (it would become infinite).
-void round_to_16_bits_in_place(std::vector<float>& values, DType dtype, const std::string& name) {
-  char* bytes = reinterpret_cast<char*>(values.data());
-  for (size_t i = 0; i < values.size(); ++i) {
-    const float v = values[i];
-    const uint16_t h = dtype == DType::BF16 ? float_to_bf16(v) : float_to_f16(v);
-    if (dtype == DType::F16 && (h & 0x7fffu) == 0x7c00u && std::isfinite(v))
-      fail_input(
-          "export: tensor '{}' holds {}, past fp16's largest value 65504 (export in bf16 "
-          "or fp32)",
-          name, v);
-    std::memcpy(bytes + 2 * i, &h, 2);
-  }
-}
 
 const char* torch_dtype_name(DType dtype) {
   return dtype == DType::BF16 ? "bfloat16" : dtype == DType::F16 ? "float16" : "float32";
@@ -161,19 +139,19 @@ ExportReport export_hf_model(const std::string& checkpoint, const std::string& d
     for (const OutTensor* t : shards[s]) {
       const std::string& name = t->link->hf[t->part].name;
       weight_map[name] = file;
-      auto values = std::make_shared<std::vector<float>>();
       entries.push_back(
           {name, dtype, t->shapes[t->part], nullptr,
-           [t, values, &saved, &written, total, &progress](size_t offset, size_t n, void* dst) {
-             if (offset == 0) {
-               *values =
-                   hf_from_hwt(*t->link, t->part,
-                               static_cast<const float*>(saved.get(t->link->hwt).data), t->shapes);
-               if (t->dtype != DType::F32)
-                 round_to_16_bits_in_place(*values, t->dtype, t->link->hf[t->part].name);
-             }
-             std::memcpy(dst, reinterpret_cast<const char*>(values->data()) + offset, n);
-             if (offset + n == static_cast<size_t>(t->bytes())) std::vector<float>().swap(*values);
+           [t, name, &saved, &written, total, &progress](size_t offset, size_t n, void* dst) {
+             const auto size = static_cast<size_t>(dtype_size(t->dtype));
+             const std::optional<float> too_large = hf_piece_from_hwt(
+                 *t->link, t->part, static_cast<const float*>(saved.get(t->link->hwt).data),
+                 t->shapes, t->dtype, static_cast<int64_t>(offset / size),
+                 static_cast<int64_t>(n / size), dst);
+             if (too_large)
+               fail_input(
+                   "export: tensor '{}' holds {}, past fp16's largest value 65504 "
+                   "(export in bf16 or fp32)",
+                   name, *too_large);
              written += static_cast<int64_t>(n);
              if (progress) progress(written, static_cast<int64_t>(total));
            }});

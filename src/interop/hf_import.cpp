@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -54,27 +53,18 @@ bool shape_fits(const std::vector<int64_t>& have, const std::vector<int64_t>& wa
   return true;
 }
 
-// One hwt parameter's values, made from its Hugging Face tensors on the first read and handed
-// out piece by piece (write_safetensors' reader), then freed.
+// One hwt parameter, made from its Hugging Face tensors piece by piece as write_safetensors
+// asks for them (hwt_piece_from_hf).
 struct LinkedParameter {
   const TensorLink* link = nullptr;
   std::vector<std::string> names;  // as the file holds them
   const HfWeights* weights = nullptr;
-  std::vector<float> values;
 
-  void read(size_t offset, size_t n, void* dst) {
-    if (offset == 0) {
-      std::vector<std::vector<float>> parts;
-      std::vector<std::vector<int64_t>> shapes;
-      for (const std::string& name : names) {
-        const SafetensorsFile::View v = weights->get(name);
-        parts.push_back(to_f32(v));
-        shapes.push_back(v.shape);
-      }
-      values = hwt_from_hf(*link, std::move(parts), shapes);
-    }
-    std::memcpy(dst, reinterpret_cast<const char*>(values.data()) + offset, n);
-    if (offset + n == values.size() * sizeof(float)) std::vector<float>().swap(values);
+  void read(size_t offset, size_t n, void* dst) const {
+    std::vector<SafetensorsFile::View> parts;
+    for (const std::string& name : names) parts.push_back(weights->get(name));
+    hwt_piece_from_hf(*link, parts, static_cast<int64_t>(offset / sizeof(float)),
+                      static_cast<int64_t>(n / sizeof(float)), static_cast<float*>(dst));
   }
 };
 

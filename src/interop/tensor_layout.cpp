@@ -1,7 +1,8 @@
 #include "interop/tensor_layout.h"
 
 #include <algorithm>
-#include <cstring>
+#include <cmath>
+#include <limits>
 
 #include "core/bf16.h"
 #include "core/error.h"
@@ -25,6 +26,79 @@ int64_t interleaved_row(int64_t r, int64_t rows, int64_t heads) {
   return (head * 3 + part) * head_dim + r % head_dim;
 }
 
+// The hwt row that GPT-NeoX's row `row` holds: the inverse of interleaved_row.
+int64_t deinterleaved_row(int64_t row, int64_t rows, int64_t heads) {
+  const int64_t head_dim = rows / (3 * heads), block = row / head_dim;
+  return block % 3 * (rows / 3) + block / 3 * head_dim + row % head_dim;
+}
+
+// Pieces below this many elements stay on one thread (a team costs more than they do).
+constexpr int64_t kParallelElements = int64_t{1} << 16;
+
+// f(k) for k in [0, n), spread over the cores.
+template <class F>
+void for_each_element(int64_t n, F f) {
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+  for (int64_t k = 0; k < n; ++k) f(k);
+}
+
+float load(const SafetensorsFile::View& v, int64_t i) {
+  switch (v.dtype) {
+    case DType::BF16:
+      return bf16_to_float(static_cast<const uint16_t*>(v.data)[i]);
+    case DType::F16:
+      return f16_to_float(static_cast<const uint16_t*>(v.data)[i]);
+    default:
+      return static_cast<const float*>(v.data)[i];
+  }
+}
+
+// n elements of v from element `from`, as fp32 (a loop per dtype: the common case, kept tight).
+void convert_run(const SafetensorsFile::View& v, int64_t from, int64_t n, float* dst) {
+  const auto* half = static_cast<const uint16_t*>(v.data) + from;
+  switch (v.dtype) {
+    case DType::BF16:
+      for_each_element(n, [&](int64_t k) { dst[k] = bf16_to_float(half[k]); });
+      break;
+    case DType::F16:
+      for_each_element(n, [&](int64_t k) { dst[k] = f16_to_float(half[k]); });
+      break;
+    default: {
+      const float* f = static_cast<const float*>(v.data) + from;
+      for_each_element(n, [&](int64_t k) { dst[k] = f[k]; });
+    }
+  }
+}
+
+// dst[k] = value(k) for k in [0, n), in `dtype`; the first value past fp16's range, if any.
+template <class Value>
+std::optional<float> store_run(DType dtype, int64_t n, Value value, void* dst) {
+  switch (dtype) {
+    case DType::BF16: {
+      auto* d = static_cast<uint16_t*>(dst);
+      for_each_element(n, [&](int64_t k) { d[k] = float_to_bf16(value(k)); });
+      return std::nullopt;
+    }
+    case DType::F16: {
+      auto* d = static_cast<uint16_t*>(dst);
+      int64_t bad = std::numeric_limits<int64_t>::max();
+#pragma omp parallel for schedule(static) reduction(min : bad) if (n >= kParallelElements)
+      for (int64_t k = 0; k < n; ++k) {
+        const float v = value(k);
+        d[k] = float_to_f16(v);
+        if ((d[k] & 0x7fffu) == 0x7c00u && std::isfinite(v)) bad = std::min(bad, k);
+      }
+      if (bad < n) return value(bad);
+      return std::nullopt;
+    }
+    default: {
+      auto* d = static_cast<float*>(dst);
+      for_each_element(n, [&](int64_t k) { d[k] = value(k); });
+      return std::nullopt;
+    }
+  }
+}
+
 }  // namespace
 
 int64_t element_count(const std::vector<int64_t>& shape) {
@@ -40,94 +114,91 @@ int64_t hwt_elements(const TensorLink& link) {
   return n;
 }
 
-std::vector<float> to_f32(const SafetensorsFile::View& v) {
-  const size_t n = v.bytes / dtype_size(v.dtype);
-  std::vector<float> out(n);
-  switch (v.dtype) {
-    case DType::F32:
-      std::memcpy(out.data(), v.data, v.bytes);
-      break;
-    case DType::BF16:
-      for (size_t i = 0; i < n; ++i)
-        out[i] = bf16_to_float(static_cast<const uint16_t*>(v.data)[i]);
-      break;
-    case DType::F16:
-      for (size_t i = 0; i < n; ++i) out[i] = f16_to_float(static_cast<const uint16_t*>(v.data)[i]);
-      break;
-    case DType::I32:
-      HWT_CHECK(false, "integer tensor given as weights");
-  }
-  return out;
-}
-
-std::vector<float> hwt_from_hf(const TensorLink& link, std::vector<std::vector<float>> parts,
-                               const std::vector<std::vector<int64_t>>& shapes) {
-  std::vector<float>& first = parts.at(0);
+void hwt_piece_from_hf(const TensorLink& link, const std::vector<SafetensorsFile::View>& parts,
+                       int64_t first, int64_t count, float* dst) {
+  for (const SafetensorsFile::View& v : parts)
+    HWT_CHECK(v.dtype == DType::F32 || v.dtype == DType::BF16 || v.dtype == DType::F16,
+              "{} tensor given as weights", dtype_name(v.dtype));
+  const SafetensorsFile::View& a = parts.at(0);
   switch (link.layout) {
     case HfLayout::Same:
-      return std::move(first);
-    case HfLayout::Transposed: {
-      const int64_t in = shapes[0][0], out = shapes[0][1];
-      std::vector<float> t(first.size());
-      for (int64_t i = 0; i < in; ++i)
-        for (int64_t o = 0; o < out; ++o) t[size_t(o * in + i)] = first[size_t(i * out + o)];
-      return t;
-    }
+      return convert_run(a, first, count, dst);
     case HfLayout::Stacked: {
-      std::vector<float> t;
-      for (const std::vector<float>& p : parts) t.insert(t.end(), p.begin(), p.end());
-      return t;
+      int64_t at = 0;  // the part's first element in the hwt parameter
+      for (const SafetensorsFile::View& v : parts) {
+        const int64_t n = element_count(v.shape), lo = std::max(first, at),
+                      hi = std::min(first + count, at + n);
+        if (lo < hi) convert_run(v, lo - at, hi - lo, dst + (lo - first));
+        at += n;
+      }
+      return;
+    }
+    case HfLayout::Transposed: {
+      const int64_t in = a.shape[0], out = a.shape[1];
+      return for_each_element(count, [&](int64_t k) {
+        const int64_t e = first + k;
+        dst[k] = load(a, e % in * out + e / in);
+      });
     }
     case HfLayout::HeadsInterleaved: {
-      const int64_t rows = rows_of(shapes[0]), width = width_of(shapes[0]);
-      std::vector<float> t(first.size());
-      for (int64_t r = 0; r < rows; ++r)
-        std::copy_n(first.begin() + interleaved_row(r, rows, link.heads) * width, width,
-                    t.begin() + r * width);
-      return t;
+      const int64_t rows = rows_of(a.shape), width = width_of(a.shape);
+      return for_each_element(count, [&](int64_t k) {
+        const int64_t e = first + k;
+        dst[k] = load(a, interleaved_row(e / width, rows, link.heads) * width + e % width);
+      });
     }
     case HfLayout::PlusFirstRow: {
-      const int64_t width = width_of(shapes[0]);
-      for (size_t i = 0; i < first.size(); ++i) first[i] += parts[1][i % size_t(width)];
-      return std::move(first);
+      const int64_t width = width_of(a.shape);
+      const SafetensorsFile::View& b = parts.at(1);
+      return for_each_element(count, [&](int64_t k) {
+        const int64_t e = first + k;
+        dst[k] = load(a, e) + load(b, e % width);
+      });
     }
   }
-  return {};
 }
 
-std::vector<float> hf_from_hwt(const TensorLink& link, size_t part, const float* hwt,
-                               const std::vector<std::vector<int64_t>>& shapes) {
+std::optional<float> hf_piece_from_hwt(const TensorLink& link, size_t part, const float* hwt,
+                                       const std::vector<std::vector<int64_t>>& shapes, DType dtype,
+                                       int64_t first, int64_t count, void* dst) {
+  HWT_CHECK(dtype == DType::F32 || dtype == DType::BF16 || dtype == DType::F16, "export in {}",
+            dtype_name(dtype));
   const std::vector<int64_t>& shape = shapes.at(part);
-  const int64_t n = element_count(shape);
-  std::vector<float> t(size_t(n), 0.0f);
   switch (link.layout) {
     case HfLayout::Same:
-      std::copy_n(hwt, n, t.begin());
-      break;
+      return store_run(
+          dtype, count, [&](int64_t k) { return hwt[first + k]; }, dst);
+    case HfLayout::Stacked: {
+      int64_t at = first;
+      for (size_t p = 0; p < part; ++p) at += element_count(shapes[p]);
+      return store_run(
+          dtype, count, [&](int64_t k) { return hwt[at + k]; }, dst);
+    }
     case HfLayout::Transposed: {
       const int64_t in = shape[0], out = shape[1];
-      for (int64_t i = 0; i < in; ++i)
-        for (int64_t o = 0; o < out; ++o) t[size_t(i * out + o)] = hwt[o * in + i];
-      break;
-    }
-    case HfLayout::Stacked: {
-      int64_t at = 0;
-      for (size_t p = 0; p < part; ++p) at += element_count(shapes[p]);
-      std::copy_n(hwt + at, n, t.begin());
-      break;
+      return store_run(
+          dtype, count,
+          [&](int64_t k) {
+            const int64_t e = first + k;
+            return hwt[e % out * in + e / out];
+          },
+          dst);
     }
     case HfLayout::HeadsInterleaved: {
       const int64_t rows = rows_of(shape), width = width_of(shape);
-      for (int64_t r = 0; r < rows; ++r)
-        std::copy_n(hwt + r * width, width,
-                    t.begin() + interleaved_row(r, rows, link.heads) * width);
-      break;
+      return store_run(
+          dtype, count,
+          [&](int64_t k) {
+            const int64_t e = first + k;
+            return hwt[deinterleaved_row(e / width, rows, link.heads) * width + e % width];
+          },
+          dst);
     }
     case HfLayout::PlusFirstRow:  // the positions as hwt holds them; token types stay zero
-      if (part == 0) std::copy_n(hwt, n, t.begin());
-      break;
+      return store_run(
+          dtype, count, [&](int64_t k) { return part == 0 ? hwt[first + k] : 0.0f; }, dst);
   }
-  return t;
+  return std::nullopt;
 }
 
 }  // namespace hwt

@@ -1,7 +1,9 @@
-// The arithmetic of HfLayout: an hwt parameter from its Hugging Face tensors and back, in fp32.
+// The arithmetic of HfLayout: an hwt parameter from its Hugging Face tensors and back, piece by
+// piece (as write_safetensors asks for them).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/safetensors.h"
@@ -9,17 +11,20 @@
 
 namespace hwt {
 
-// A tensor's values as fp32 (F32, F16 and BF16 convert exactly).
-std::vector<float> to_f32(const SafetensorsFile::View& v);
+// Elements [first, first + count) of the hwt parameter `link` makes of its Hugging Face tensors
+// `parts` (in link.hf's order; F32, F16 or BF16, which convert to fp32 exactly), written as fp32
+// to dst. Pieces are made straight from the mapped files, spread over the cores: no tensor is
+// held whole in memory.
+void hwt_piece_from_hf(const TensorLink& link, const std::vector<SafetensorsFile::View>& parts,
+                       int64_t first, int64_t count, float* dst);
 
-// The hwt parameter `link` makes of `parts` (fp32, in link.hf's order and shapes `shapes`),
-// reusing their storage where the layout allows (one copy of a large tensor, not two).
-std::vector<float> hwt_from_hf(const TensorLink& link, std::vector<std::vector<float>> parts,
-                               const std::vector<std::vector<int64_t>>& shapes);
-
-// Hugging Face tensor `part` of `link` (shape `shape`) from the hwt parameter's values.
-std::vector<float> hf_from_hwt(const TensorLink& link, size_t part, const float* hwt,
-                               const std::vector<std::vector<int64_t>>& shapes);
+// Elements [first, first + count) of Hugging Face tensor `part` of `link` (shapes `shapes`, all
+// parts') from the hwt parameter's fp32 values, in `dtype` (F32, or BF16 / F16 rounded to nearest
+// even), written to dst, spread over the cores. Returns a value past fp16's largest (65504) when
+// the piece holds one in F16 (dst is then unusable).
+std::optional<float> hf_piece_from_hwt(const TensorLink& link, size_t part, const float* hwt,
+                                       const std::vector<std::vector<int64_t>>& shapes, DType dtype,
+                                       int64_t first, int64_t count, void* dst);
 
 int64_t element_count(const std::vector<int64_t>& shape);
 // The elements of the hwt parameter `link` makes (its HF shapes fully known).
