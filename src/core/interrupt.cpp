@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 
 #include "core/error.h"
@@ -9,12 +10,15 @@
 namespace hwt {
 namespace {
 
-volatile std::sig_atomic_t received = 0;
+// Lock-free atomics are async-signal-safe. The test and the set are one step: a second signal
+// that arrives while the first one's handler runs (it may interrupt it) must still see the first.
+std::atomic<int> received{0};
+static_assert(std::atomic<int>::is_always_lock_free);
 
 // Only async-signal-safe calls here: the second signal ends the process without unwinding.
 extern "C" void on_interrupt(int sig) {
-  if (received != 0) ::_exit(128 + sig);
-  received = sig;
+  int none = 0;
+  if (!received.compare_exchange_strong(none, sig)) ::_exit(128 + sig);
 }
 
 }  // namespace
@@ -29,7 +33,7 @@ void install_interrupt_handlers() {
 }
 
 int interrupt_signal() {
-  return received;
+  return received.load();
 }
 
 int signal_number(const std::string& name) {
