@@ -16,8 +16,8 @@ struct ImportReport {
 
 // Reads config.json, the weights and the tokenizer files (hf_tokenizer_files.h) of `dir` and
 // writes the checkpoint `out` (fp32 master weights, the tokenizer embedded; no optimizer state,
-// step 0), tensor by tensor from the memory-mapped shards: the
-// import holds one converted tensor at a time. Every check (architecture, config values, each
+// step 0), piece by piece from the memory-mapped shards (hwt_piece_from_hf): the import holds
+// the writer's pieces, never a whole tensor. Every check (architecture, config values, each
 // tensor's presence, shape and dtype, no tensor left over) runs before anything is written;
 // InputError naming the first failure, and `out` is then untouched.
 // `progress(bytes, total)` is called as the converted weights are read, when given.
