@@ -63,6 +63,7 @@ std::vector<int32_t> encode_documents(const Tokenizer& tok,
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 
+  if (encoded.size() == 1) return std::move(encoded[0]);  // one document: no join, no copy
   const size_t total = tokens_done + (separator >= 0 && !docs.empty() ? docs.size() - 1 : 0);
   std::vector<int32_t> ids;
   ids.reserve(total);
