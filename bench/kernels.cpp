@@ -15,6 +15,10 @@
 #include "cuda_bench_util.h"
 #include "measure/device_time.h"
 #include "train/run_setup.h"
+#ifdef HWT_WITH_CUDA
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_gemm.h"
+#endif
 
 namespace hwt::bench {
 namespace {
@@ -71,6 +75,7 @@ class Bench {
       be_->convert({t.flat_slice(off, n), block_.tensor(DType::F32, Shape{n})});
     }
   }
+  bool wants(const std::string& name) const { return name.find(only_) != std::string::npos; }
   // Times `run` on `on` (default: be()); the trace backend's record of the same op gives its
   // bytes and FLOPs.
   void op(const std::string& name, const std::function<void(Backend&)>& run,
@@ -135,6 +140,76 @@ class Bench {
 
 // Causal attention at B8 T1024 with 16 heads of each head size the kernels are built for
 // (bf16), and fp32 as TF32 at head sizes 64 and 128: bench/kernels.py times SDPA alike.
+#ifdef HWT_WITH_CUDA
+// A batch-1 decode step's products, one row times a weight matrix (GPT-2 124M's and
+// Llama-3-8B's), as linear_forward runs them (the matrix-vector kernel, cuda_gemv.cu, where it
+// serves the shape) and as cuBLASLt's GEMM runs
+// the same operands with its default heuristic (what linear_forward ran before): median device
+// times and the rate at which each reads the weights.
+void decode_linears(Bench& k) {
+  auto& cuda = dynamic_cast<CudaBackend&>(k.be());
+  cuda::Gemm lt(false, false);  // cuBLASLt as the backend holds it: fp32 math, no autotuning
+  // Each timed as a CUDA graph of 20 calls, as a decode step runs them: without the host's cost
+  // of a launch, which for cuBLASLt exceeds a small product's device time.
+  constexpr int kCalls = 20;
+  auto graph_ms = [&](const std::function<void()>& call) {
+    call();  // outside the capture: heuristics, workspace, kernel attributes
+    k.be().synchronize();
+    cuda.begin_capture();
+    for (int i = 0; i < kCalls; ++i) call();
+    constexpr uint64_t kKey = 0x6465636f6465;  // one graph at a time
+    cuda.end_capture_kept(kKey);
+    const double ms = time_ms(
+        cuda, [&] { cuda.replay_kept(kKey); }, 3, 20);
+    cuda.drop_kept(kKey);
+    return ms / kCalls;
+  };
+  struct Product {
+    const char* name;
+    int64_t n, k;
+  };
+  const Product products[] = {{"gpt2 qkv", 2304, 768},
+                              {"gpt2 attn out", 768, 768},
+                              {"gpt2 fc", 3072, 768},
+                              {"gpt2 fc out", 768, 3072},
+                              {"gpt2 lm head", 50304, 768},
+                              {"llama3_8b qkv", 6144, 4096},
+                              {"llama3_8b attn out", 4096, 4096},
+                              {"llama3_8b gate|up", 28672, 4096},
+                              {"llama3_8b down", 4096, 14336},
+                              {"llama3_8b lm head", 128256, 4096}};
+  for (const Product& p : products) {
+    const std::string name = fmt::format("decode linear {}", p.name);
+    if (!k.wants(name)) continue;
+    const Tensor x = k.make(DType::BF16, {1, p.k}), w = k.make(DType::BF16, {p.n, p.k});
+    const Tensor y = k.make(DType::BF16, {1, p.n}, false);
+    cuda::GemmDesc g;  // row-major y = x·wᵀ as column-major yᵀ = w·xᵀ
+    g.trans_a = true;
+    g.m = p.n;
+    g.n = 1;
+    g.k = p.k;
+    g.a = w.data;
+    g.lda = p.k;
+    g.b = x.data;
+    g.ldb = p.k;
+    g.d = y.data;
+    g.ldd = p.n;
+    g.ab_type = g.d_type = DType::BF16;
+    const double linear_ms = graph_ms([&] {
+      cuda.linear_forward({x, w, {}, y, Activation::None, {}});
+    });
+    const double gemm_ms = graph_ms([&] { lt.run(g, cuda.stream()); });
+    const double weight_gb = 2e-9 * static_cast<double>(p.n * p.k);
+    emit(fmt::format(
+        "{{\"bench\": \"decode_linear\", \"op\": \"{}\", \"linear_forward_ms\": {:.4f}, "
+        "\"cublaslt_ms\": {:.4f}, \"linear_forward_GBps\": {:.0f}, \"cublaslt_GBps\": {:.0f}, "
+        "\"speedup\": {:.2f}}}",
+        name, linear_ms, gemm_ms, weight_gb / linear_ms * 1e3, weight_gb / gemm_ms * 1e3,
+        gemm_ms / linear_ms));
+  }
+}
+#endif
+
 void attention_head_sizes(Bench& k) {
   const int64_t B = 8, S = 1024, H = 16;
   for (const DType dt : {DType::BF16, DType::F32})
@@ -334,6 +409,9 @@ void run_all(const std::string& only) {
   });
   attention_head_sizes(k);
   attention_grouped(k);
+#ifdef HWT_WITH_CUDA
+  decode_linears(k);
+#endif
 }
 
 }  // namespace

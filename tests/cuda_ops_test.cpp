@@ -130,6 +130,49 @@ TEST_P(CudaOps, LinearForwardBackward) {
   }
 }
 
+// A batch-1 decode step's linear layers: one row runs the matrix-vector kernel (cuda_gemv.cu),
+// at column counts that leave a warp's four columns or a block's last warps partly empty and
+// rows of w of one warp pass (256 bf16 elements) or several, with a remainder, up to the
+// longest it serves (4096). The others fall back to cuBLASLt: rows of w that are not whole
+// 16-byte chunks, longer rows, and more than one row.
+TEST_P(CudaOps, FewRowLinearForward) {
+  const LinCase cases[] = {{1, 64, 5, Activation::None, true, false},
+                           {1, 776, 300, Activation::GeluTanh, true, false},
+                           {1, 8, 13, Activation::Gelu, false, false},
+                           {1, 264, 37, Activation::Relu, true, false},
+                           {1, 4096, 9, Activation::None, false, false},
+                           {1, 4104, 17, Activation::Relu, true, false},
+                           {1, 7, 6, Activation::Gelu, true, false},
+                           {3, 264, 37, Activation::Gelu, true, false},
+                           {8, 96, 64, Activation::GeluTanh, false, false}};
+  uint64_t seed = 300;
+  for (const LinCase& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.m << "x" << c.k << "x" << c.n << " act "
+                                      << static_cast<int>(c.act) << " bias " << c.bias);
+    const bool act = c.act != Activation::None;
+    const Vec x = r(randn(c.m * c.k, ++seed)), w = r(randn(c.n * c.k, ++seed, 0.3f));
+    const Vec b = r(randn(c.n, ++seed));
+    LinearFwd cf{cp.f32({c.m, c.k}, x),
+                 cp.f32({c.n, c.k}, w),
+                 c.bias ? cp.f32({c.n}, b) : Tensor{},
+                 cp.poisoned({c.m, c.n}),
+                 c.act,
+                 act ? cp.poisoned({c.m, c.n}) : Tensor{}};
+    cpu.linear_forward(cf);
+    LinearFwd gf{gp.act({c.m, c.k}, x),
+                 gp.act({c.n, c.k}, w),
+                 c.bias ? gp.act({c.n}, b) : Tensor{},
+                 gp.poisoned_act({c.m, c.n}),
+                 c.act,
+                 act ? gp.poisoned_act({c.m, c.n}) : Tensor{}};
+    be().linear_forward(gf);
+    EXPECT_LT(rel_err(gp.read(gf.y), cp.read(cf.y)), tol()) << "y";
+    if (act) {
+      EXPECT_LT(rel_err(gp.read(gf.pre_act), cp.read(cf.pre_act)), tol()) << "pre_act";
+    }
+  }
+}
+
 TEST_P(CudaOps, MatmulTransposesBatchesAndScales) {
   for (int rank : {2, 3})
     for (bool ta : {false, true})

@@ -52,6 +52,23 @@ void reduce_sum(const Launch& l, DType dt, const void* x, int64_t n, bool square
 void add_column_sums(const Launch& l, const float* partials, int64_t rows, int64_t cols,
                      int64_t split, float* out_lo, float* out_hi);
 
+// ---- matrix-vector products (cuda_gemv.cu)
+// y = act(x · wᵀ + bias) for one row x (a batch-1 decode step), at the speed of reading w once.
+// x [k], w [n, k], y [n]; pre_act [n] keeps x · wᵀ + bias when act is not None; bias [n] or null.
+struct GemvArgs {
+  DType dt = DType::F32;
+  const void* x = nullptr;
+  const void* w = nullptr;
+  const void* bias = nullptr;
+  void* y = nullptr;
+  void* pre_act = nullptr;
+  int64_t n = 0, k = 0;
+  Activation act = Activation::None;
+};
+// Whether gemv serves this product, and is faster there than cuBLASLt (cuda_gemv.cu says why).
+bool gemv_fits(DType dt, int64_t rows, int64_t k, const void* x, const void* w);
+void gemv(const Launch& l, const GemvArgs& a);
+
 // ---- linear helpers (cuda_linear.cu)
 // z += bias (when bias); then y = act(z) (when act is not None; y may differ from z).
 void bias_act(const Launch& l, DType dt, void* z, const void* bias, void* y, int64_t rows,

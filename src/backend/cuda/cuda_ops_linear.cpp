@@ -60,6 +60,22 @@ void CudaBackend::matmul(const Matmul& a) {
   if (act) cuda::expect_same(a.pre_act, a.c, "pre_act");
   if (a.bias.defined()) cuda::expect_dtype(a.bias, a.c.dtype, "bias");
   void* z = act ? a.pre_act.data : a.c.data;
+  // One row times a weight matrix (batch-1 decode): a matrix-vector kernel reads w once.
+  if (!s.trans_a && s.trans_b && s.batch == 1 && a.alpha == 1.0f && a.beta == 0.0f &&
+      a.c.dtype == a.a.dtype && cuda::gemv_fits(a.a.dtype, s.m, s.k, a.a.data, a.b.data)) {
+    cuda::GemvArgs g;
+    g.dt = a.a.dtype;
+    g.x = a.a.data;
+    g.w = a.b.data;
+    g.bias = a.bias.defined() ? a.bias.data : nullptr;
+    g.y = a.c.data;
+    g.pre_act = act ? a.pre_act.data : nullptr;
+    g.n = s.n;
+    g.k = s.k;
+    g.act = a.act;
+    cuda::gemv(launch_, g);
+    return cuda::check_launch("matmul");
+  }
   // cuBLASLt adds the bias when it can; otherwise bias_act below does.
   const bool bias_ok = a.bias.defined() && aligned16(a.bias.data) && s.batch == 1;
   // bf16/f16 GPT-style MLP: the whole of bias + tanh-GELU in the GEMM epilogue.
