@@ -11,6 +11,7 @@ namespace {
 constexpr int kDecodeWarps = 4;
 constexpr int kMaxPerLane = 8;     // head sizes up to 256: element d = lane + 32 i of a head
 constexpr int64_t kMinChunk = 64;  // keys a split takes at least
+constexpr int kKeysPerStep = 4;    // keys a warp reads at once
 
 template <class T>
 __global__ void kv_append_kernel(KvArgs a, const T* qkv, const int* start, int64_t seq, T* k,
@@ -51,20 +52,39 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
     acc[i] = 0.0f;
   }
   float m = -INFINITY, l = 0.0f;
-  for (int64_t j = first + warp; j < last; j += kDecodeWarps) {
-    float s = 0.0f;
+  // A warp takes kKeysPerStep consecutive keys at a time: their loads are in flight together
+  // and their sums reduce side by side, instead of one key's latency chain after another's.
+  for (int64_t j0 = first + warp * kKeysPerStep; j0 < last; j0 += kDecodeWarps * kKeysPerStep) {
+    float s[kKeysPerStep], val[kKeysPerStep][kMaxPerLane];
 #pragma unroll
-    for (int i = 0; i < kMaxPerLane; ++i) {
-      const int64_t d = lane + 32 * i;
-      if (d < D) s += qr[i] * to_f<T>(kh[j * D + d]);
+    for (int u = 0; u < kKeysPerStep; ++u) {
+      const int64_t j = j0 + u;
+      s[u] = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kMaxPerLane; ++i) {
+        const int64_t d = lane + 32 * i;
+        const bool in = j < last && d < D;
+        s[u] += in ? qr[i] * to_f<T>(kh[j * D + d]) : 0.0f;
+        val[u][i] = in ? to_f<T>(vh[j * D + d]) : 0.0f;
+      }
     }
-    s = warp_sum(s);
-    const float m_new = fmaxf(m, s), fix = exp2f(m - m_new), p = exp2f(s - m_new);
-    l = l * fix + p;
+    float m_new = m;
 #pragma unroll
-    for (int i = 0; i < kMaxPerLane; ++i) {
-      const int64_t d = lane + 32 * i;
-      if (d < D) acc[i] = acc[i] * fix + p * to_f<T>(vh[j * D + d]);
+    for (int u = 0; u < kKeysPerStep; ++u) {
+      s[u] = warp_sum(s[u]);
+      if (j0 + u < last) m_new = fmaxf(m_new, s[u]);
+    }
+    const float fix = exp2f(m - m_new);
+    l *= fix;
+#pragma unroll
+    for (int i = 0; i < kMaxPerLane; ++i) acc[i] *= fix;
+#pragma unroll
+    for (int u = 0; u < kKeysPerStep; ++u) {
+      if (j0 + u >= last) continue;
+      const float p = exp2f(s[u] - m_new);
+      l += p;
+#pragma unroll
+      for (int i = 0; i < kMaxPerLane; ++i) acc[i] += p * val[u][i];
     }
     m = m_new;
   }
