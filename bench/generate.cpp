@@ -6,8 +6,11 @@
 //   bench_generate --device cuda --dtype bf16 --batch 1,16 --prompt 32 --new 256
 //   bench_generate --device cuda --dtype bf16 --checkpoint smollm.safetensors --tokens-out t.json
 //   bench_generate --device cuda --dtype bf16 --config llama3_8b --skip-recompute
+//   bench_generate --device cuda --dtype bf16 --batch 1 --skip-recompute --profile 64
 // Prints one JSON line per (path, batch) and one with the decode speed-up per batch; the two
-// paths must produce the same tokens ("same_tokens"). Prompt i's token t is
+// paths must produce the same tokens ("same_tokens"). --profile N then runs N more decode steps
+// uncaptured, each op bracketed by CUDA events (op_events.h), and prints one line per op with
+// its device microseconds per step, heaviest first, and the steps' wall time. Prompt i's token t is
 // (7919 * (i * prompt + t) + 13) mod vocabulary, so another program can feed the same prompts.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -24,6 +27,7 @@
 
 #include "config/run_config.h"
 #include "model/model.h"
+#include "op_events.h"
 #include "train/checkpoint.h"
 #include "train/generate.h"
 #include "train/run_setup.h"
@@ -51,6 +55,39 @@ class IdTokenizer final : public Tokenizer {
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
+
+#ifdef HWT_WITH_CUDA
+// Device time of each op of `steps` decode steps of batch `batch`, replayed without a CUDA graph
+// after a generation (the cache full: every step attends over its whole capacity).
+void profile_decode(Model& model, bench::EventProfilingBackend& events, int64_t batch,
+                    int64_t steps) {
+  const std::vector<int32_t> ids(static_cast<size_t>(batch), 13);
+  events.clear();
+  const auto t = Clock::now();
+  for (int64_t s = 0; s < steps; ++s) {
+    model.decode(ids);
+    (void)model.predictions();
+  }
+  const double wall_us = 1e6 * since(t) / static_cast<double>(steps);
+  std::vector<std::pair<double, std::string>> ops;
+  double sum = 0;
+  int calls = 0;
+  for (const auto& [op, total] : events.totals()) {
+    ops.emplace_back(total.first / static_cast<double>(steps), op);
+    sum += total.first;
+    calls += total.second;
+  }
+  std::sort(ops.rbegin(), ops.rend());
+  for (const auto& [us, op] : ops)
+    fmt::print("{}\n",
+               nlohmann::json{{"profile_batch", batch}, {"op", op}, {"us_per_step", us}}.dump());
+  fmt::print("{}\n", nlohmann::json{{"profile_batch", batch},
+                                    {"ops_per_step", calls / steps},
+                                    {"ops_device_us_per_step", sum / static_cast<double>(steps)},
+                                    {"wall_us_per_step_uncaptured", wall_us}}
+                         .dump());
+}
+#endif
 
 struct Result {
   std::vector<std::vector<int32_t>> tokens;
@@ -98,6 +135,7 @@ int main(int argc, char** argv) {
   int64_t prompt = 32, count = 8, threads = 0;
   std::string config, checkpoint, tokens_out;
   bool skip_recompute = false;
+  int64_t profile_steps = 0;
   ModelConfig m;  // GPT-2 small: 124M parameters
   m.vocab_size = 50257;
   m.max_seq = 1024;
@@ -132,6 +170,8 @@ int main(int argc, char** argv) {
       ->excludes(layers);
   app.add_option("--tokens-out", tokens_out, "Write the KV-cache path's tokens (JSON, per batch)");
   app.add_flag("--skip-recompute", skip_recompute, "Time the KV cache only");
+  app.add_option("--profile", profile_steps, "Decode steps to profile op by op (CUDA)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   std::unique_ptr<Checkpoint> ckpt;
   if (!checkpoint.empty()) {
@@ -206,6 +246,17 @@ int main(int argc, char** argv) {
       gens = generate(model, tok, prompts, o, {}, &cached);
     }
     for (const Generation& g : gens) all_tokens[item].push_back(g.tokens);
+#ifdef HWT_WITH_CUDA
+    if (profile_steps > 0 && device == "cuda") {
+      bench::EventProfilingBackend events(dynamic_cast<CudaBackend&>(*be));
+      Model model(m, events, act);
+      load_weights(model);
+      const GenerationPlan p = plan_generation(prompts, count, m.max_seq);
+      model.plan(p.batch, p.prompt_seq, p.kv_capacity);
+      generate(model, tok, prompts, o);
+      profile_decode(model, events, batch, profile_steps);
+    }
+#endif
     if (skip_recompute) {
       report("kv_cache", cached, true);
       continue;
