@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend.h"
 #include "backend/cuda/cuda_backend.h"
+#include "op_profile.h"
 
 namespace hwt::bench {
 
-class EventProfilingBackend final : public Backend {
+class EventProfilingBackend final : public ForwardingBackend {
  public:
-  explicit EventProfilingBackend(CudaBackend& inner) : in_(inner) {}
+  explicit EventProfilingBackend(CudaBackend& inner) : ForwardingBackend(inner), cuda_(inner) {}
   ~EventProfilingBackend() override {
     for (auto& [a, b] : events_) {
       cudaEventDestroy(a);
@@ -47,31 +47,10 @@ class EventProfilingBackend final : public Backend {
     return out;
   }
   void clear() { used_ = 0; }
-
-  Device device() const override { return in_.device(); }
   std::string name() const override { return "event-profiled " + in_.name(); }
-  void* allocate(size_t bytes) override { return in_.allocate(bytes); }
-  void deallocate(void* p) override { in_.deallocate(p); }
-  void upload(Tensor dst, const void* host) override { in_.upload(dst, host); }
-  void download(void* host, Tensor src) override { in_.download(host, src); }
-  void synchronize() override { in_.synchronize(); }
-  void set_scope(std::string_view label, Phase phase) override {
-    // Layers differ only by index: "layers.3.mlp" is charged to "mlp".
-    scope_ = std::string(label);
-    if (scope_.rfind("layers.", 0) == 0) scope_ = scope_.substr(scope_.find('.', 7) + 1);
-    in_.set_scope(label, phase);
-  }
-
-#define HWT_EVENT_PROFILED_OP(name, Args) \
-  void name(const Args& a) override {     \
-    run(Op::name, [&] { in_.name(a); });  \
-  }
-  HWT_BACKEND_OPS(HWT_EVENT_PROFILED_OP)
-#undef HWT_EVENT_PROFILED_OP
 
  private:
-  template <class F>
-  void run(Op op, F f) {
+  void run(Op op, const std::function<void()>& f) override {
     if (used_ == events_.size()) {
       cudaEvent_t a = nullptr, b = nullptr;
       cudaEventCreate(&a);
@@ -82,13 +61,12 @@ class EventProfilingBackend final : public Backend {
     const auto [start, end] = events_[used_];
     labels_[used_] = std::string(op_name(op)) + "@" + scope_;
     ++used_;
-    cudaEventRecord(start, in_.stream());
+    cudaEventRecord(start, cuda_.stream());
     f();
-    cudaEventRecord(end, in_.stream());
+    cudaEventRecord(end, cuda_.stream());
   }
 
-  CudaBackend& in_;
-  std::string scope_;
+  CudaBackend& cuda_;
   std::vector<std::pair<cudaEvent_t, cudaEvent_t>> events_;
   std::vector<std::string> labels_;
   size_t used_ = 0;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/bf16.h"
@@ -20,6 +21,12 @@ namespace {
 using test::randn;
 using test::rel_err;
 using Vec = std::vector<float>;
+
+struct LinCase {
+  int64_t m, k, n;
+  Activation act;
+  bool bias, accumulate;
+};
 
 class CudaOps : public ::testing::TestWithParam<DType> {
  protected:
@@ -34,6 +41,26 @@ class CudaOps : public ::testing::TestWithParam<DType> {
   Backend& be() { return test::gpu_ref(); }
   // Host data as the dtype under test rounds it.
   Vec r(const Vec& v) { return gp.rounded(v); }
+  // The forward of case c on the CPU (the reference) and on the GPU, from the same inputs.
+  std::pair<LinearFwd, LinearFwd> linear_forwards(const LinCase& c, const Vec& x, const Vec& w,
+                                                  const Vec& b) {
+    const bool act = c.act != Activation::None;
+    LinearFwd cf{cp.f32({c.m, c.k}, x),
+                 cp.f32({c.n, c.k}, w),
+                 c.bias ? cp.f32({c.n}, b) : Tensor{},
+                 cp.poisoned({c.m, c.n}),
+                 c.act,
+                 act ? cp.poisoned({c.m, c.n}) : Tensor{}};
+    cpu.linear_forward(cf);
+    LinearFwd gf{gp.act({c.m, c.k}, x),
+                 gp.act({c.n, c.k}, w),
+                 c.bias ? gp.act({c.n}, b) : Tensor{},
+                 gp.poisoned_act({c.m, c.n}),
+                 c.act,
+                 act ? gp.poisoned_act({c.m, c.n}) : Tensor{}};
+    be().linear_forward(gf);
+    return {cf, gf};
+  }
 };
 
 std::string dtype_label(const ::testing::TestParamInfo<DType>& i) {
@@ -58,12 +85,6 @@ TEST_P(CudaOps, ConvertAndFill) {
   for (float v : gp.read(t)) ASSERT_EQ(v, 1.5f);
 }
 
-struct LinCase {
-  int64_t m, k, n;
-  Activation act;
-  bool bias, accumulate;
-};
-
 TEST_P(CudaOps, LinearForwardBackward) {
   const LinCase cases[] = {{64, 96, 80, Activation::None, true, false},
                            {64, 96, 80, Activation::GeluTanh, true, true},
@@ -81,14 +102,8 @@ TEST_P(CudaOps, LinearForwardBackward) {
     const Vec b = r(randn(c.n, ++seed)), dy = r(randn(c.m * c.n, ++seed));
     const Vec dx0 = r(randn(c.m * c.k, ++seed)), dw0 = randn(c.n * c.k, ++seed);
     const Vec db0 = randn(c.n, ++seed);
+    const auto [cf, gf] = linear_forwards(c, x, w, b);
     // CPU reference.
-    LinearFwd cf{cp.f32({c.m, c.k}, x),
-                 cp.f32({c.n, c.k}, w),
-                 c.bias ? cp.f32({c.n}, b) : Tensor{},
-                 cp.poisoned({c.m, c.n}),
-                 c.act,
-                 act ? cp.poisoned({c.m, c.n}) : Tensor{}};
-    cpu.linear_forward(cf);
     LinearBwd cb{cf.x,
                  cf.w,
                  cp.f32({c.m, c.n}, dy),
@@ -100,13 +115,6 @@ TEST_P(CudaOps, LinearForwardBackward) {
                  c.accumulate};
     cpu.linear_backward(cb);
     // GPU.
-    LinearFwd gf{gp.act({c.m, c.k}, x),
-                 gp.act({c.n, c.k}, w),
-                 c.bias ? gp.act({c.n}, b) : Tensor{},
-                 gp.poisoned_act({c.m, c.n}),
-                 c.act,
-                 act ? gp.poisoned_act({c.m, c.n}) : Tensor{}};
-    be().linear_forward(gf);
     LinearBwd gb{gf.x,
                  gf.w,
                  gp.act({c.m, c.n}, dy),
@@ -152,20 +160,7 @@ TEST_P(CudaOps, FewRowLinearForward) {
     const bool act = c.act != Activation::None;
     const Vec x = r(randn(c.m * c.k, ++seed)), w = r(randn(c.n * c.k, ++seed, 0.3f));
     const Vec b = r(randn(c.n, ++seed));
-    LinearFwd cf{cp.f32({c.m, c.k}, x),
-                 cp.f32({c.n, c.k}, w),
-                 c.bias ? cp.f32({c.n}, b) : Tensor{},
-                 cp.poisoned({c.m, c.n}),
-                 c.act,
-                 act ? cp.poisoned({c.m, c.n}) : Tensor{}};
-    cpu.linear_forward(cf);
-    LinearFwd gf{gp.act({c.m, c.k}, x),
-                 gp.act({c.n, c.k}, w),
-                 c.bias ? gp.act({c.n}, b) : Tensor{},
-                 gp.poisoned_act({c.m, c.n}),
-                 c.act,
-                 act ? gp.poisoned_act({c.m, c.n}) : Tensor{}};
-    be().linear_forward(gf);
+    const auto [cf, gf] = linear_forwards(c, x, w, b);
     EXPECT_LT(rel_err(gp.read(gf.y), cp.read(cf.y)), tol()) << "y";
     if (act) {
       EXPECT_LT(rel_err(gp.read(gf.pre_act), cp.read(cf.pre_act)), tol()) << "pre_act";
