@@ -2,6 +2,8 @@
 // builds, and the generator's sampling, stop strings and batching (train/generate.h).
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -186,6 +188,43 @@ TEST_F(Generate, AStopStringCutsTheText) {
   EXPECT_EQ(cut.finish, Finish::Stop);
   EXPECT_EQ(cut.text, free.text.substr(0, free.text.find(stop)));
   EXPECT_LE(cut.tokens.size(), free.tokens.size());
+}
+
+// A tokenizer whose model names its own end-of-generation ids (HfTokenizer::set_stop_ids).
+class StopsAt final : public Tokenizer {
+ public:
+  StopsAt(const Tokenizer& inner, std::vector<int32_t> stops)
+      : in_(inner), stops_(std::move(stops)) {}
+  int64_t vocab_size() const override { return in_.vocab_size(); }
+  std::vector<int32_t> encode_prefix(std::string_view text, int64_t max) const override {
+    return in_.encode_prefix(text, max);
+  }
+  std::string decode(const std::vector<int32_t>& ids) const override { return in_.decode(ids); }
+  nlohmann::json to_json() const override { return in_.to_json(); }
+  std::vector<int32_t> stop_ids() const override { return stops_; }
+
+ private:
+  const Tokenizer& in_;
+  std::vector<int32_t> stops_;
+};
+
+TEST_F(Generate, TheModelsStopIdsEndASequence) {
+  const Generation free = run("llama", {"the cat"}, sampled(7))[0];
+  ASSERT_GE(free.tokens.size(), 12u);
+  const int32_t stop = free.tokens[10];
+  const auto first = std::find(free.tokens.begin(), free.tokens.end(), stop) - free.tokens.begin();
+  const StopsAt stopping(*tok, {12345, stop});
+  ModelConfig cfg = test::lm_family("llama");
+  cfg.vocab_size = tok->vocab_size();
+  CpuBackend cpu(2);
+  Model m(cfg, cpu);
+  m.init_parameters(11);
+  const auto ids = encode_prompts(stopping, {"the cat"}, cfg.max_seq);
+  const GenerationPlan p = plan_generation(ids, 40, cfg.max_seq);
+  m.plan(p.batch, p.prompt_seq, p.kv_capacity);
+  const Generation cut = generate(m, stopping, ids, sampled(7))[0];
+  EXPECT_EQ(cut.finish, Finish::EndOfText);
+  EXPECT_EQ(cut.tokens, std::vector<int32_t>(free.tokens.begin(), free.tokens.begin() + first));
 }
 
 TEST_F(Generate, ABatchOfPromptsEqualsEachAlone) {

@@ -303,6 +303,21 @@ TEST(HfTokenizer, AddedTokenStripsAndNormalisedMatching) {
   EXPECT_EQ(count("sayhello"), 0);
 }
 
+// A model's end-of-generation ids travel in the checkpoint's tokenizer JSON; ids outside the
+// vocabulary, from set_stop_ids or from a damaged checkpoint, are input errors.
+TEST(HfTokenizer, StopIdsTravelInItsJson) {
+  HfTokenizer tok(test::slurp(kFixtures + "/llama2.json"), "llama2.json", false);
+  EXPECT_EQ(tok.stop_ids(), std::vector<int32_t>{2});  // </s>, its end of text
+  tok.set_stop_ids({2, 7});
+  nlohmann::json j = tok.to_json();
+  EXPECT_EQ(Tokenizer::from_json(j)->stop_ids(), (std::vector<int32_t>{2, 7}));
+  EXPECT_THROW(tok.set_stop_ids({32000}), InputError);
+  for (const char* bad : {R"([32000])", R"([-1])", R"("2")", R"([2.5])", R"(2)"}) {
+    j["stop_ids"] = nlohmann::json::parse(bad);
+    EXPECT_THROW(Tokenizer::from_json(j), InputError) << bad;
+  }
+}
+
 TEST(HfTokenizer, SentencePieceLayoutFallsBackToBytesAndAddsBos) {
   const HfTokenizer& tok = tokenizer(kFixtures + "/llama2.json", false);
   EXPECT_EQ(tok.unk_id(), 0);

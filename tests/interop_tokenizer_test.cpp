@@ -66,6 +66,33 @@ TEST(HfTokenizerFiles, TokenizerJsonIsReadAndEmbedded) {
   EXPECT_EQ(got->vocab_size(), want.vocab_size());
 }
 
+// An instruction-tuned model ends its turns with its own token: the ids generation_config.json
+// names (else config.json) end generation, and travel in the checkpoint. Llama 2's tokenizer
+// names </s> (id 2) as its end of text.
+TEST(HfTokenizerFiles, TheModelsEndOfGenerationIdsAreKept) {
+  test::TempDir tmp("tok_stop_ids");
+  tmp.write("tokenizer.json",
+            test::slurp(std::string(HWT_TEST_DIR) + "/fixtures/hf_tokenizer/llama2.json"));
+  const auto stops = [&] {
+    const FolderTokenizer t = read_folder_tokenizer(tmp.path().string(), 32000);
+    return Tokenizer::from_json(t.json)->stop_ids();
+  };
+  EXPECT_EQ(stops(), std::vector<int32_t>{2});
+  tmp.write("config.json", R"({"eos_token_id": 1, "vocab_size": 32000})");
+  EXPECT_EQ(stops(), std::vector<int32_t>{1});
+  // The fixture's tokenizer has 1,817 tokens: 5000 is past it (a test model's config may name
+  // an id its small tokenizer lacks) and is left out.
+  tmp.write("generation_config.json", R"({"eos_token_id": [2, 1816, 5000]})");
+  EXPECT_EQ(stops(), (std::vector<int32_t>{2, 1816}));
+  EXPECT_NE(read_folder_tokenizer(tmp.path().string(), 32000).note.find("generation ends at ids"),
+            std::string::npos);
+  for (const char* bad : {R"({"eos_token_id": "</s>"})", R"({"eos_token_id": [1.5]})",
+                          R"({"eos_token_id": -1})", R"({"eos_token_id": 1)"}) {
+    tmp.write("generation_config.json", bad);
+    EXPECT_THROW(read_folder_tokenizer(tmp.path().string(), 32000), InputError) << bad;
+  }
+}
+
 // A tokenizer.json goes out as it came in, byte for byte, with the roles it states itself in
 // special_tokens_map.json: Llama 2's template "<s> $A" makes <s> the bos token; no eos is
 // guessed.

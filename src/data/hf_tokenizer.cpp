@@ -199,12 +199,26 @@ std::string HfTokenizer::decode(const std::vector<int32_t>& ids) const {
   return decoder_.decode(std::move(tokens));
 }
 
+void HfTokenizer::set_stop_ids(std::vector<int32_t> ids) {
+  for (const int32_t id : ids)
+    if (id < 0 || id >= vocab_size_)
+      fail_input("tokenizer {}: end-of-generation id {} is outside its {} tokens", source_, id,
+                 vocab_size_);
+  stop_ids_ = std::move(ids);
+}
+
+std::vector<int32_t> HfTokenizer::stop_ids() const {
+  return stop_ids_.empty() ? Tokenizer::stop_ids() : stop_ids_;
+}
+
 nlohmann::json HfTokenizer::to_json() const {
-  return {{"kind", "hf"},
-          {"vocab", source_},
-          {"special_in_text", special_in_text_},
-          {"fingerprint", fmt::format("{:016x}", fingerprint_)},
-          {"text", text_}};
+  nlohmann::json j = {{"kind", "hf"},
+                      {"vocab", source_},
+                      {"special_in_text", special_in_text_},
+                      {"fingerprint", fmt::format("{:016x}", fingerprint_)},
+                      {"text", text_}};
+  if (!stop_ids_.empty()) j["stop_ids"] = stop_ids_;
+  return j;
 }
 
 std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const nlohmann::json& j) {
@@ -220,6 +234,17 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const nlohmann::json& j) {
         "tokenizer.json {} differs from the one this checkpoint was trained with (fingerprint {} "
         "vs {:016x})",
         tok->source_, stored, tok->fingerprint_);
+  if (j.contains("stop_ids")) {
+    const nlohmann::json& ids = j.at("stop_ids");
+    std::vector<int32_t> stops;
+    for (const nlohmann::json& id : ids.is_array() ? ids : nlohmann::json::array({nullptr})) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= tok->vocab_size_)
+        fail_input("tokenizer {}: stop_ids must be a list of token ids, got {}", tok->source_,
+                   ids.dump());
+      stops.push_back(id.get<int32_t>());
+    }
+    tok->set_stop_ids(std::move(stops));
+  }
   return tok;
 }
 

@@ -39,11 +39,17 @@ class HfTokenizer final : public Tokenizer {
   // The first special added token among "<|endoftext|>" (GPT-2, Qwen2, SmolLM),
   // "<|end_of_text|>" (Llama 3) and "</s>" (Llama 2, Mistral); -1 when none.
   int32_t end_of_text_id() const override { return end_of_text_; }
+  // The model's own end-of-generation ids (a folder's generation_config.json or config.json
+  // eos_token_id), kept by to_json; InputError when one is outside the vocabulary. Empty: the
+  // end-of-text token ends generation.
+  void set_stop_ids(std::vector<int32_t> ids);
+  std::vector<int32_t> stop_ids() const override;
   // Safe to call from several threads at once; they do not wait for each other.
   std::vector<int32_t> encode_prefix(std::string_view text, int64_t max_tokens) const override;
   // Each id's token through the file's decoder; ids no token has are left out.
   std::string decode(const std::vector<int32_t>& ids) const override;
-  // {"kind": "hf", "vocab": path, "special_in_text", "fingerprint", "text": the file's content}:
+  // {"kind": "hf", "vocab": path, "special_in_text", "fingerprint", "text": the file's content,
+  // "stop_ids" when set}:
   // rebuilt from the text, so a checkpoint does not need the file (JSON without "text", as
   // older checkpoints hold it, reads the file again, which must be the same).
   nlohmann::json to_json() const override;
@@ -75,6 +81,7 @@ class HfTokenizer final : public Tokenizer {
   std::vector<int32_t> added_index_;      // by id: its index in added_.tokens(), -1 for none
   int64_t vocab_size_ = 0;
   int32_t pad_ = -1, end_of_text_ = -1;
+  std::vector<int32_t> stop_ids_;
   // Byte-level pieces only; each encode takes its own cache, so concurrent encodes never wait.
   PieceCachePool caches_;
 };

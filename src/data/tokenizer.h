@@ -35,6 +35,12 @@ class Tokenizer {
   // The token that separates documents in an LM stream when >= 0 (GPT-2's <|endoftext|>); -1:
   // none, documents are joined by a blank line instead.
   virtual int32_t end_of_text_id() const { return -1; }
+  // The ids that end a generated sequence: end_of_text_id(), unless the model names its own
+  // (HfTokenizer::set_stop_ids: an instruction-tuned model's end of turn, say).
+  virtual std::vector<int32_t> stop_ids() const {
+    const int32_t id = end_of_text_id();
+    return id >= 0 ? std::vector<int32_t>{id} : std::vector<int32_t>{};
+  }
   // A classification example: cls_id(), the first ids of `text`, then sep_id() when there is
   // one; max_len ids at most (max_len >= 2).
   std::vector<int32_t> encode_example(std::string_view text, int64_t max_len) const;

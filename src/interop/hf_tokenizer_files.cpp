@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <limits>
+#include <utility>
 
 #include "core/error.h"
 #include "core/files.h"
@@ -16,6 +18,34 @@ namespace hwt {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The model's end-of-generation ids: eos_token_id of generation_config.json, else of
+// config.json (an id or a list of them; an instruction-tuned model names its end of turn there),
+// and the file they came from; none when neither names any.
+std::pair<std::vector<int32_t>, std::string> folder_stop_ids(const fs::path& dir) {
+  for (const char* name : {"generation_config.json", "config.json"}) {
+    const fs::path file = dir / name;
+    if (!fs::exists(file)) continue;
+    nlohmann::json eos;
+    try {
+      const nlohmann::json j = nlohmann::json::parse(read_file(file.string(), name));
+      if (!j.is_object() || !j.contains("eos_token_id") || j["eos_token_id"].is_null()) continue;
+      eos = j["eos_token_id"];
+    } catch (const nlohmann::json::exception& e) {
+      fail_input("import {}: {}: {}", dir.string(), name, e.what());
+    }
+    std::vector<int32_t> ids;
+    for (const nlohmann::json& id : eos.is_array() ? eos : nlohmann::json::array({eos})) {
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+          id.get<int64_t>() > std::numeric_limits<int32_t>::max())
+        fail_input("import {}: {}: eos_token_id must be a token id or a list of them, got {}",
+                   dir.string(), name, eos.dump());
+      ids.push_back(id.get<int32_t>());
+    }
+    if (!ids.empty()) return {ids, name};
+  }
+  return {};
+}
 
 // tokenizer_config.json's do_lower_case; BertTokenizer's default (true) without the file or key.
 bool lower_case(const fs::path& dir) {
@@ -122,6 +152,18 @@ FolderTokenizer read_folder_tokenizer(const std::string& dir, int64_t vocab_size
   if (tok->vocab_size() > vocab_size)
     fail_input("import {}: its tokenizer has {} tokens, more than config.json's vocab_size {}", dir,
                tok->vocab_size(), vocab_size);
+  if (auto* hf = dynamic_cast<HfTokenizer*>(tok.get())) {
+    const auto [named, file] = folder_stop_ids(dir);
+    std::vector<int32_t> stops;  // the named ids the tokenizer has (a random test model's
+                                 // config may name an id past a small tokenizer)
+    for (const int32_t id : named)
+      if (id < tok->vocab_size()) stops.push_back(id);
+    if (!stops.empty()) {
+      hf->set_stop_ids(stops);
+      out.note +=
+          fmt::format(", generation ends at ids {} ({})", nlohmann::json(stops).dump(), file);
+    }
+  }
   out.json = tok->to_json();
   out.note += fmt::format(", {} tokens, stored in the checkpoint", tok->vocab_size());
   return out;

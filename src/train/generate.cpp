@@ -165,11 +165,12 @@ std::vector<Generation> generate(Model& model, const Tokenizer& tok,
   // The text is followed token by token only for stop strings and streaming; otherwise it is
   // decoded once at the end (decoding the whole sequence per token costs more than a GPU step).
   const bool follow_text = on_text || !o.stop.empty();
+  const std::vector<int32_t> stops = tok.stop_ids();
   // Appends a token to sequence i and decides whether it ended; streams what is certain.
   auto take = [&](size_t i, int32_t token) {
     Sequence& s = seqs[i];
     Generation& g = s.g;
-    if (token == tok.end_of_text_id()) {
+    if (std::find(stops.begin(), stops.end(), token) != stops.end()) {
       g.finish = Finish::EndOfText;
       s.done = true;
     } else {
