@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <limits>
+
 #include "core/error.h"
 #include "core/files.h"
 #include "core/fingerprint.h"
@@ -199,6 +201,17 @@ std::string HfTokenizer::decode(const std::vector<int32_t>& ids) const {
   return decoder_.decode(std::move(tokens));
 }
 
+std::optional<std::vector<int32_t>> json_token_ids(const nlohmann::json& j) {
+  std::vector<int32_t> ids;
+  for (const nlohmann::json& id : j.is_array() ? j : nlohmann::json::array({j})) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+        id.get<int64_t>() > std::numeric_limits<int32_t>::max())
+      return std::nullopt;
+    ids.push_back(id.get<int32_t>());
+  }
+  return ids;
+}
+
 void HfTokenizer::set_stop_ids(std::vector<int32_t> ids) {
   for (const int32_t id : ids)
     if (id < 0 || id >= vocab_size_)
@@ -236,14 +249,11 @@ std::unique_ptr<HfTokenizer> HfTokenizer::from_json(const nlohmann::json& j) {
         tok->source_, stored, tok->fingerprint_);
   if (j.contains("stop_ids")) {
     const nlohmann::json& ids = j.at("stop_ids");
-    std::vector<int32_t> stops;
-    for (const nlohmann::json& id : ids.is_array() ? ids : nlohmann::json::array({nullptr})) {
-      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= tok->vocab_size_)
-        fail_input("tokenizer {}: stop_ids must be a list of token ids, got {}", tok->source_,
-                   ids.dump());
-      stops.push_back(id.get<int32_t>());
-    }
-    tok->set_stop_ids(std::move(stops));
+    std::optional<std::vector<int32_t>> stops = json_token_ids(ids);
+    if (!ids.is_array() || !stops)
+      fail_input("tokenizer {}: stop_ids must be a list of token ids, got {}", tok->source_,
+                 ids.dump());
+    tok->set_stop_ids(std::move(*stops));  // InputError for an id outside the vocabulary
   }
   return tok;
 }

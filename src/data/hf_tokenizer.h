@@ -9,6 +9,8 @@
 // by end_of_text_id().
 #pragma once
 
+#include <optional>
+
 #include "data/hf_added_tokens.h"
 #include "data/hf_bpe_model.h"
 #include "data/hf_decoder.h"
@@ -18,6 +20,10 @@
 #include "data/tokenizer.h"
 
 namespace hwt {
+
+// JSON token ids: one non-negative integer or a list of them (within int32), as Hugging Face's
+// files write eos_token_id; nullopt for anything else.
+std::optional<std::vector<int32_t>> json_token_ids(const nlohmann::json& j);
 
 class HfTokenizer final : public Tokenizer {
  public:

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <limits>
 #include <utility>
 
 #include "core/error.h"
@@ -34,15 +33,11 @@ std::pair<std::vector<int32_t>, std::string> folder_stop_ids(const fs::path& dir
     } catch (const nlohmann::json::exception& e) {
       fail_input("import {}: {}: {}", dir.string(), name, e.what());
     }
-    std::vector<int32_t> ids;
-    for (const nlohmann::json& id : eos.is_array() ? eos : nlohmann::json::array({eos})) {
-      if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
-          id.get<int64_t>() > std::numeric_limits<int32_t>::max())
-        fail_input("import {}: {}: eos_token_id must be a token id or a list of them, got {}",
-                   dir.string(), name, eos.dump());
-      ids.push_back(id.get<int32_t>());
-    }
-    if (!ids.empty()) return {ids, name};
+    const std::optional<std::vector<int32_t>> ids = json_token_ids(eos);
+    if (!ids)
+      fail_input("import {}: {}: eos_token_id must be a token id or a list of them, got {}",
+                 dir.string(), name, eos.dump());
+    if (!ids->empty()) return {*ids, name};
   }
   return {};
 }
