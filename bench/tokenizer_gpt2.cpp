@@ -1,7 +1,6 @@
 // GPT-2 tokenizer throughput: MB of text per second, encode on one core (cold: empty piece
-// cache, then warm) and on N threads (encode_parallel, warm and cold, beside its earlier form
-// with threads started per call, warm), decode, and the pre-tokenisation alone (the ASCII
-// scanner with PCRE2 for the rest, and PCRE2 alone).
+// cache, then warm) and on N threads (encode_parallel, warm), decode, and the pre-tokenisation
+// alone (the ASCII scanner with PCRE2 for the rest, and PCRE2 alone).
 //   bench_tokenizer_gpt2 [--file data/tinyshakespeare/input.txt] [--repeats 5] [--threads 2]
 //                        [--ids-out FILE]
 // Every figure is the wall time of the whole text, median of the repeats, after a warm-up run
@@ -19,7 +18,6 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/files.h"
@@ -66,34 +64,6 @@ Times median_times(int repeats, const std::function<void()>& fn) {
   return {median(wall), median(cpu), median(process_cpu)};
 }
 
-// The baseline encode_parallel is measured against in the same run: its form before OpenMP, one
-// part per thread, a thread started per part on every call, and the caller copying the parts
-// together after joining them.
-std::vector<int32_t> encode_started_threads(const hwt::Gpt2Tokenizer& tok, std::string_view text,
-                                            int threads) {
-  using hwt::Gpt2Pretokenizer;
-  const size_t n = std::clamp<size_t>(text.size() / hwt::Gpt2Tokenizer::kMinPartBytes, 1,
-                                      static_cast<size_t>(std::max(threads, 1)));
-  std::vector<std::string_view> parts;
-  for (size_t k = 1, begin = 0; k <= n && begin < text.size(); ++k) {
-    const size_t end =
-        k == n ? text.size()
-               : Gpt2Pretokenizer::next_cut(text, std::max(begin + 1, k * text.size() / n));
-    parts.push_back(text.substr(begin, end - begin));
-    begin = end;
-  }
-  std::vector<std::vector<int32_t>> ids(parts.size());
-  {
-    std::vector<std::jthread> workers;
-    for (size_t k = 1; k < parts.size(); ++k)
-      workers.emplace_back([&, k] { ids[k] = tok.encode(parts[k]); });
-    ids[0] = tok.encode(parts[0]);
-  }
-  std::vector<int32_t> out;
-  for (const auto& part : ids) out.insert(out.end(), part.begin(), part.end());
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -125,21 +95,11 @@ int main(int argc, char** argv) {
   std::vector<int32_t> parallel_ids = tok->encode_parallel(text, threads);  // warm-up
   const Times parallel =
       median_times(repeats, [&] { parallel_ids = tok->encode_parallel(text, threads); });
-  std::vector<int32_t> baseline_ids = encode_started_threads(*tok, text, threads);  // warm-up
-  const Times baseline =
-      median_times(repeats, [&] { baseline_ids = encode_started_threads(*tok, text, threads); });
-  // Cold: a fresh tokenizer per run, as when a corpus is encoded once into the token cache.
-  std::vector<double> parallel_cold;
-  for (int i = 0; i < repeats; ++i) {
-    auto fresh = Gpt2Tokenizer::load_installed(false);
-    parallel_cold.push_back(seconds([&] { parallel_ids = fresh->encode_parallel(text, threads); }));
-  }
   std::string decoded;
   const Times decode = median_times(repeats, [&] { decoded = tok->decode(ids); });
-  const bool ok = decoded == text && parallel_ids == ids && baseline_ids == ids;
+  const bool ok = decoded == text && parallel_ids == ids;
   if (decoded != text) fmt::print(stderr, "bench: decode(encode(text)) differs from the text\n");
   if (parallel_ids != ids) fmt::print(stderr, "bench: encode_parallel differs from encode\n");
-  if (baseline_ids != ids) fmt::print(stderr, "bench: the started-threads baseline differs\n");
   const Gpt2Pretokenizer pre;
   size_t pieces = 0;
   const auto pretokenize = [&](Gpt2Pretokenizer::Matcher matcher) {
@@ -165,8 +125,6 @@ int main(int argc, char** argv) {
                                     {"threads", threads},
                                     {"encode_parallel_warm_mb_s", mb / parallel.wall_s},
                                     {"encode_parallel_cpu_mb_s", mb / parallel.process_cpu_s},
-                                    {"encode_parallel_cold_mb_s", mb / median(parallel_cold)},
-                                    {"started_threads_warm_mb_s", mb / baseline.wall_s},
                                     {"pretokenize_mb_s", mb / scanner.wall_s},
                                     {"pretokenize_cpu_mb_s", mb / scanner.cpu_s},
                                     {"regex_only_mb_s", mb / regex.wall_s},

@@ -21,6 +21,7 @@ namespace {
 
 using test::randn;
 using test::rel_err;
+using test::rope_tables;
 using Vec = std::vector<float>;
 
 class CudaModernOps : public ::testing::TestWithParam<DType> {
@@ -241,19 +242,6 @@ TEST_P(CudaModernOps, HeadNormForwardBackward) {
     EXPECT_LT(rel_err(gp.read(gb.d_q_gamma), cp.read(cb.d_q_gamma)), tol()) << "d_q_gamma";
     EXPECT_LT(rel_err(gp.read(gb.d_k_gamma), cp.read(cb.d_k_gamma)), tol()) << "d_k_gamma";
   }
-}
-
-// Cosines and sines of rotary angles position * 10000^(-2i / rotary_dim), [rows, rotary_dim/2].
-std::pair<Vec, Vec> rope_tables(int64_t rows, int64_t rotary_dim) {
-  const int64_t half = rotary_dim / 2;
-  Vec cosv(static_cast<size_t>(rows * half)), sinv(cosv.size());
-  for (int64_t p = 0; p < rows; ++p)
-    for (int64_t i = 0; i < half; ++i) {
-      const double angle = static_cast<double>(p) * std::pow(10000.0, -2.0 * i / rotary_dim);
-      cosv[static_cast<size_t>(p * half + i)] = static_cast<float>(std::cos(angle));
-      sinv[static_cast<size_t>(p * half + i)] = static_cast<float>(std::sin(angle));
-    }
-  return {cosv, sinv};
 }
 
 // Rotary embeddings in place on q and k of a packed qkv, forward then backward, with multi-head

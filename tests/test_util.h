@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
@@ -34,6 +35,20 @@ inline std::vector<float> randn(int64_t n, uint64_t seed, float scale = 1.0f) {
         static_cast<float>(scale * std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2));
   }
   return v;
+}
+
+// Cosines and sines of rotary angles position * 10000^(-2i / rotary_dim), [rows, rotary_dim/2].
+inline std::pair<std::vector<float>, std::vector<float>> rope_tables(int64_t rows,
+                                                                     int64_t rotary_dim) {
+  const int64_t half = rotary_dim / 2;
+  std::vector<float> cosv(static_cast<size_t>(rows * half)), sinv(cosv.size());
+  for (int64_t p = 0; p < rows; ++p)
+    for (int64_t i = 0; i < half; ++i) {
+      const double angle = static_cast<double>(p) * std::pow(10000.0, -2.0 * i / rotary_dim);
+      cosv[static_cast<size_t>(p * half + i)] = static_cast<float>(std::cos(angle));
+      sinv[static_cast<size_t>(p * half + i)] = static_cast<float>(std::sin(angle));
+    }
+  return {cosv, sinv};
 }
 
 inline std::vector<double> to_double(const std::vector<float>& v) {

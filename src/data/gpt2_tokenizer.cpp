@@ -4,9 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <exception>
-#include <mutex>
+#include <thread>
 
 #include "core/error.h"
 
@@ -57,11 +56,9 @@ std::vector<int32_t> Gpt2Tokenizer::encode_prefix(std::string_view text, int64_t
 
 std::vector<int32_t> Gpt2Tokenizer::encode_parallel(std::string_view text, int threads) const {
   // Parts end at cut points; a cut never falls inside "<|endoftext|>" (it has no whitespace),
-  // so each part's special tokens are the whole text's. There are a few parts per thread, taken
-  // one at a time, so a thread whose part encodes slowly (rare words, a cold cache) takes fewer.
-  const int workers = std::max(threads, 1);
-  const size_t max_parts = std::clamp<size_t>(text.size() / kMinPartBytes, 1,
-                                              kPartsPerThread * static_cast<size_t>(workers));
+  // so each part's special tokens are the whole text's.
+  const size_t max_parts =
+      std::clamp<size_t>(text.size() / kMinPartBytes, 1, static_cast<size_t>(std::max(threads, 1)));
   std::vector<std::string_view> parts;
   size_t begin = 0;
   for (size_t k = 1; k <= max_parts && begin < text.size(); ++k) {
@@ -71,48 +68,28 @@ std::vector<int32_t> Gpt2Tokenizer::encode_parallel(std::string_view text, int t
     parts.push_back(text.substr(begin, end - begin));
     begin = end;
   }
-  if (parts.size() <= 1 || workers == 1) return encode(text);
+  if (parts.size() <= 1) return encode(text);
   std::vector<std::vector<int32_t>> ids(parts.size());
-  std::vector<size_t> offset(parts.size() + 1, 0);
-  std::vector<int32_t> out;
-  std::mutex m;
-  std::exception_ptr error;
-  std::atomic<bool> failed{false};
-  const auto fail = [&] {
-    const std::lock_guard lock(m);
-    if (!error) error = std::current_exception();
-    failed = true;
+  std::vector<std::exception_ptr> errors(parts.size());
+  const auto encode_part = [&](size_t k) {
+    try {
+      ids[k] = encode(parts[k]);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
   };
-  // OpenMP's threads persist between calls, so a call starts no threads, and each thread tends to
-  // lease the same warm piece cache again (the pool's slot follows the thread). The threads also
-  // copy the parts into the result, rather than one thread after the others have finished.
-#pragma omp parallel num_threads(workers)
   {
-#pragma omp for schedule(dynamic, 1)
-    for (size_t k = 0; k < parts.size(); ++k) {
-      if (failed) continue;
-      try {
-        ids[k] = encode(parts[k]);
-      } catch (...) {
-        fail();
-      }
-    }
-#pragma omp single
-    if (!failed) {
-      try {
-        for (size_t k = 0; k < parts.size(); ++k) offset[k + 1] = offset[k] + ids[k].size();
-        out.resize(offset.back());
-      } catch (...) {
-        fail();
-      }
-    }
-#pragma omp for schedule(dynamic, 1)
-    for (size_t k = 0; k < parts.size(); ++k) {
-      if (!failed) std::copy(ids[k].begin(), ids[k].end(), out.begin() + offset[k]);
-      std::vector<int32_t>().swap(ids[k]);
-    }
+    std::vector<std::jthread> workers;
+    for (size_t k = 1; k < parts.size(); ++k) workers.emplace_back(encode_part, k);
+    encode_part(0);
   }
-  if (error) std::rethrow_exception(error);
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  size_t total = 0;
+  for (const auto& part : ids) total += part.size();
+  std::vector<int32_t> out;
+  out.reserve(total);
+  for (const auto& part : ids) out.insert(out.end(), part.begin(), part.end());
   return out;
 }
 
