@@ -146,24 +146,67 @@ class Bench {
 // serves the shape) and as cuBLASLt's GEMM runs
 // the same operands with its default heuristic (what linear_forward ran before): median device
 // times and the rate at which each reads the weights.
+// The device time of one `call` timed as a CUDA graph of 20 calls, as a decode step runs its
+// ops: without the host's cost of a launch, which exceeds a small op's device time.
+double graph_ms(CudaBackend& cuda, const std::function<void()>& call) {
+  constexpr int kCalls = 20;
+  call();  // outside the capture: heuristics, workspace, kernel attributes
+  cuda.synchronize();
+  cuda.begin_capture();
+  for (int i = 0; i < kCalls; ++i) call();
+  constexpr uint64_t kKey = 0x6465636f6465;  // one graph at a time
+  cuda.end_capture_kept(kKey);
+  const double ms = time_ms(
+      cuda, [&] { cuda.replay_kept(kKey); }, 3, 20);
+  cuda.drop_kept(kKey);
+  return ms / kCalls;
+}
+
+// A decode step's new k and v appended to the cache under rotary positions, batch 1 at
+// position 100 of a 512-token cache, SmolLM-135M's heads (9 over 3, head size 64) and
+// Llama-3-8B's (32 over 8, 128), bf16: rope_forward then kv_append (how a decode step ran
+// before kv_append took the rotation in) against kv_append turning q and k itself.
+void decode_rotary_append(Bench& k) {
+  auto& cuda = dynamic_cast<CudaBackend&>(k.be());
+  struct Heads {
+    const char* name;
+    int64_t H, kv, D;
+  };
+  for (const Heads& s : {Heads{"smollm", 9, 3, 64}, Heads{"llama3_8b", 32, 8, 128}}) {
+    const std::string name = fmt::format("decode rotary append {}", s.name);
+    if (!k.wants(name)) continue;
+    const int64_t cap = 512, width = (s.H + 2 * s.kv) * s.D;
+    const Tensor qkv = k.make(DType::BF16, {1, width});
+    const KvCache cache{k.make(DType::BF16, {1, s.kv, cap, s.D}, false),
+                        k.make(DType::BF16, {1, s.kv, cap, s.D}, false)};
+    const Tensor cos = k.make(DType::F32, {cap, s.D / 2}, false),
+                 sin = k.make(DType::F32, {cap, s.D / 2}, false);
+    cuda.fill({cos, 0.6f});  // a true rotation (cos² + sin² = 1): repeated turns keep the size
+    cuda.fill({sin, 0.8f});
+    const Tensor position = k.make(DType::I32, {1}, false);
+    const int32_t at = 100;
+    cuda.upload(position, &at);
+    const Rope rope{qkv, cos, sin, 1, s.H, s.kv, s.D, s.D};
+    Rope by_position = rope;
+    by_position.positions = position;
+    const double apart_ms = graph_ms(cuda, [&] {
+      cuda.rope_forward(by_position);
+      cuda.kv_append({qkv, cache, position, 1, s.H, s.kv, s.D});
+    });
+    const double fused_ms = graph_ms(cuda, [&] {
+      cuda.kv_append({qkv, cache, position, 1, s.H, s.kv, s.D, rope});
+    });
+    emit(
+        fmt::format("{{\"bench\": \"decode_rotary_append\", \"op\": \"{}\", "
+                    "\"rope_then_append_ms\": {:.4f}, \"append_turning_ms\": {:.4f}, "
+                    "\"speedup\": {:.2f}}}",
+                    name, apart_ms, fused_ms, apart_ms / fused_ms));
+  }
+}
+
 void decode_linears(Bench& k) {
   auto& cuda = dynamic_cast<CudaBackend&>(k.be());
   cuda::Gemm lt(false, false);  // cuBLASLt as the backend holds it: fp32 math, no autotuning
-  // Each timed as a CUDA graph of 20 calls, as a decode step runs them: without the host's cost
-  // of a launch, which for cuBLASLt exceeds a small product's device time.
-  constexpr int kCalls = 20;
-  auto graph_ms = [&](const std::function<void()>& call) {
-    call();  // outside the capture: heuristics, workspace, kernel attributes
-    k.be().synchronize();
-    cuda.begin_capture();
-    for (int i = 0; i < kCalls; ++i) call();
-    constexpr uint64_t kKey = 0x6465636f6465;  // one graph at a time
-    cuda.end_capture_kept(kKey);
-    const double ms = time_ms(
-        cuda, [&] { cuda.replay_kept(kKey); }, 3, 20);
-    cuda.drop_kept(kKey);
-    return ms / kCalls;
-  };
   struct Product {
     const char* name;
     int64_t n, k;
@@ -195,10 +238,10 @@ void decode_linears(Bench& k) {
     g.d = y.data;
     g.ldd = p.n;
     g.ab_type = g.d_type = DType::BF16;
-    const double linear_ms = graph_ms([&] {
+    const double linear_ms = graph_ms(cuda, [&] {
       cuda.linear_forward({x, w, {}, y, Activation::None, {}});
     });
-    const double gemm_ms = graph_ms([&] { lt.run(g, cuda.stream()); });
+    const double gemm_ms = graph_ms(cuda, [&] { lt.run(g, cuda.stream()); });
     const double weight_gb = 2e-9 * static_cast<double>(p.n * p.k);
     emit(fmt::format(
         "{{\"bench\": \"decode_linear\", \"op\": \"{}\", \"linear_forward_ms\": {:.4f}, "
@@ -411,6 +454,7 @@ void run_all(const std::string& only) {
   attention_grouped(k);
 #ifdef HWT_WITH_CUDA
   decode_linears(k);
+  decode_rotary_append(k);
 #endif
 }
 

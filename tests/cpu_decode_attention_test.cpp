@@ -113,5 +113,38 @@ TEST(CpuKvAppend, WritesEachRowAtItsPosition) {
         }
 }
 
+// Under rotary positions kv_append turns q and k at the positions it appends them at: the same
+// as rope_forward at those positions followed by a plain append (the same CPU code, so equal).
+TEST(CpuKvAppend, TurnsQAndKAtTheAppendedPositions) {
+  CpuBackend cpu(1);
+  test::TensorPool pool(cpu);
+  const int64_t batch = 2, seq = 3, heads = 4, kv = 2, D = 8, cap = 8, rotary = 4;
+  const int64_t width = (heads + 2 * kv) * D;
+  const Vec qkv = randn(batch * seq * width, 6);
+  const Shape cache{batch, kv, cap, D}, table{cap, rotary / 2};
+  const auto [cosv, sinv] = test::rope_tables(cap, rotary);
+  const Tensor cos = pool.f32(table, cosv), sin = pool.f32(table, sinv);
+  const Tensor fused = pool.f32(Shape{batch * seq, width}, qkv);
+  const Tensor k = pool.zeros(cache), v = pool.zeros(cache);
+  cpu.kv_append({fused,
+                 {k, v},
+                 pool.i32(Shape{batch}, {2, 5}),
+                 seq,
+                 heads,
+                 kv,
+                 D,
+                 {fused, cos, sin, seq, heads, kv, D, rotary}});
+  const Tensor apart = pool.f32(Shape{batch * seq, width}, qkv);
+  Rope turn{apart, cos, sin, seq, heads, kv, D, rotary};
+  turn.positions = pool.i32(Shape{batch * seq}, {2, 3, 4, 5, 6, 7});
+  cpu.rope_forward(turn);
+  const Tensor k2 = pool.zeros(cache), v2 = pool.zeros(cache);
+  cpu.kv_append({apart, {k2, v2}, pool.i32(Shape{batch}, {2, 5}), seq, heads, kv, D});
+  EXPECT_EQ(pool.read(fused), pool.read(apart));
+  EXPECT_EQ(pool.read(k), pool.read(k2));
+  EXPECT_EQ(pool.read(v), pool.read(v2));
+  EXPECT_NE(pool.read(fused), qkv);  // q and k did turn
+}
+
 }  // namespace
 }  // namespace hwt

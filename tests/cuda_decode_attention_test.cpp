@@ -105,5 +105,43 @@ TEST_P(CudaDecode, AppendMatchesTheCpu) {
   EXPECT_EQ(gp.read(gv), cp.read(cv));
 }
 
+// Under rotary positions (generation's decode step) q and k are turned at the appended
+// positions as they are appended: half the head turned (Pythia's rotary fraction), so k's last
+// columns are copied as they are; the tables cover the cache.
+TEST_P(CudaDecode, AppendTurnsQAndKAtTheirPositions) {
+  const int64_t batch = 3, seq = 2, heads = 4, kv = 2, D = 64, cap = 9, rotary = 32;
+  const int64_t width = (heads + 2 * kv) * D;
+  const Vec qkv = gp.rounded(randn(batch * seq * width, 5));
+  const Shape cache{batch, kv, cap, D}, table{cap, rotary / 2};
+  const auto [cosv, sinv] = test::rope_tables(cap, rotary);
+  const std::vector<int32_t> start = {0, 7, 3};
+  const Tensor cq = cp.f32(Shape{batch * seq, width}, qkv);
+  const Tensor ck = cp.zeros(cache), cv = cp.zeros(cache);
+  cpu.kv_append({cq,
+                 {ck, cv},
+                 cp.i32(Shape{batch}, start),
+                 seq,
+                 heads,
+                 kv,
+                 D,
+                 {cq, cp.f32(table, cosv), cp.f32(table, sinv), seq, heads, kv, D, rotary}});
+  const Tensor gq = gp.act(Shape{batch * seq, width}, qkv);
+  const Tensor gk = gp.act(cache, Vec(static_cast<size_t>(cache.numel()), 0.0f));
+  const Tensor gv = gp.act(cache, Vec(static_cast<size_t>(cache.numel()), 0.0f));
+  test::gpu_ref().kv_append(
+      {gq,
+       {gk, gv},
+       gp.i32(Shape{batch}, start),
+       seq,
+       heads,
+       kv,
+       D,
+       {gq, gp.f32(table, cosv), gp.f32(table, sinv), seq, heads, kv, D, rotary}});
+  // One turn, rounded once to the activations' precision; v is a copy.
+  EXPECT_LT(test::rel_err(gp.read(gq), cp.read(cq)), tol()) << "qkv";
+  EXPECT_LT(test::rel_err(gp.read(gk), cp.read(ck)), tol()) << "k cache";
+  EXPECT_EQ(gp.read(gv), cp.read(cv));
+}
+
 }  // namespace
 }  // namespace hwt

@@ -96,9 +96,9 @@ INSTANTIATE_TEST_SUITE_P(Families, CachedDecode,
                          ::testing::Values("gpt2", "llama", "neox", "qwen2"),
                          [](const auto& i) { return i.param; });
 
-// A decode step as the trace sees it: per layer one kv_append of the new tokens' k and v and one
-// decode_attention costed over the cache's capacity (4·b·h·capacity·d matrix FLOPs, 5 per score
-// for the softmax), and no whole-sequence attention.
+// A decode step as the trace sees it: per layer one kv_append of the new tokens' k and v (turned
+// by their rotary angles, q too) and one decode_attention costed over the cache's capacity
+// (4·b·h·capacity·d matrix FLOPs, 5 per score for the softmax), and no whole-sequence attention.
 TEST(CachedDecodeTrace, RecordsTheCacheOps) {
   const ModelConfig cfg = test::lm_family("llama");
   TraceBackend trace;
@@ -116,9 +116,11 @@ TEST(CachedDecodeTrace, RecordsTheCacheOps) {
   int appends = 0, attentions = 0;
   for (const OpRecord& r : trace.workload().ops) {
     EXPECT_NE(r.op, Op::attention_forward);
-    if (r.op == Op::kv_append) {
+    if (r.op == Op::kv_append) {  // k and v into the cache, and the turned q and k back
       ++appends;
-      EXPECT_EQ(r.bytes_written, 2.0 * batch * cfg.kv() * d * 4);
+      EXPECT_EQ(
+          r.bytes_written,
+          (2.0 * batch * cfg.kv() * d + batch * (cfg.heads + cfg.kv()) * cfg.rotary_dim()) * 4);
     }
     if (r.op == Op::decode_attention) {
       ++attentions;

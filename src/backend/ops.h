@@ -238,12 +238,16 @@ struct KvCache {
 
 // Writes the k and v heads of qkv [batch*seq, (heads + 2*kv_heads)*head_dim] (AttentionDims'
 // layout) into the cache: row (b, t) goes to position start[b] + t (start: i32 [batch];
-// undefined: 0, the prompt). Every position must lie below the cache's capacity.
+// undefined: 0, the prompt). Every position must lie below the cache's capacity. When
+// rope.rotary_dim > 0 (rope.qkv is qkv, rope.positions undefined), q and k of qkv are first
+// turned in place as rope_forward turns them at those positions, so the cache gets the turned
+// keys (generation's decode step: one kernel on CUDA).
 struct KvAppend {
   Tensor qkv;
   KvCache cache;
   Tensor start;
   int64_t seq = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  Rope rope{};
   int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 

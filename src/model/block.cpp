@@ -129,14 +129,11 @@ void Block::attend(const StepContext& c, Tensor qkv, Tensor ctx) const {
                           c.attention_prune()});
     return;
   }
-  // Decode: one row per sequence, each at its own position (the rotation's table row).
-  if (rotary) {
-    Rope r = rope(c, qkv);
-    r.positions = c.positions_device;
-    be.rope_forward(r);
-  }
+  // Decode: one row per sequence, each at its own position (the rotation's table row), turned
+  // as it is appended.
   const KvCache cache = kv_cache(c);
-  be.kv_append({qkv, cache, c.positions_device, 1, cfg_.heads, cfg_.kv(), cfg_.padded_head_dim()});
+  be.kv_append({qkv, cache, c.positions_device, 1, cfg_.heads, cfg_.kv(), cfg_.padded_head_dim(),
+                rotary ? rope(c, qkv) : Rope{}});
   be.decode_attention({qkv, cache, c.key_lengths, ctx, cfg_.heads, cfg_.kv(),
                        cfg_.padded_head_dim(), attention_dims(c).scale});
 }

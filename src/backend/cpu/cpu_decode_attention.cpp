@@ -31,12 +31,25 @@ void CpuBackend::kv_append(const KvAppend& a) {
   const int64_t batch = a.qkv.rows() / a.seq, cap = a.cache.capacity();
   check_cache(a.cache, batch, kv, D);
   if (a.start.defined()) expect_i32(a.start, "kv_append start");
-  const float* qkv = a.qkv.as<float>();
-  float *k = a.cache.k.as<float>(), *v = a.cache.v.as<float>();
+  std::vector<int32_t> positions(static_cast<size_t>(a.qkv.rows()));
   for (int64_t b = 0; b < batch; ++b) {
     const int64_t start = a.start.defined() ? a.start.as<int32_t>()[b] : 0;
     HWT_CHECK(start >= 0 && start + a.seq <= cap, "kv_append positions {}..{} outside capacity {}",
               start, start + a.seq - 1, cap);
+    for (int64_t t = 0; t < a.seq; ++t)
+      positions[static_cast<size_t>(b * a.seq + t)] = static_cast<int32_t>(start + t);
+  }
+  if (a.rope.rotary_dim > 0) {
+    HWT_CHECK(a.rope.qkv.data == a.qkv.data && !a.rope.positions.defined(),
+              "kv_append: rope must turn this qkv, at the positions it appends");
+    Rope turn = a.rope;
+    turn.positions = Tensor{positions.data(), Shape{a.qkv.rows()}, DType::I32};
+    rope_forward(turn);
+  }
+  const float* qkv = a.qkv.as<float>();
+  float *k = a.cache.k.as<float>(), *v = a.cache.v.as<float>();
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t start = positions[static_cast<size_t>(b * a.seq)];
     for (int64_t t = 0; t < a.seq; ++t) {
       const float* row = qkv + (b * a.seq + t) * width;
       for (int64_t h = 0; h < kv; ++h) {

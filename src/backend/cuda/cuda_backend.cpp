@@ -56,6 +56,7 @@ CudaBackend::~CudaBackend() {
   gemm_.reset();
   cudaFree(scratch_);
   cudaFree(partials_);
+  cudaFree(counters_);
   cudaFreeHost(errors_host_);
   cudaFree(launch_.errors);
   cudaStreamDestroy(launch_.stream);
@@ -101,6 +102,22 @@ void* CudaBackend::scratch(size_t bytes) {
   scratch_ = allocate(rounded);
   scratch_bytes_ = rounded;
   return scratch_;
+}
+
+unsigned* CudaBackend::zeroed_counters(int64_t words) {
+  if (words <= counter_words_) return counters_;
+  outside_capture(fmt::format("growing the counters from {} to {} words", counter_words_, words));
+  // Earlier ops on the stream may still use the old ones; kept graphs point into them.
+  check(cudaStreamSynchronize(launch_.stream), "growing the counters");
+  drop_all_kept();
+  check(cudaFree(counters_), "freeing the counters");
+  counters_ = nullptr;
+  counter_words_ = 0;
+  const size_t bytes = static_cast<size_t>(words) * sizeof(unsigned);
+  counters_ = static_cast<unsigned*>(allocate(bytes));
+  check(cudaMemsetAsync(counters_, 0, bytes, launch_.stream), "clearing the counters");
+  counter_words_ = words;
+  return counters_;
 }
 
 void CudaBackend::notice(std::string text) {

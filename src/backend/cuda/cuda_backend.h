@@ -68,6 +68,8 @@ class CudaBackend final : public Backend {
  private:
   // Grow-only device scratch shared by ops (stream order keeps uses apart).
   void* scratch(size_t bytes);
+  // Grow-only device counters, zero between ops: the kernels that count on them leave them zero.
+  unsigned* zeroed_counters(int64_t words);
   // Throws (after aborting the capture) when `call` happens inside a capture.
   void outside_capture(std::string_view call);
   // cuda::Gemm::run, except that inside a capture a new shape may not be autotuned.
@@ -82,8 +84,10 @@ class CudaBackend final : public Backend {
   std::string device_name_;
   CudaOptions options_;
   cuda::Launch launch_;
-  int* errors_host_ = nullptr;  // pinned
-  double* partials_ = nullptr;  // reduction partials
+  int* errors_host_ = nullptr;    // pinned
+  double* partials_ = nullptr;    // reduction partials
+  unsigned* counters_ = nullptr;  // zeroed_counters
+  int64_t counter_words_ = 0;
   void* scratch_ = nullptr;
   size_t scratch_bytes_ = 0;
   std::unique_ptr<cuda::Gemm> gemm_;

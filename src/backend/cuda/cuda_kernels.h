@@ -254,16 +254,22 @@ struct KvArgs {
   int64_t batch = 0, heads = 0, kv_heads = 0, head_dim = 0, capacity = 0;
   int64_t cache_batch = 0;  // the caches' first dimension (>= batch)
 };
-void kv_append(const Launch& l, const KvArgs& a, const void* qkv, const int* start, int64_t seq,
-               void* k, void* v);
+// With rope_half > 0, q and k of qkv are first turned in place at their positions (start[b] + t),
+// by the angles rope_cos/rope_sin [position * rope_half + c] (Rope in backend/ops.h), and the
+// cache gets the turned keys.
+void kv_append(const Launch& l, const KvArgs& a, void* qkv, const int* start, int64_t seq, void* k,
+               void* v, const float* rope_cos = nullptr, const float* rope_sin = nullptr,
+               int rope_half = 0);
 // Keys split into `splits` chunks per (sequence, head) (flash-decoding): each block's partial
 // softmax (max, sum, weighted values) goes to `partials` (f32, decode_partial_floats of them),
-// and a second kernel combines them; with one split the block writes out directly.
+// and the last block of a (sequence, head) to finish, counted in `done` (batch * heads words,
+// zero before the call and left zero after it), combines them; with one split the block writes
+// out directly.
 int64_t decode_splits(const Launch& l, const KvArgs& a);
 size_t decode_partial_floats(const KvArgs& a, int64_t splits);
 void decode_attention(const Launch& l, const KvArgs& a, const void* qkv, const void* k,
                       const void* v, const int* lengths, void* out, float scale, int64_t splits,
-                      float* partials);
+                      float* partials, unsigned* done);
 
 // ---- embeddings and pooling (cuda_embedding.cu)
 // positions: each row's row of pos (null: row % seq).

@@ -41,8 +41,24 @@ void CudaBackend::kv_append(const KvAppend& a) {
   } else {
     HWT_CHECK(a.seq <= k.capacity, "kv_append of {} positions into {}", a.seq, k.capacity);
   }
+  const Rope& rope = a.rope;
+  const float *cos = nullptr, *sin = nullptr;
+  if (rope.rotary_dim > 0) {
+    HWT_CHECK(rope.qkv.data == a.qkv.data && !rope.positions.defined() && rope.heads == a.heads &&
+                  rope.kv() == a.kv() && rope.head_dim == a.head_dim,
+              "kv_append: rope must turn this qkv, at the positions it appends");
+    cuda::expect_dtype(rope.cos, DType::F32, "rope cos");
+    cuda::expect_dtype(rope.sin, DType::F32, "rope sin");
+    HWT_CHECK(rope.rotary_dim % 2 == 0 && rope.rotary_dim <= a.head_dim &&
+                  rope.cos.cols() == rope.rotary_dim / 2 && rope.cos.rows() >= k.capacity &&
+                  rope.sin.numel() == rope.cos.numel(),
+              "kv_append: rope tables {} for rotary_dim {} must cover the cache's {} positions",
+              rope.cos.str(), rope.rotary_dim, k.capacity);
+    cos = rope.cos.as<float>();
+    sin = rope.sin.as<float>();
+  }
   cuda::kv_append(launch_, k, a.qkv.data, a.start.defined() ? a.start.as<int>() : nullptr, a.seq,
-                  a.cache.k.data, a.cache.v.data);
+                  a.cache.k.data, a.cache.v.data, cos, sin, static_cast<int>(rope.rotary_dim / 2));
   cuda::check_launch("kv_append");
 }
 
@@ -58,8 +74,9 @@ void CudaBackend::decode_attention(const DecodeAttention& a) {
   const int64_t splits = cuda::decode_splits(launch_, k);
   const size_t floats = cuda::decode_partial_floats(k, splits);
   float* partials = floats > 0 ? static_cast<float*>(scratch(floats * sizeof(float))) : nullptr;
+  unsigned* done = floats > 0 ? zeroed_counters(batch * a.heads) : nullptr;
   cuda::decode_attention(launch_, k, a.qkv.data, a.cache.k.data, a.cache.v.data,
-                         a.lengths.as<int>(), a.out.data, a.scale, splits, partials);
+                         a.lengths.as<int>(), a.out.data, a.scale, splits, partials, done);
   cuda::check_launch("decode_attention");
 }
 

@@ -371,13 +371,24 @@ void TraceBackend::attention_forward(const AttentionFwd& a) {
 
 void TraceBackend::kv_append(const KvAppend& a) {
   OpRecord& r = record(Op::kv_append, OpKind::Elementwise, a.qkv.dtype);
-  // The k and v heads of each row are read and written once.
+  // The k and v heads of each row are read and written once; under rotary positions the q heads
+  // are read and turned too, and the turned q and k written back.
   const double moved = static_cast<double>(a.qkv.rows() * 2 * a.kv() * a.head_dim);
+  const Rope& rope = a.rope;
+  const bool rotary = rope.rotary_dim > 0;
+  const double rotated =
+      rotary ? static_cast<double>(a.qkv.rows() * (a.heads + a.kv()) * rope.rotary_dim) : 0.0;
+  const double q = rotary ? static_cast<double>(a.qkv.rows() * a.heads * a.head_dim) : 0.0;
   r.elements = static_cast<int64_t>(moved);
+  r.flops = kRopeFlops * rotated;
   const double elem = static_cast<double>(dtype_size(a.qkv.dtype));
-  set_io(r, Io{moved * elem, moved} + io(a.start), Io{moved * elem, moved});
+  set_io(r,
+         Io{(moved + q) * elem, moved + q} + io(a.start) +
+             (rotary ? io(rope.cos) + io(rope.sin) : Io{}),
+         Io{(moved + rotated) * elem, moved + rotated});
   r.detail =
       fmt::format("qkv{} seq={} kv_heads={} d={}", a.qkv.shape.str(), a.seq, a.kv(), a.head_dim);
+  if (rotary) r.detail += fmt::format(" rotary_dim={}", rope.rotary_dim);
 }
 
 // The keys' count lives on the device; the trace counts the cache's capacity, the bound.
