@@ -497,8 +497,10 @@ void Run::save(const std::string& name, bool with_optimizer) {
 }
 
 nlohmann::json Run::execute() {
-  const auto start = Clock::now();
+  // The telemetry window opens before the run's clock starts and closes after it stops (in
+  // report), so telemetry's total never reads shorter than timing.total_s.
   telemetry_.begin("total");
+  const auto start = Clock::now();
   setup();
   const int64_t eval_every = cfg_.train.eval_every > 0 ? cfg_.train.eval_every : steps_per_epoch_;
   std::string stopped = cfg_.train.max_steps > 0 ? "max_steps" : "epochs";
