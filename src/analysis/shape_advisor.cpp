@@ -127,8 +127,15 @@ Workload trace_at(StepSpec c, Precision p) {
 StepPrediction predict_step(const Workload& w, const GemmModel& model) {
   StepPrediction p;
   p.parameters = w.parameters;
+  std::optional<GemmModel> bf16;
+  if (model.precision() == Precision::Fp8 && model.gpu().peak_tflops(Precision::Bf16) > 0)
+    bf16.emplace(model.gpu(), Precision::Bf16, model.constants());
   for (const StepGemm& g : step_gemms(w)) {
-    GemmGroupPrediction gp{g, model.predict(g.shape), 0};
+    GemmGroupPrediction gp{g, model.predict(g.shape), 0, std::nullopt};
+    if (bf16) {
+      gp.fp8 = choose_fp8(g, model, *bf16);
+      gp.pred = gp.fp8->chosen();
+    }
     p.gemm_seconds += gp.pred.seconds * static_cast<double>(g.count);
     p.gemm_flops += g.flops();
     p.gemms.push_back(std::move(gp));

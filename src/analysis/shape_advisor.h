@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/fp8_choice.h"
 #include "analysis/gemm_model.h"
 #include "analysis/shape_rules.h"
 #include "analysis/step_gemms.h"
@@ -20,8 +22,9 @@ Workload trace_at(StepSpec c, Precision p);
 
 struct GemmGroupPrediction {
   StepGemm gemm;
-  GemmPrediction pred;
-  double share = 0;  // of the predicted step time
+  GemmPrediction pred;           // in fp8, of the form chosen (fp8 below)
+  double share = 0;              // of the predicted step time
+  std::optional<Fp8Choice> fp8;  // at Precision::Fp8: fp8 or bf16, and why
 };
 
 struct StepPrediction {
@@ -36,6 +39,8 @@ struct StepPrediction {
   double tflops() const { return gemm_flops / seconds() / 1e12; }
 };
 
+// At Precision::Fp8 each GEMM group runs in fp8 or stays in bf16 (analysis/fp8_choice.h), priced
+// as chosen.
 StepPrediction predict_step(const Workload& w, const GemmModel& model);
 
 struct Suggestion {

@@ -113,6 +113,32 @@ GemmTotals gemm_totals(const StepPrediction& p, const MeasuredTimes& m, bool blo
   return t;
 }
 
+namespace {
+
+// At fp8: which GEMM groups run in fp8 and why the others stay in bf16 (analysis/fp8_choice.h).
+std::string fp8_choice_text(const StepPrediction& p) {
+  int64_t groups = 0, in_fp8 = 0;
+  double flops = 0, fp8_flops = 0;
+  for (const GemmGroupPrediction& g : p.gemms)
+    if (g.fp8) {
+      ++groups;
+      flops += g.gemm.flops();
+      if (g.fp8->fp8) ++in_fp8, fp8_flops += g.gemm.flops();
+    }
+  if (groups == 0) return "";
+  std::string s = fmt::format(
+      "\nfp8 choice: {} of {} GEMM groups run in fp8 ({:.0f}% of the GEMM FLOPs); the others stay "
+      "in bf16\n",
+      in_fp8, groups, 100 * fp8_flops / flops);
+  for (const GemmGroupPrediction& g : p.gemms)
+    if (g.fp8)
+      s += fmt::format("  {:<16} {:<7} {:<8} {:<4}  {}\n", g.gemm.scope, role_label(g.gemm.role),
+                       phase_name(g.gemm.phase), g.fp8->fp8 ? "fp8" : "bf16", g.fp8->reason);
+  return s;
+}
+
+}  // namespace
+
 std::string shape_text(const AdvisorReport& r, const ReportContext& ctx) {
   const GemmModel& model = *ctx.model;
   const GpuSpec& gpu = model.gpu();
@@ -154,6 +180,7 @@ std::string shape_text(const AdvisorReport& r, const ReportContext& ctx) {
     s +=
         fmt::format("measured GEMMs: {:.2f} ms, {:.0f} TFLOP/s (predicted {:.2f} ms)\n",
                     1e3 * all.measured_seconds, all.measured_tflops(), 1e3 * all.predicted_seconds);
+  s += fp8_choice_text(r.current);
 
   s += "\nSizing rules (Anthony et al. 2024)\n";
   if (r.rules.empty()) s += "  none broken\n";
@@ -203,6 +230,13 @@ nlohmann::json shape_json(const AdvisorReport& r, const ReportContext& ctx) {
                         {"predicted_seconds", g.pred.seconds},
                         {"predicted_tflops", g.pred.tflops},
                         {"share", g.share}};
+    if (g.fp8) {
+      j["fp8"] = g.fp8->fp8;
+      j["fp8_reason"] = g.fp8->reason;
+      j["bf16_seconds"] = g.fp8->bf16.seconds;
+      j["fp8_gemm_seconds"] = g.fp8->fp8_gemm.seconds;
+      j["fp8_cast_seconds"] = g.fp8->cast_seconds;
+    }
     if (const double* t = find_time(ctx.measured, g.gemm)) {
       j["measured_seconds"] = *t;
       j["measured_tflops"] = sh.flops() / *t / 1e12;
