@@ -44,7 +44,7 @@ struct TtLinearRig {
     arena.allocate(be);
   }
   StepContext context() {
-    return StepContext{be, ps, arena, DType::F32, rows, 1, true, 0, {}, nullptr, {}, {}};
+    return StepContext{be, ps, arena, DType::F32, rows, 1, true, false, 0, {}, nullptr, {}, {}};
   }
   ParamStore::Handle bias() const { return ps.infos().size() - 1; }
   std::vector<std::vector<double>> cores() {

@@ -351,6 +351,14 @@ void add_train_keys(Keys& k) {
       "of kernel by kernel (same results bit for bit); logged steps and micro-batches of a shape "
       "no earlier step had (so the whole first step) run uncaptured. No effect on the CPU",
       [](R & c) -> auto& { return c.train.cuda_graph; });
+  k.add_choice(
+      "train.recompute",
+      "Activation recomputation: none keeps every block's activations for the backward; full "
+      "keeps each block's input only, with one block's intermediate activations at a time, and "
+      "runs each block's forward again in the backward (about a third more block compute)",
+      [](R & c) -> auto& { return c.train.recompute; },
+      std::vector<std::pair<std::string, Recompute>>{{"none", Recompute::None},
+                                                     {"full", Recompute::Full}});
   k.add(
       "train.batch_size", "Examples per micro-batch",
       [](R & c) -> auto& { return c.train.batch_size; });

@@ -12,6 +12,9 @@ enum class DeviceChoice : uint8_t { Auto, Cpu, Cuda };
 enum class OptimizerKind : uint8_t { AdamW, Adan, Sgd };
 enum class Schedule : uint8_t { Constant, Linear, Cosine };
 enum class GradReduce : uint8_t { Fp32, Bf16 };
+// Activation recomputation: Full keeps only each block's input through the forward and runs the
+// block's forward again in the backward, before its gradients (docs/memory.md).
+enum class Recompute : uint8_t { None, Full };
 
 struct TrainConfig {
   DeviceChoice device = DeviceChoice::Auto;
@@ -20,6 +23,7 @@ struct TrainConfig {
   bool gemm_autotune = false;  // GPU: time cuBLASLt's candidates per GEMM shape, keep the fastest
   bool deterministic_attention = true;  // GPU: false sums dQ with atomics (faster, not bitwise)
   bool cuda_graph = false;  // GPU: each micro-batch's forward + backward as one CUDA graph launch
+  Recompute recompute = Recompute::None;
   int64_t batch_size = 32;
   int64_t grad_accum = 1;
   int64_t epochs = 3;
@@ -32,8 +36,8 @@ struct TrainConfig {
   int64_t early_stop_patience = 0;  // evaluations without improvement; 0: off
   double max_grad_norm = 1.0;       // 0: no clipping
   int64_t seed = 42;
-  std::string freeze;     // parts not trained (train/freeze.h); empty: none
-  bool telemetry = true;  // sample GPU/CPU power, energy and utilisation during the run
+  std::string freeze;        // parts not trained (train/freeze.h); empty: none
+  bool telemetry = true;     // sample GPU/CPU power, energy and utilisation during the run
   bool tensorboard = false;  // also write the metrics as a TensorBoard event file
   // Data parallel (several processes, docs/data_parallel.md); batch_size is per rank.
   int64_t zero = 0;       // 1: optimizer state sharded across ranks (ZeRO stage 1)

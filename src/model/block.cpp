@@ -69,10 +69,39 @@ std::vector<std::pair<std::string, const TtLinear*>> Block::tt_layers() const {
   return out;
 }
 
-void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
+void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows, const Block* shared) {
   const int64_t h = cfg_.padded_hidden(), ctx = cfg_.padded_context(), ffn = cfg_.padded_ffn();
   const bool pre = cfg_.norm == NormPlacement::Pre;
   const std::string name = fmt::format("layers.{}.", index_);
+  const auto plan_projections = [&] {
+    for (const auto& [part, proj] : {std::pair{"attn", &qkv_}, std::pair{"attn", &out_},
+                                     std::pair{"mlp", &fc1_}, std::pair{"mlp", &fc2_}}) {
+      arena.set_owner(name + part);
+      proj->plan(arena, dt, max_rows);
+    }
+  };
+  if (shared && shared != this) {
+    ln1_out_ = shared->ln1_out_;
+    ln1_mean_ = shared->ln1_mean_;
+    ln1_rstd_ = shared->ln1_rstd_;
+    qkv_act_ = shared->qkv_act_;
+    qk_in_ = shared->qk_in_;
+    qk_rstd_ = shared->qk_rstd_;
+    ctx_ = shared->ctx_;
+    lse_ = shared->lse_;
+    sum1_ = shared->sum1_;
+    x1_ = shared->x1_;
+    ln2_mean_ = shared->ln2_mean_;
+    ln2_rstd_ = shared->ln2_rstd_;
+    f_pre_ = shared->f_pre_;
+    f_ = shared->f_;
+    sum2_ = shared->sum2_;
+    scratch_ = shared->scratch_;
+    arena.set_owner(name + "mlp");
+    out_act_ = arena.reserve(dt, max_rows * h);
+    plan_projections();
+    return;
+  }
   arena.set_owner(name + "attn");
   if (pre) ln1_out_ = arena.reserve(dt, max_rows * h);
   ln1_mean_ = arena.reserve(DType::F32, max_rows);
@@ -95,11 +124,7 @@ void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows) {
   if (!pre) sum2_ = arena.reserve(dt, max_rows * h);
   out_act_ = arena.reserve(dt, max_rows * h);
   scratch_ = arena.reserve(dt, max_rows * h, ArenaUse::Intermediate);
-  for (const auto& [part, proj] : {std::pair{"attn", &qkv_}, std::pair{"attn", &out_},
-                                   std::pair{"mlp", &fc1_}, std::pair{"mlp", &fc2_}}) {
-    arena.set_owner(name + part);
-    proj->plan(arena, dt, max_rows);
-  }
+  plan_projections();
 }
 
 void Block::plan_kv_cache(ActivationArena& arena, DType dt, int64_t max_batch, int64_t capacity) {
@@ -186,7 +211,8 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   const float eps = static_cast<float>(cfg_.ln_eps);
   Backend& be = c.backend;
   const std::string scope = fmt::format("layers.{}", index_);
-  be.set_scope(scope + ".attn", Phase::Forward);
+  const Phase phase = c.recompute ? Phase::Backward : Phase::Forward;
+  be.set_scope(scope + ".attn", phase);
 
   // Attention sublayer input: LN1(x) for pre-LN, x itself for post-LN.
   Tensor attn_in = x;
@@ -234,7 +260,7 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
                           c.arena.view(ln2_rstd_, Shape{rows}), eps, cfg_.hidden, cfg_.norm_kind});
   const Tensor ffn_in = pre ? s1 : x1;
 
-  be.set_scope(scope + ".mlp", Phase::Forward);
+  be.set_scope(scope + ".mlp", phase);
   const Tensor f_pre = c.act(f_pre_, fc1_.out()), f = c.act(f_, cfg_.padded_ffn());
   if (cfg_.gated()) {
     fc1_.forward(c, ffn_in, f_pre);

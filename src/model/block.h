@@ -23,7 +23,10 @@ struct BlockScratch {
 class Block {
  public:
   Block(const ModelConfig& cfg, ParamStore& ps, int index);
-  void plan(ActivationArena& arena, DType dt, int64_t max_rows);
+  // With `shared`, the intermediate activations are that block's slots (train.recompute =
+  // "full": each block's are rewritten by running its forward again before its backward); the
+  // output, which the next block reads, stays the block's own.
+  void plan(ActivationArena& arena, DType dt, int64_t max_rows, const Block* shared = nullptr);
   // Reserves the layer's KV cache for generation: max_batch sequences of `capacity` positions.
   void plan_kv_cache(ActivationArena& arena, DType dt, int64_t max_batch, int64_t capacity);
   // x: block input [rows, hidden] (kept for backward); returns the output tensor.

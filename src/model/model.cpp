@@ -58,7 +58,7 @@ void Model::drop_decode_graphs() {
   decode_steps_.clear();
 }
 
-void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity) {
+void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity, Recompute recompute) {
   HWT_CHECK(max_seq <= cfg_.max_seq && kv_capacity <= cfg_.max_seq,
             "planned sequence {} (KV cache {}) exceeds model.max_seq {}", max_seq, kv_capacity,
             cfg_.max_seq);
@@ -67,6 +67,7 @@ void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity) {
   drop_decode_graphs();  // they point into the arena this plan replaces
   max_batch_ = max_batch;
   max_seq_ = max_seq;
+  recompute_ = recompute;
   const int64_t rows = max_batch * max_seq, h = cfg_.padded_hidden();
   const DType dt = act_dtype_;
   // Owners as `hwt memory` groups the layers; "step": the batch and what the blocks share.
@@ -77,7 +78,8 @@ void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity) {
   token_labels_ = arena_.reserve(DType::I32, rows);
   arena_.set_owner("embedding");
   embed_->plan(arena_, dt, rows);
-  for (auto& b : blocks_) b->plan(arena_, dt, rows);
+  for (auto& b : blocks_)
+    b->plan(arena_, dt, rows, recompute == Recompute::Full ? blocks_.front().get() : nullptr);
   arena_.set_owner("head");
   if (cfg_.norm == NormPlacement::Pre) {
     final_out_ = arena_.reserve(dt, rows * h);
@@ -137,6 +139,7 @@ StepContext Model::context() {
                      batch_,
                      seq_,
                      training_,
+                     false,
                      step_seed_,
                      arena_.view(lengths_, Shape{batch_}),
                      pruning_.get(),
@@ -220,7 +223,12 @@ void Model::backward() {
     if (backward_hook_) backward_hook_(stage);
   };
   finished(0);
+  StepContext again = c;
+  again.recompute = true;
   for (size_t i = blocks_.size(); i-- > 0;) {
+    // Under recomputation the last block's activations are still the ones in the shared slots.
+    if (recompute_ == Recompute::Full && i + 1 < blocks_.size())
+      blocks_[i]->forward(again, inputs[i]);
     blocks_[i]->backward(c, inputs[i], dres, scratch_);
     finished(std::ssize(blocks_) - static_cast<int64_t>(i));
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "config/train_config.h"
 #include "data/batch.h"
 #include "model/block.h"
 #include "model/embeddings.h"
@@ -39,7 +40,10 @@ class Model {
   // Plans activations for batches up to (max_batch, max_seq); call before the first step.
   // kv_capacity > 0 also reserves each layer's KV cache for generation (prefill, decode):
   // max_batch sequences of up to kv_capacity positions (at most model.max_seq).
-  void plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity = 0);
+  // Recompute::Full (train.recompute): the blocks share one set of intermediate activations,
+  // and backward() runs each block's forward again before its gradients.
+  void plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity = 0,
+            Recompute recompute = Recompute::None);
   void init_parameters(uint64_t seed) { params_.initialize(seed); }
 
   // Uploads a batch; later forward/backward calls work on it.
@@ -107,6 +111,7 @@ class Model {
   std::unique_ptr<Pruning> pruning_;
 
   int64_t max_batch_ = 0, max_seq_ = 0;
+  Recompute recompute_ = Recompute::None;
   // Current batch.
   int64_t batch_ = 0, seq_ = 0;
   HeadTargets targets_;

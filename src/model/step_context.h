@@ -23,6 +23,8 @@ struct StepContext {
   DType act_dtype = DType::F32;
   int64_t batch = 0, seq = 0;  // this step's padded shape
   bool training = false;
+  // A block's forward run again in the backward (train.recompute): its ops are backward work.
+  bool recompute = false;
   uint64_t step_seed = 0;      // differs per micro-step; dropout seeds derive from it
   Tensor key_lengths;          // i32 [batch]
   Pruning* pruning = nullptr;  // model.prune: set when any threshold is on

@@ -191,7 +191,8 @@ TrainingModel::TrainingModel(const RunConfig& config, Backend& backend, int64_t 
       "the model's parameters", "model.hidden, model.layers, model.ffn or model.vocab_size",
       [&] { model_ = std::make_unique<Model>(config.model, backend, dtype, storage_multiple); });
   sized_by(fmt::format("the activations of batches of {} x {}", max_batch, max_seq).c_str(),
-           "train.batch_size or data.max_len", [&] { model_->plan(max_batch, max_seq); });
+           "train.batch_size or data.max_len",
+           [&] { model_->plan(max_batch, max_seq, 0, config.train.recompute); });
   sized_by("the optimizer state", "model.hidden, model.layers, model.ffn or model.vocab_size", [&] {
     optimizer_ =
         std::make_unique<Optimizer>(config.optim, model_->params(), config.train.max_grad_norm);
