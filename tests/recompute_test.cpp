@@ -12,6 +12,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "cli_util.h"
+#include "cuda_test_util.h"
 #include "model/model.h"
 #include "model_test_util.h"
 #include "train/optimizer.h"
@@ -57,9 +58,8 @@ struct Trained {
 };
 
 // Three AdamW steps on fixed batches (fresh dropout masks each step); the last step's gradients.
-Trained train(const ModelConfig& cfg, Recompute recompute) {
-  CpuBackend cpu(2);
-  Model m(cfg, cpu);
+Trained train(Backend& be, DType dt, const ModelConfig& cfg, Recompute recompute) {
+  Model m(cfg, be, dt);
   m.plan(kBatch, kSeq, 0, recompute);
   m.init_parameters(5);
   OptimConfig oc;
@@ -74,9 +74,9 @@ Trained train(const ModelConfig& cfg, Recompute recompute) {
     opt.step(step, 1e-3);
   }
   r.grads.resize(static_cast<size_t>(m.params().count()));
-  cpu.download(r.grads.data(), m.params().grads_flat());
+  be.download(r.grads.data(), m.params().grads_flat());
   r.weights.resize(r.grads.size());
-  cpu.download(r.weights.data(), m.params().params_flat());
+  be.download(r.weights.data(), m.params().params_flat());
   return r;
 }
 
@@ -84,7 +84,9 @@ class Recomputation : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Recomputation, GivesTheSameGradientsAndWeightsBitForBit) {
   const ModelConfig cfg = case_config(GetParam());
-  const Trained kept = train(cfg, Recompute::None), again = train(cfg, Recompute::Full);
+  CpuBackend cpu(2);
+  const Trained kept = train(cpu, DType::F32, cfg, Recompute::None),
+                again = train(cpu, DType::F32, cfg, Recompute::Full);
   EXPECT_EQ(again.losses, kept.losses);
   EXPECT_EQ(again.grads, kept.grads);
   EXPECT_EQ(again.weights, kept.weights);
@@ -92,6 +94,22 @@ TEST_P(Recomputation, GivesTheSameGradientsAndWeightsBitForBit) {
 
 INSTANTIATE_TEST_SUITE_P(Blocks, Recomputation,
                          ::testing::Values("gpt2_dropout", "bert", "llama", "neox", "qwen3"));
+
+// On the GPU in bf16 too: the recomputed forward runs the same kernels on the same inputs, and
+// with deterministic attention (the default) every gradient kernel sums in a fixed order.
+TEST(Recompute, OnTheGpuInBf16TheGradientsAreTheSameBitForBit) {
+  HWT_REQUIRE_GPU();
+  for (const char* name : {"gpt2_dropout", "llama"}) {
+    SCOPED_TRACE(name);
+    const ModelConfig cfg = case_config(name);
+    const auto gpu = test::fresh_gpu();
+    const Trained kept = train(*gpu, DType::BF16, cfg, Recompute::None),
+                  again = train(*gpu, DType::BF16, cfg, Recompute::Full);
+    EXPECT_EQ(again.losses, kept.losses);
+    EXPECT_EQ(again.grads, kept.grads);
+    EXPECT_EQ(again.weights, kept.weights);
+  }
+}
 
 // Bytes of the arena's reservations per owner ("layers.2.mlp", "step", ...).
 std::map<std::string, size_t> bytes_by_owner(const Model& m) {
