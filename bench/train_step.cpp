@@ -10,7 +10,8 @@
 // Useful keys: train.precision (bf16, fp16, fp32 = tf32 GEMMs here), optim.name (adamw, adan),
 // train.gemm_autotune, train.deterministic_attention=false (dQ summed with atomics),
 // train.cuda_graph (every step after the first captured as one CUDA graph; not with --profile,
-// which synchronises around every op), model.vocab_size=50257 (GPT-2's own vocabulary, stored
+// which synchronises around every op), train.recompute=full (MFU still counts model FLOPs only),
+// model.vocab_size=50257 (GPT-2's own vocabulary, stored
 // padded to model.vocab_multiple; model.vocab_multiple=1 stores it unpadded).
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -152,7 +153,10 @@ int main(int argc, char** argv) {
   const double loss = model.losses().mean();
   const double used = device_used_bytes() - used0;
 
-  const Workload w = trace_step(spec);
+  // Model FLOPs: a recomputed forward (train.recompute) is extra work, not the model's.
+  StepSpec model_step = spec;
+  model_step.config.train.recompute = Recompute::None;
+  const Workload w = trace_step(model_step);
   double gemm_flops = 0;
   for (Phase p : {Phase::Forward, Phase::Backward}) gemm_flops += w.gemm_flops(p);
   if (cfg.model.causal) {  // the trace counts full S×S attention products; causal does half
@@ -170,13 +174,14 @@ int main(int argc, char** argv) {
       "\"tokens_per_s\": {:.0f}, \"seq_per_s\": {:.1f}, \"tflops\": {:.1f}, "
       "\"mfu_vs_989\": {:.3f}, \"peak_mem_GB\": {:.3f}, \"params\": {}, \"loss_before\": {:.4f}, "
       "\"loss_after\": {:.4f}, \"profiled\": {}, \"gemm_autotune\": {}, "
-      "\"atomic_attention\": {}, \"cuda_graph\": {}{}}}",
+      "\"atomic_attention\": {}, \"cuda_graph\": {}, \"recompute\": \"{}\"{}}}",
       config, precision_name(cfg.train.precision), to_json(cfg)["optim.name"].get<std::string>(),
       spec.batch, spec.seq, cfg.model.vocab_size, cfg.model.padded_vocab(), ms,
       per_s * static_cast<double>(rows), per_s * static_cast<double>(spec.batch),
       gemm_flops * per_s / 1e12, gemm_flops * per_s / 989e12, used / 1e9,
       model.params().parameters(), loss0, loss, flag(profile), flag(cfg.train.gemm_autotune),
-      flag(!cfg.train.deterministic_attention), flag(graph), power));
+      flag(!cfg.train.deterministic_attention), flag(graph),
+      to_json(cfg)["train.recompute"].get<std::string>(), power));
   if (!std::isfinite(loss)) return 1;
   if (profile) {
     double total = 0;

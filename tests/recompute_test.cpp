@@ -165,6 +165,24 @@ TEST(Recompute, TheTraceCountsTheForwardAgainInTheBackward) {
                    flops(kept, Phase::Backward, "layers.3."));
 }
 
+// A budget the kept activations overflow: hwt memory says whether recomputation fits it.
+TEST(Recompute, MemorySaysWhetherRecomputationFitsABudget) {
+  const test::TempDir tmp("recompute_budget");
+  const auto fits = test::run_hwt("memory --config gpt2_124m --budget 6GB", tmp);
+  ASSERT_EQ(fits.exit_code, 0) << fits.err;
+  EXPECT_NE(fits.out.find("budget 6 GB: does not fit"), std::string::npos) << fits.out;
+  EXPECT_NE(fits.out.find("with train.recompute = \"full\": fits"), std::string::npos) << fits.out;
+  const auto too_small = test::run_hwt("memory --config gpt2_124m --budget 3GB --json", tmp);
+  ASSERT_EQ(too_small.exit_code, 0) << too_small.err;
+  const nlohmann::json b = nlohmann::json::parse(too_small.out)["budget"];
+  EXPECT_FALSE(b["fits"].get<bool>());
+  EXPECT_FALSE(b["recompute_full"]["fits"].get<bool>());
+  EXPECT_LT(b["recompute_full"]["needed"].get<double>(), b["needed"].get<double>());
+  // Nothing to say where the plan fits, or already recomputes.
+  const auto roomy = test::run_hwt("memory --config gpt2_124m --budget 20GB", tmp);
+  EXPECT_EQ(roomy.out.find("train.recompute"), std::string::npos) << roomy.out;
+}
+
 TEST(Recompute, MemoryReportsTheSavingAndTheKeyIsChecked) {
   const test::TempDir tmp("recompute");
   const auto none = test::run_hwt("memory --config gpt2_124m --json", tmp);

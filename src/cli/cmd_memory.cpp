@@ -187,8 +187,20 @@ std::vector<Column> precision_columns(const StepSpec& spec, const MemoryPlan& pl
   return columns;
 }
 
+// A budget the plan overflows without recomputation: the same step with train.recompute =
+// "full", checked against it (nullopt where there is no such budget).
+std::optional<Budget> with_recompute(const StepSpec& spec, const Budget* budget,
+                                     const std::vector<double>& caps) {
+  if (!budget || !budget->all.overflow || spec.config.train.recompute != Recompute::None)
+    return std::nullopt;
+  StepSpec s = spec;
+  s.config.train.recompute = Recompute::Full;
+  return check(plan_memory(s), caps);
+}
+
 void print_json(const std::string& config, const StepSpec& spec, const MemoryPlan& plan,
-                const std::vector<Column>& columns, const Budget* budget) {  // null: no --budget
+                const std::vector<Column>& columns, const Budget* budget,  // null: no --budget
+                const std::optional<Budget>& recompute) {
   nlohmann::json j = {{"config", config},
                       {"batch", spec.batch},
                       {"seq", spec.seq},
@@ -202,6 +214,7 @@ void print_json(const std::string& config, const StepSpec& spec, const MemoryPla
     j["precisions"].push_back(col);
   }
   if (budget) j["budget"] = budget_json(*budget);
+  if (recompute) j["budget"]["recompute_full"] = budget_json(*recompute);
   fmt::print("{}\n", j.dump(1));
 }
 
@@ -220,8 +233,9 @@ void run(const Opts& o) {
   const std::optional<Budget> checked =
       caps.empty() ? std::nullopt : std::optional<Budget>(check(plan, caps));
   const Budget* budget = checked ? &*checked : nullptr;
+  const std::optional<Budget> recompute = with_recompute(spec, budget, caps);
 
-  if (o.json) return print_json(o.config.config, spec, plan, columns, budget);
+  if (o.json) return print_json(o.config.config, spec, plan, columns, budget, recompute);
   fmt::print("{} at {}, batch {} x seq {}: {} parameters{}\n\n", o.config.config,
              precision_name(plan.precision), spec.batch, spec.seq, plan.parameters,
              plan.tensor_train ? " (tensor train)" : "");
@@ -236,6 +250,7 @@ void run(const Opts& o) {
     fmt::print("\n");
   }
   if (budget) print_budget(*budget);
+  if (recompute) fmt::print("with train.recompute = \"full\": {}\n", verdict(recompute->all));
 }
 
 }  // namespace
