@@ -10,9 +10,9 @@
 // Useful keys: train.precision (bf16, fp16, fp32 = tf32 GEMMs here), optim.name (adamw, adan),
 // train.gemm_autotune, train.deterministic_attention=false (dQ summed with atomics),
 // train.cuda_graph (every step after the first captured as one CUDA graph; not with --profile,
-// which synchronises around every op), train.recompute=full (MFU still counts model FLOPs only),
-// model.vocab_size=50257 (GPT-2's own vocabulary, stored
-// padded to model.vocab_multiple; model.vocab_multiple=1 stores it unpadded).
+// which synchronises around every op), train.recompute=norm_act/attention/full (MFU still counts
+// model FLOPs only), model.vocab_size=50257 (GPT-2's own vocabulary, stored padded to
+// model.vocab_multiple; model.vocab_multiple=1 stores it unpadded).
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 

@@ -1,13 +1,14 @@
-// Activation recomputation (train.recompute = "full"): the blocks share one set of intermediate
-// activations and each block's forward runs again before its backward. On the CPU, the same
-// binary on the same machine, it must give the gradients and weights of the run that keeps every
-// activation bit for bit; the memory it saves and the work it adds are checked in the arena and
-// the trace.
+// Activation recomputation (train.recompute = "norm_act", "attention", "full"): the blocks share
+// the first block's slots for what the mode recomputes, and the backward rewrites them for each
+// block before its gradients. On the CPU, the same binary on the same machine, every mode must
+// give the gradients and weights of the run that keeps every activation bit for bit; the memory
+// each saves and the work each adds are checked in the arena and the trace.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -80,34 +81,46 @@ Trained train(Backend& be, DType dt, const ModelConfig& cfg, Recompute recompute
   return r;
 }
 
-class Recomputation : public ::testing::TestWithParam<std::string> {};
+constexpr Recompute kModes[] = {Recompute::NormAct, Recompute::Attention, Recompute::Full};
+
+class Recomputation : public ::testing::TestWithParam<std::tuple<std::string, Recompute>> {};
 
 TEST_P(Recomputation, GivesTheSameGradientsAndWeightsBitForBit) {
-  const ModelConfig cfg = case_config(GetParam());
+  const auto& [name, mode] = GetParam();
+  const ModelConfig cfg = case_config(name);
   CpuBackend cpu(2);
   const Trained kept = train(cpu, DType::F32, cfg, Recompute::None),
-                again = train(cpu, DType::F32, cfg, Recompute::Full);
+                again = train(cpu, DType::F32, cfg, mode);
   EXPECT_EQ(again.losses, kept.losses);
   EXPECT_EQ(again.grads, kept.grads);
   EXPECT_EQ(again.weights, kept.weights);
 }
 
 INSTANTIATE_TEST_SUITE_P(Blocks, Recomputation,
-                         ::testing::Values("gpt2_dropout", "bert", "llama", "neox", "qwen3"));
+                         ::testing::Combine(::testing::Values("gpt2_dropout", "bert", "llama",
+                                                              "neox", "qwen3"),
+                                            ::testing::ValuesIn(kModes)),
+                         [](const auto& test) {
+                           return std::get<0>(test.param) + "_" +
+                                  std::string(recompute_name(std::get<1>(test.param)));
+                         });
 
-// On the GPU in bf16 too: the recomputed forward runs the same kernels on the same inputs, and
-// with deterministic attention (the default) every gradient kernel sums in a fixed order.
+// On the GPU in bf16 too: the recomputed ops are the forward's kernels on the same inputs (the
+// fused residual-and-norm kernel normalises its stored sum, as the plain norm does), and with
+// deterministic attention (the default) every gradient kernel sums in a fixed order.
 TEST(Recompute, OnTheGpuInBf16TheGradientsAreTheSameBitForBit) {
   HWT_REQUIRE_GPU();
-  for (const char* name : {"gpt2_dropout", "llama"}) {
-    SCOPED_TRACE(name);
+  for (const char* name : {"gpt2_dropout", "llama", "bert"}) {
     const ModelConfig cfg = case_config(name);
     const auto gpu = test::fresh_gpu();
-    const Trained kept = train(*gpu, DType::BF16, cfg, Recompute::None),
-                  again = train(*gpu, DType::BF16, cfg, Recompute::Full);
-    EXPECT_EQ(again.losses, kept.losses);
-    EXPECT_EQ(again.grads, kept.grads);
-    EXPECT_EQ(again.weights, kept.weights);
+    const Trained kept = train(*gpu, DType::BF16, cfg, Recompute::None);
+    for (Recompute mode : kModes) {
+      SCOPED_TRACE(std::string(name) + " " + std::string(recompute_name(mode)));
+      const Trained again = train(*gpu, DType::BF16, cfg, mode);
+      EXPECT_EQ(again.losses, kept.losses);
+      EXPECT_EQ(again.grads, kept.grads);
+      EXPECT_EQ(again.weights, kept.weights);
+    }
   }
 }
 
@@ -118,24 +131,45 @@ std::map<std::string, size_t> bytes_by_owner(const Model& m) {
   return out;
 }
 
-TEST(Recompute, BlocksAfterTheFirstKeepOnlyTheirOutput) {
+// Per row of a GPT-2-like block (pre-LN, ungated), in floats, what each mode stops keeping in
+// blocks 1 to L-1: norm_act the LN1 and LN2 outputs and statistics, the MLP's pre-activation and
+// activation and the block's scratch; attention also q|k|v, the context and the log-sum-exp;
+// full everything but the block's output.
+TEST(Recompute, EachModeKeepsLessInTheBlocksAfterTheFirst) {
   ModelConfig cfg = test::small_decoder(2);
   cfg.layers = 4;
+  const int64_t h = cfg.hidden, ffn = cfg.ffn, rows = kBatch * kSeq;
   CpuBackend cpu(1);
-  Model kept(cfg, cpu), shared(cfg, cpu);
+  Model kept(cfg, cpu);
   kept.plan(kBatch, kSeq);
-  shared.plan(kBatch, kSeq, 0, Recompute::Full);
-  const auto k = bytes_by_owner(kept), s = bytes_by_owner(shared);
-  const size_t output = static_cast<size_t>(kBatch * kSeq * cfg.hidden) * sizeof(float);
+  const auto k = bytes_by_owner(kept);
   const size_t block = k.at("layers.0.attn") + k.at("layers.0.mlp");
-  for (int i = 1; i < 4; ++i) {
-    const std::string layer = "layers." + std::to_string(i);
-    EXPECT_EQ(s.at(layer + ".mlp"), output) << layer;
-    EXPECT_FALSE(s.contains(layer + ".attn")) << layer;
-    EXPECT_EQ(k.at(layer + ".attn") + k.at(layer + ".mlp"), block) << layer;
+  const size_t output = static_cast<size_t>(rows * h) * sizeof(float);
+  // Bytes of slots of `per_row` floats per row, each slot laid out at the arena's 256 bytes.
+  const auto slots = [&](int64_t count, int64_t per_row) {
+    const size_t bytes = static_cast<size_t>(rows * per_row) * sizeof(float);
+    return static_cast<size_t>(count) * ((bytes + 255) / 256 * 256);
+  };
+  const size_t norm_act = slots(3, h) + slots(2, ffn) + slots(4, 1);
+  const std::map<Recompute, size_t> saved = {
+      {Recompute::NormAct, norm_act},
+      {Recompute::Attention, norm_act + slots(1, 3 * h) + slots(1, h) + slots(1, cfg.heads)},
+      {Recompute::Full, block - output}};
+  for (const auto& [mode, saving] : saved) {
+    SCOPED_TRACE(std::string(recompute_name(mode)));
+    Model shared(cfg, cpu);
+    shared.plan(kBatch, kSeq, 0, mode);
+    const auto s = bytes_by_owner(shared);
+    const auto of = [&](const std::string& layer) {
+      return (s.contains(layer + ".attn") ? s.at(layer + ".attn") : 0) + s.at(layer + ".mlp");
+    };
+    EXPECT_EQ(of("layers.0"), block);
+    for (int i = 1; i < 4; ++i) EXPECT_EQ(of("layers." + std::to_string(i)), block - saving) << i;
+    EXPECT_EQ(kept.activation_bytes() - shared.activation_bytes(), 3 * saving);
+    if (mode == Recompute::Full) {
+      EXPECT_FALSE(s.contains("layers.1.attn"));
+    }
   }
-  EXPECT_EQ(s.at("layers.0.attn") + s.at("layers.0.mlp"), block);
-  EXPECT_EQ(kept.activation_bytes() - shared.activation_bytes(), 3 * (block - output));
 }
 
 double flops(const Workload& w, Phase phase, const std::string& scope_prefix) {
@@ -145,42 +179,81 @@ double flops(const Workload& w, Phase phase, const std::string& scope_prefix) {
   return f;
 }
 
-// The trace sees the recomputation as backward work: every block's forward once more, but the
-// last one's, whose activations are still in the shared slots when the backward reaches it.
-TEST(Recompute, TheTraceCountsTheForwardAgainInTheBackward) {
-  StepSpec s;
-  s.config.model = test::small_decoder(2);
-  s.config.model.layers = 4;
-  s.batch = kBatch;
-  s.seq = kSeq;
-  const Workload kept = trace_step(s);
-  s.config.train.recompute = Recompute::Full;
-  const Workload again = trace_step(s);
-  const double block_forward = flops(kept, Phase::Forward, "layers.1.");
-  ASSERT_GT(block_forward, 0);
-  EXPECT_DOUBLE_EQ(flops(again, Phase::Forward, "layers."), flops(kept, Phase::Forward, "layers."));
-  EXPECT_DOUBLE_EQ(flops(again, Phase::Backward, "layers."),
-                   flops(kept, Phase::Backward, "layers.") + 3 * block_forward);
-  EXPECT_DOUBLE_EQ(flops(again, Phase::Backward, "layers.3."),
-                   flops(kept, Phase::Backward, "layers.3."));
+// The trace sees the recomputation as backward work: for every block but the last (whose
+// activations are still in the shared slots when the backward reaches it), full runs the block's
+// forward once more; norm_act its norms and activation, which for an ungated MLP is the first
+// GEMM's epilogue (that GEMM runs again) and for a gated one elementwise work; attention also the
+// q|k|v GEMM and the attention.
+TEST(Recompute, TheTraceCountsTheRecomputedWorkInTheBackward) {
+  for (const char* name : {"gpt2_dropout", "llama"}) {
+    SCOPED_TRACE(name);
+    StepSpec s;
+    s.config.model = case_config(name);
+    s.config.model.layers = 4;
+    s.batch = kBatch;
+    s.seq = kSeq;
+    const Workload kept = trace_step(s);
+    const double block_forward = flops(kept, Phase::Forward, "layers.1.");
+    const double backward = flops(kept, Phase::Backward, "layers.");
+    ASSERT_GT(block_forward, 0);
+    const ModelConfig& m = s.config.model;
+    const double rows = kBatch * kSeq, fc1 = 2 * rows * m.hidden * m.ffn,
+                 qkv = 2 * rows * m.hidden * (m.hidden + 2 * m.kv() * m.head_dim());
+    std::map<Recompute, double> added;
+    for (Recompute mode : kModes) {
+      s.config.train.recompute = mode;
+      const Workload again = trace_step(s);
+      EXPECT_DOUBLE_EQ(flops(again, Phase::Forward, "layers."),
+                       flops(kept, Phase::Forward, "layers."));
+      EXPECT_DOUBLE_EQ(flops(again, Phase::Backward, "layers.3."),
+                       flops(kept, Phase::Backward, "layers.3."));
+      added[mode] = flops(again, Phase::Backward, "layers.") - backward;
+    }
+    EXPECT_DOUBLE_EQ(added[Recompute::Full], 3 * block_forward);
+    EXPECT_LT(added[Recompute::NormAct], added[Recompute::Attention]);
+    EXPECT_LT(added[Recompute::Attention], added[Recompute::Full]);
+    EXPECT_GE(added[Recompute::Attention] - added[Recompute::NormAct], 3 * qkv);
+    if (m.gated()) {  // two norms and the gating: elementwise, far under a GEMM's 2·hidden
+      EXPECT_LT(added[Recompute::NormAct], 3 * rows * (2 * m.hidden + m.ffn) * 16.0);
+    } else {
+      EXPECT_GE(added[Recompute::NormAct], 3 * fc1);
+    }
+  }
 }
 
-// A budget the kept activations overflow: hwt memory says whether recomputation fits it.
-TEST(Recompute, MemorySaysWhetherRecomputationFitsABudget) {
+// A budget the kept activations overflow: hwt memory names the least recomputation that fits it.
+// GPT-2 124M at 16 x 1024 in bf16 plans 9.36 GB kept, 6.31 GB norm_act, 5.20 GB attention,
+// 4.92 GB full.
+TEST(Recompute, MemoryNamesTheLeastRecomputationThatFitsABudget) {
   const test::TempDir tmp("recompute_budget");
-  const auto fits = test::run_hwt("memory --config gpt2_124m --budget 6GB", tmp);
-  ASSERT_EQ(fits.exit_code, 0) << fits.err;
-  EXPECT_NE(fits.out.find("budget 6 GB: does not fit"), std::string::npos) << fits.out;
-  EXPECT_NE(fits.out.find("with train.recompute = \"full\": fits"), std::string::npos) << fits.out;
+  for (const auto& [gb, mode] :
+       {std::pair{"6.5", "norm_act"}, std::pair{"6", "attention"}, std::pair{"5", "full"}}) {
+    const auto r =
+        test::run_hwt(std::string("memory --config gpt2_124m --budget ") + gb + "GB", tmp);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(std::string("budget ") + gb + " GB: does not fit"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find(std::string("with train.recompute = \"") + mode + "\": fits"),
+              std::string::npos)
+        << r.out;
+  }
+  // Past the configured mode only.
+  const auto past =
+      test::run_hwt("memory --config gpt2_124m --budget 5GB --set train.recompute=attention", tmp);
+  EXPECT_NE(past.out.find("with train.recompute = \"full\": fits"), std::string::npos) << past.out;
   const auto too_small = test::run_hwt("memory --config gpt2_124m --budget 3GB --json", tmp);
   ASSERT_EQ(too_small.exit_code, 0) << too_small.err;
   const nlohmann::json b = nlohmann::json::parse(too_small.out)["budget"];
   EXPECT_FALSE(b["fits"].get<bool>());
-  EXPECT_FALSE(b["recompute_full"]["fits"].get<bool>());
-  EXPECT_LT(b["recompute_full"]["needed"].get<double>(), b["needed"].get<double>());
-  // Nothing to say where the plan fits, or already recomputes.
+  EXPECT_EQ(b["recompute"]["mode"], "full");
+  EXPECT_FALSE(b["recompute"]["fits"].get<bool>());
+  EXPECT_LT(b["recompute"]["needed"].get<double>(), b["needed"].get<double>());
+  // Nothing to say where the plan fits, or already recomputes everything.
   const auto roomy = test::run_hwt("memory --config gpt2_124m --budget 20GB", tmp);
   EXPECT_EQ(roomy.out.find("train.recompute"), std::string::npos) << roomy.out;
+  const auto full =
+      test::run_hwt("memory --config gpt2_124m --budget 3GB --set train.recompute=full", tmp);
+  EXPECT_EQ(full.out.find("with train.recompute"), std::string::npos) << full.out;
 }
 
 TEST(Recompute, MemoryReportsTheSavingAndTheKeyIsChecked) {

@@ -187,20 +187,31 @@ std::vector<Column> precision_columns(const StepSpec& spec, const MemoryPlan& pl
   return columns;
 }
 
-// A budget the plan overflows without recomputation: the same step with train.recompute =
-// "full", checked against it (nullopt where there is no such budget).
-std::optional<Budget> with_recompute(const StepSpec& spec, const Budget* budget,
-                                     const std::vector<double>& caps) {
-  if (!budget || !budget->all.overflow || spec.config.train.recompute != Recompute::None)
-    return std::nullopt;
-  StepSpec s = spec;
-  s.config.train.recompute = Recompute::Full;
-  return check(plan_memory(s), caps);
+// A budget the plan overflows: the least recomputation past the configured one that fits it
+// (each mode costs more time than the one before and saves more memory), or "full" where none
+// does, checked against it (nullopt where there is no such budget).
+struct RecomputeFit {
+  Recompute mode;
+  Budget budget;
+};
+
+std::optional<RecomputeFit> with_recompute(const StepSpec& spec, const Budget* budget,
+                                           const std::vector<double>& caps) {
+  if (!budget || !budget->all.overflow) return std::nullopt;
+  std::optional<RecomputeFit> fit;
+  for (Recompute mode : {Recompute::NormAct, Recompute::Attention, Recompute::Full}) {
+    if (mode <= spec.config.train.recompute) continue;
+    StepSpec s = spec;
+    s.config.train.recompute = mode;
+    fit = RecomputeFit{mode, check(plan_memory(s), caps)};
+    if (!fit->budget.all.overflow) break;
+  }
+  return fit;
 }
 
 void print_json(const std::string& config, const StepSpec& spec, const MemoryPlan& plan,
                 const std::vector<Column>& columns, const Budget* budget,  // null: no --budget
-                const std::optional<Budget>& recompute) {
+                const std::optional<RecomputeFit>& recompute) {
   nlohmann::json j = {{"config", config},
                       {"batch", spec.batch},
                       {"seq", spec.seq},
@@ -214,7 +225,10 @@ void print_json(const std::string& config, const StepSpec& spec, const MemoryPla
     j["precisions"].push_back(col);
   }
   if (budget) j["budget"] = budget_json(*budget);
-  if (recompute) j["budget"]["recompute_full"] = budget_json(*recompute);
+  if (recompute) {
+    j["budget"]["recompute"] = budget_json(recompute->budget);
+    j["budget"]["recompute"]["mode"] = recompute_name(recompute->mode);
+  }
   fmt::print("{}\n", j.dump(1));
 }
 
@@ -233,7 +247,7 @@ void run(const Opts& o) {
   const std::optional<Budget> checked =
       caps.empty() ? std::nullopt : std::optional<Budget>(check(plan, caps));
   const Budget* budget = checked ? &*checked : nullptr;
-  const std::optional<Budget> recompute = with_recompute(spec, budget, caps);
+  const std::optional<RecomputeFit> recompute = with_recompute(spec, budget, caps);
 
   if (o.json) return print_json(o.config.config, spec, plan, columns, budget, recompute);
   fmt::print("{} at {}, batch {} x seq {}: {} parameters{}\n\n", o.config.config,
@@ -250,7 +264,9 @@ void run(const Opts& o) {
     fmt::print("\n");
   }
   if (budget) print_budget(*budget);
-  if (recompute) fmt::print("with train.recompute = \"full\": {}\n", verdict(recompute->all));
+  if (recompute)
+    fmt::print("with train.recompute = \"{}\": {}\n", recompute_name(recompute->mode),
+               verdict(recompute->budget.all));
 }
 
 }  // namespace

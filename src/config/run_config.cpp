@@ -353,12 +353,13 @@ void add_train_keys(Keys& k) {
       [](R & c) -> auto& { return c.train.cuda_graph; });
   k.add_choice(
       "train.recompute",
-      "Activation recomputation: none keeps every block's activations for the backward; full "
-      "keeps each block's input only, with one block's intermediate activations at a time, and "
-      "runs each block's forward again in the backward (about a third more block compute)",
+      "Activation recomputation, each mode recomputing in the backward what the one before it "
+      "does and more: none keeps every block's activations; norm_act recomputes the norms' "
+      "outputs and the MLP activation (an ungated MLP's first GEMM, whose epilogue it is); "
+      "attention also the attention sublayer (q, k, v projection and attention); full the whole "
+      "block, keeping only its output (about a third more block compute)",
       [](R & c) -> auto& { return c.train.recompute; },
-      std::vector<std::pair<std::string, Recompute>>{{"none", Recompute::None},
-                                                     {"full", Recompute::Full}});
+      {Recompute::None, Recompute::NormAct, Recompute::Attention, Recompute::Full}, recompute_name);
   k.add(
       "train.batch_size", "Examples per micro-batch",
       [](R & c) -> auto& { return c.train.batch_size; });

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/precision.h"
 
@@ -12,9 +13,25 @@ enum class DeviceChoice : uint8_t { Auto, Cpu, Cuda };
 enum class OptimizerKind : uint8_t { AdamW, Adan, Sgd };
 enum class Schedule : uint8_t { Constant, Linear, Cosine };
 enum class GradReduce : uint8_t { Fp32, Bf16 };
-// Activation recomputation: Full keeps only each block's input through the forward and runs the
-// block's forward again in the backward, before its gradients (docs/memory.md).
-enum class Recompute : uint8_t { None, Full };
+// Activation recomputation, a ladder: each mode recomputes in the backward, just before a block's
+// gradients, what the one before it does and more. NormAct: the norms' outputs and the MLP's
+// activation; Attention: also the attention sublayer (q, k, v and its output); Full: the whole
+// block, keeping only its output (docs/training.md).
+enum class Recompute : uint8_t { None, NormAct, Attention, Full };
+
+constexpr std::string_view recompute_name(Recompute r) {
+  switch (r) {
+    case Recompute::None:
+      return "none";
+    case Recompute::NormAct:
+      return "norm_act";
+    case Recompute::Attention:
+      return "attention";
+    case Recompute::Full:
+      return "full";
+  }
+  return "?";
+}
 
 struct TrainConfig {
   DeviceChoice device = DeviceChoice::Auto;

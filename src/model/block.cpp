@@ -69,62 +69,51 @@ std::vector<std::pair<std::string, const TtLinear*>> Block::tt_layers() const {
   return out;
 }
 
-void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows, const Block* shared) {
+void Block::plan(ActivationArena& arena, DType dt, int64_t max_rows, const Block* shared,
+                 Recompute recompute) {
   const int64_t h = cfg_.padded_hidden(), ctx = cfg_.padded_context(), ffn = cfg_.padded_ffn();
   const bool pre = cfg_.norm == NormPlacement::Pre;
   const std::string name = fmt::format("layers.{}.", index_);
-  const auto plan_projections = [&] {
-    for (const auto& [part, proj] : {std::pair{"attn", &qkv_}, std::pair{"attn", &out_},
-                                     std::pair{"mlp", &fc1_}, std::pair{"mlp", &fc2_}}) {
-      arena.set_owner(name + part);
-      proj->plan(arena, dt, max_rows);
-    }
+  // Each activation is the shared block's slot from the first mode that recomputes it on.
+  const auto slot = [&](ActivationArena::Slot Block::*s, Recompute from, DType t, int64_t n,
+                        ArenaUse use = ArenaUse::Activation) {
+    if (shared && shared != this && recompute >= from)
+      this->*s = shared->*s;
+    else
+      this->*s = arena.reserve(t, n, use);
   };
-  if (shared && shared != this) {
-    ln1_out_ = shared->ln1_out_;
-    ln1_mean_ = shared->ln1_mean_;
-    ln1_rstd_ = shared->ln1_rstd_;
-    qkv_act_ = shared->qkv_act_;
-    qk_in_ = shared->qk_in_;
-    qk_rstd_ = shared->qk_rstd_;
-    ctx_ = shared->ctx_;
-    lse_ = shared->lse_;
-    sum1_ = shared->sum1_;
-    x1_ = shared->x1_;
-    ln2_mean_ = shared->ln2_mean_;
-    ln2_rstd_ = shared->ln2_rstd_;
-    f_pre_ = shared->f_pre_;
-    f_ = shared->f_;
-    sum2_ = shared->sum2_;
-    scratch_ = shared->scratch_;
-    arena.set_owner(name + "mlp");
-    out_act_ = arena.reserve(dt, max_rows * h);
-    plan_projections();
-    return;
-  }
+  constexpr Recompute norm_act = Recompute::NormAct, attention = Recompute::Attention,
+                      full = Recompute::Full;
+  // Pre-LN: LN2's output is sum1_ and the residual sum x1_; post-LN: the other way round.
+  const Recompute sum1_from = pre ? norm_act : full, x1_from = pre ? full : norm_act;
   arena.set_owner(name + "attn");
-  if (pre) ln1_out_ = arena.reserve(dt, max_rows * h);
-  ln1_mean_ = arena.reserve(DType::F32, max_rows);
-  ln1_rstd_ = arena.reserve(DType::F32, max_rows);
-  qkv_act_ = arena.reserve(dt, max_rows * cfg_.padded_qkv());
+  if (pre) slot(&Block::ln1_out_, norm_act, dt, max_rows * h);
+  slot(&Block::ln1_mean_, norm_act, DType::F32, max_rows);
+  slot(&Block::ln1_rstd_, norm_act, DType::F32, max_rows);
+  slot(&Block::qkv_act_, attention, dt, max_rows * cfg_.padded_qkv());
   if (cfg_.qk_norm) {
     const int64_t normed = qk_norm_shape().normed();
-    qk_in_ = arena.reserve(dt, max_rows * normed * cfg_.padded_head_dim());
-    qk_rstd_ = arena.reserve(DType::F32, max_rows * normed);
+    slot(&Block::qk_in_, attention, dt, max_rows * normed * cfg_.padded_head_dim());
+    slot(&Block::qk_rstd_, attention, DType::F32, max_rows * normed);
   }
-  ctx_ = arena.reserve(dt, max_rows * ctx);
-  lse_ = arena.reserve(DType::F32, cfg_.heads * max_rows);
-  sum1_ = arena.reserve(dt, max_rows * h);
-  x1_ = arena.reserve(dt, max_rows * h);
+  slot(&Block::ctx_, attention, dt, max_rows * ctx);
+  slot(&Block::lse_, attention, DType::F32, cfg_.heads * max_rows);
+  slot(&Block::sum1_, sum1_from, dt, max_rows * h);
+  slot(&Block::x1_, x1_from, dt, max_rows * h);
   arena.set_owner(name + "mlp");
-  ln2_mean_ = arena.reserve(DType::F32, max_rows);
-  ln2_rstd_ = arena.reserve(DType::F32, max_rows);
-  f_pre_ = arena.reserve(dt, max_rows * fc1_.out());
-  f_ = arena.reserve(dt, max_rows * ffn);
-  if (!pre) sum2_ = arena.reserve(dt, max_rows * h);
+  slot(&Block::ln2_mean_, sum1_from, DType::F32, max_rows);
+  slot(&Block::ln2_rstd_, sum1_from, DType::F32, max_rows);
+  // An ungated MLP's activation is its first GEMM's epilogue: recomputing it runs that GEMM.
+  slot(&Block::f_pre_, cfg_.gated() ? full : norm_act, dt, max_rows * fc1_.out());
+  slot(&Block::f_, norm_act, dt, max_rows * ffn);
+  if (!pre) slot(&Block::sum2_, full, dt, max_rows * h);
   out_act_ = arena.reserve(dt, max_rows * h);
-  scratch_ = arena.reserve(dt, max_rows * h, ArenaUse::Intermediate);
-  plan_projections();
+  slot(&Block::scratch_, norm_act, dt, max_rows * h, ArenaUse::Intermediate);
+  for (const auto& [part, proj] : {std::pair{"attn", &qkv_}, std::pair{"attn", &out_},
+                                   std::pair{"mlp", &fc1_}, std::pair{"mlp", &fc2_}}) {
+    arena.set_owner(name + part);
+    proj->plan(arena, dt, max_rows);
+  }
 }
 
 void Block::plan_kv_cache(ActivationArena& arena, DType dt, int64_t max_batch, int64_t capacity) {
@@ -205,6 +194,48 @@ Tensor Block::qk_rstd(const StepContext& c) const {
   return c.arena.view(qk_rstd_, Shape{c.rows(), qk_norm_shape().normed()});
 }
 
+Tensor Block::attention_input(const StepContext& c, Tensor x) const {
+  if (cfg_.norm != NormPlacement::Pre) return x;
+  const Tensor y = c.act(ln1_out_, cfg_.padded_hidden());
+  norm_forward(c, ln1_, ln1_mean_, ln1_rstd_, x, y);
+  return y;
+}
+
+Tensor Block::self_attention(const StepContext& c, Tensor attn_in) const {
+  const Tensor qkv = c.act(qkv_act_, cfg_.padded_qkv()), ctx = c.act(ctx_, cfg_.padded_context());
+  qkv_.forward(c, attn_in, qkv);
+  c.prune_activation(PrunePoint::Qkv, qkv);
+  if (cfg_.qk_norm)
+    c.backend.head_norm_forward(
+        {qk_norm_shape(), qkv, q_norm_.gamma(c), k_norm_.gamma(c), qk_in(c), qk_rstd(c)});
+  attend(c, qkv, ctx);
+  c.prune_activation(PrunePoint::AttnContext, ctx);
+  return ctx;
+}
+
+Tensor Block::mlp_activation(const StepContext& c, Tensor ffn_in) const {
+  const Tensor f_pre = c.act(f_pre_, fc1_.out()), f = c.act(f_, cfg_.padded_ffn());
+  if (cfg_.gated()) {
+    fc1_.forward(c, ffn_in, f_pre);
+    gate(c);
+  } else {
+    fc1_.forward(c, ffn_in, f, cfg_.activation, f_pre);
+  }
+  c.prune_activation(PrunePoint::Fc1, f);
+  return f;
+}
+
+void Block::gate(const StepContext& c) const {
+  c.backend.glu_forward({c.act(f_pre_, fc1_.out()), c.act(f_, cfg_.padded_ffn()), cfg_.activation});
+}
+
+void Block::norm_forward(const StepContext& c, const NormParams& ln, ActivationArena::Slot mean,
+                         ActivationArena::Slot rstd, Tensor x, Tensor y) const {
+  c.backend.layernorm_forward({x, ln.gamma(c), ln.beta(c), y, ln.mean(c, mean),
+                               c.arena.view(rstd, Shape{c.rows()}), static_cast<float>(cfg_.ln_eps),
+                               cfg_.hidden, cfg_.norm_kind});
+}
+
 Tensor Block::forward(const StepContext& c, Tensor x) const {
   const int64_t h = cfg_.padded_hidden(), rows = c.rows();
   const bool pre = cfg_.norm == NormPlacement::Pre;
@@ -215,23 +246,8 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   be.set_scope(scope + ".attn", phase);
 
   // Attention sublayer input: LN1(x) for pre-LN, x itself for post-LN.
-  Tensor attn_in = x;
-  if (pre) {
-    attn_in = c.act(ln1_out_, h);
-    be.layernorm_forward({x, ln1_.gamma(c), ln1_.beta(c), attn_in, ln1_.mean(c, ln1_mean_),
-                          c.arena.view(ln1_rstd_, Shape{rows}), eps, cfg_.hidden, cfg_.norm_kind});
-  }
-  const int64_t ctx_width = cfg_.padded_context();
-  const Tensor qkv = c.act(qkv_act_, cfg_.padded_qkv()), ctx = c.act(ctx_, ctx_width);
   const Tensor tmp = c.act(scratch_, h);
-  qkv_.forward(c, attn_in, qkv);
-  c.prune_activation(PrunePoint::Qkv, qkv);
-  if (cfg_.qk_norm)
-    be.head_norm_forward(
-        {qk_norm_shape(), qkv, q_norm_.gamma(c), k_norm_.gamma(c), qk_in(c), qk_rstd(c)});
-  attend(c, qkv, ctx);
-  c.prune_activation(PrunePoint::AttnContext, ctx);
-  out_.forward(c, ctx, tmp);
+  out_.forward(c, self_attention(c, attention_input(c, x)), tmp);
   c.prune_activation(PrunePoint::AttnOut, tmp);
 
   // Residual 1. Pre-LN: x1 = x + drop(a), ffn_in = LN2(x1). Post-LN: x1 = LN1(x + drop(a)).
@@ -255,21 +271,10 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   }
   r1.sum = pre ? x1 : s1;
   be.residual_forward(r1);
-  if (parallel)
-    be.layernorm_forward({x, ln2_.gamma(c), ln2_.beta(c), s1, ln2_.mean(c, ln2_mean_),
-                          c.arena.view(ln2_rstd_, Shape{rows}), eps, cfg_.hidden, cfg_.norm_kind});
-  const Tensor ffn_in = pre ? s1 : x1;
+  if (parallel) norm_forward(c, ln2_, ln2_mean_, ln2_rstd_, x, s1);
 
   be.set_scope(scope + ".mlp", phase);
-  const Tensor f_pre = c.act(f_pre_, fc1_.out()), f = c.act(f_, cfg_.padded_ffn());
-  if (cfg_.gated()) {
-    fc1_.forward(c, ffn_in, f_pre);
-    be.glu_forward({f_pre, f, cfg_.activation});
-  } else {
-    fc1_.forward(c, ffn_in, f, cfg_.activation, f_pre);
-  }
-  c.prune_activation(PrunePoint::Fc1, f);
-  fc2_.forward(c, f, tmp);
+  fc2_.forward(c, mlp_activation(c, pre ? s1 : x1), tmp);
   c.prune_activation(PrunePoint::Fc2, tmp);
 
   // Residual 2. Pre-LN: out = x1 + drop(m). Post-LN: out = LN2(x1 + drop(m)).
@@ -293,6 +298,34 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   }
   be.residual_forward(r2);
   return out;
+}
+
+void Block::recompute(const StepContext& c, Tensor x, Recompute mode) const {
+  if (mode == Recompute::None) return;
+  if (mode == Recompute::Full) {
+    forward(c, x);
+    return;
+  }
+  const int64_t h = cfg_.padded_hidden();
+  const std::string scope = fmt::format("layers.{}", index_);
+  c.backend.set_scope(scope + ".attn", Phase::Backward);
+  const Tensor attn_in = attention_input(c, x);
+  if (mode == Recompute::Attention) self_attention(c, attn_in);
+  // The norm after attention, from the input it keeps: LN2 of x1 (of x when parallel) pre-LN,
+  // LN1 of the sum post-LN. The fused residual op normalises its stored sum the same way.
+  const Tensor x1 = c.act(x1_, h), s1 = c.act(sum1_, h);
+  const bool pre = cfg_.norm == NormPlacement::Pre;
+  if (pre)
+    norm_forward(c, ln2_, ln2_mean_, ln2_rstd_, cfg_.parallel_residual ? x : x1, s1);
+  else
+    norm_forward(c, ln1_, ln1_mean_, ln1_rstd_, s1, x1);
+  c.backend.set_scope(scope + ".mlp", Phase::Backward);
+  // A gated MLP keeps its first projection's output; an ungated one's activation is that GEMM's
+  // epilogue, so the GEMM runs again.
+  if (cfg_.gated())
+    gate(c);
+  else
+    mlp_activation(c, pre ? s1 : x1);
 }
 
 void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScratch& s) const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/model_config.h"
+#include "config/train_config.h"
 #include "model/projection.h"
 
 namespace hwt {
@@ -23,21 +24,36 @@ struct BlockScratch {
 class Block {
  public:
   Block(const ModelConfig& cfg, ParamStore& ps, int index);
-  // With `shared`, the intermediate activations are that block's slots (train.recompute =
-  // "full": each block's are rewritten by running its forward again before its backward); the
+  // With `shared`, the intermediate activations that `recompute` rebuilds are that block's slots
+  // (train.recompute: each block's are rewritten by `recompute` just before its backward); the
   // output, which the next block reads, stays the block's own.
-  void plan(ActivationArena& arena, DType dt, int64_t max_rows, const Block* shared = nullptr);
+  void plan(ActivationArena& arena, DType dt, int64_t max_rows, const Block* shared = nullptr,
+            Recompute recompute = Recompute::None);
   // Reserves the layer's KV cache for generation: max_batch sequences of `capacity` positions.
   void plan_kv_cache(ActivationArena& arena, DType dt, int64_t max_batch, int64_t capacity);
   // x: block input [rows, hidden] (kept for backward); returns the output tensor.
   Tensor forward(const StepContext& c, Tensor x) const;
   Tensor output(const StepContext& c) const;  // what forward returned, for backward
+  // Rewrites, from the block's input x, the activations that `mode` does not keep; the ops are
+  // the forward's own, on the same inputs, so the values are the same bit for bit.
+  void recompute(const StepContext& c, Tensor x, Recompute mode) const;
   // dres holds the gradient of the block output on entry and of its input on return.
   void backward(const StepContext& c, Tensor x, Tensor dres, const BlockScratch& s) const;
   // The tensor-train projections by name ("attn.qkv", …), for reports of their contraction.
   std::vector<std::pair<std::string, const TtLinear*>> tt_layers() const;
 
  private:
+  // The forward's parts that recomputation runs again. LN1(x) into its slot (pre-LN), or x.
+  Tensor attention_input(const StepContext& c, Tensor x) const;
+  // q, k, v (QK-norm, rotary positions) and the attention into the context slot, returned.
+  Tensor self_attention(const StepContext& c, Tensor attn_in) const;
+  // The MLP's first projection's output after its (gated) activation, from the MLP's input.
+  Tensor mlp_activation(const StepContext& c, Tensor ffn_in) const;
+  // A gated MLP's activation from its first projection's output.
+  void gate(const StepContext& c) const;
+  // y = norm `ln`(x), its statistics into the slots.
+  void norm_forward(const StepContext& c, const NormParams& ln, ActivationArena::Slot mean,
+                    ActivationArena::Slot rstd, Tensor x, Tensor y) const;
   AttentionDims attention_dims(const StepContext& c) const;
   Rope rope(const StepContext& c, Tensor qkv) const;
   // Rotary positions and attention: the training path, or generation's (StepContext::kv).

@@ -78,8 +78,7 @@ void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity, Recomp
   token_labels_ = arena_.reserve(DType::I32, rows);
   arena_.set_owner("embedding");
   embed_->plan(arena_, dt, rows);
-  for (auto& b : blocks_)
-    b->plan(arena_, dt, rows, recompute == Recompute::Full ? blocks_.front().get() : nullptr);
+  for (auto& b : blocks_) b->plan(arena_, dt, rows, blocks_.front().get(), recompute);
   arena_.set_owner("head");
   if (cfg_.norm == NormPlacement::Pre) {
     final_out_ = arena_.reserve(dt, rows * h);
@@ -227,8 +226,7 @@ void Model::backward() {
   again.recompute = true;
   for (size_t i = blocks_.size(); i-- > 0;) {
     // Under recomputation the last block's activations are still the ones in the shared slots.
-    if (recompute_ == Recompute::Full && i + 1 < blocks_.size())
-      blocks_[i]->forward(again, inputs[i]);
+    if (i + 1 < blocks_.size()) blocks_[i]->recompute(again, inputs[i], recompute_);
     blocks_[i]->backward(c, inputs[i], dres, scratch_);
     finished(std::ssize(blocks_) - static_cast<int64_t>(i));
   }

@@ -40,8 +40,8 @@ class Model {
   // Plans activations for batches up to (max_batch, max_seq); call before the first step.
   // kv_capacity > 0 also reserves each layer's KV cache for generation (prefill, decode):
   // max_batch sequences of up to kv_capacity positions (at most model.max_seq).
-  // Recompute::Full (train.recompute): the blocks share one set of intermediate activations,
-  // and backward() runs each block's forward again before its gradients.
+  // With recomputation (train.recompute) the blocks share the first block's slots for what the
+  // mode recomputes, and backward() rewrites them for each block just before its gradients.
   void plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity = 0,
             Recompute recompute = Recompute::None);
   void init_parameters(uint64_t seed) { params_.initialize(seed); }
