@@ -43,11 +43,15 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CudaDecode, ::testing::Values(DType::F32, DType
 
 TEST_P(CudaDecode, AttentionMatchesTheCpu) {
   // One sequence of 4 heads over 1000 positions splits the keys; 16 x 32 heads does not;
-  // lengths are not multiples of a split, one sequence has a single key, head sizes 64 to 256.
+  // lengths are not multiples of a split, one sequence has a single key, head sizes 36 (not
+  // whole 16-byte chunks in bf16) and 64 to 256.
   const std::vector<DecodeCase> cases = {{1, 4, 4, 64, 1000, {777}},
                                          {2, 8, 2, 128, 300, {300, 1}},
                                          {16, 32, 8, 64, 40, std::vector<int32_t>(16, 33)},
-                                         {3, 2, 1, 256, 130, {129, 65, 2}}};
+                                         {3, 2, 1, 256, 130, {129, 65, 2}},
+                                         {2, 6, 2, 80, 500, {433, 64}},
+                                         {1, 3, 3, 96, 70, {70}},
+                                         {2, 3, 1, 36, 90, {5, 90}}};
   for (const DecodeCase& c : cases) {
     const int64_t D = c.head_dim, width = (c.heads + 2 * c.kv_heads) * D;
     const Shape cache{c.batch, c.kv_heads, c.capacity, D};

@@ -9,9 +9,9 @@ namespace hwt::cuda {
 namespace {
 
 constexpr int kDecodeWarps = 4;
-constexpr int kMaxPerLane = 8;     // head sizes up to 256: element d = lane + 32 i of a head
+constexpr int kMaxHeadDim = 256;
 constexpr int64_t kMinChunk = 64;  // keys a split takes at least
-constexpr int kKeysPerStep = 4;    // keys a warp reads at once
+constexpr int kRowsPerStep = 4;    // rows of keys a lane group has in flight at once
 
 template <class T>
 __global__ void kv_append_kernel(KvArgs a, const T* qkv, const int* start, int64_t seq, T* k,
@@ -66,74 +66,121 @@ __global__ void kv_append_rope_kernel(KvArgs a, T* qkv, const int* start, int64_
   }
 }
 
-// Block (split, head, sequence): kDecodeWarps warps take the chunk's keys in turn, each keeping
-// an online softmax; the warps then merge in shared memory, and with several splits the last
-// one of a (sequence, head) merges the splits.
-template <class T>
+// Block (split, head, sequence): kDecodeWarps warps take the chunk's keys in turn. A key is read
+// by a group of LK lanes, each loading C chunks of V elements (16 bytes where the head allows),
+// so a warp reads 32 / LK consecutive keys side by side, kRowsPerStep rows of them in flight at
+// once: the loads of a short chunk are issued together instead of one latency chain per key.
+// Each lane group keeps an online softmax over its keys; the groups merge by shuffles, the warps
+// in shared memory, and with several splits the last one of a (sequence, head) merges the splits.
+template <class T, int V, int LK, int C>
 __global__ void __launch_bounds__(kDecodeWarps * 32)
     decode_kernel(KvArgs a, const T* qkv, const T* kc, const T* vc, const int* lengths, T* out,
                   float scale, int64_t splits, float* partials, unsigned* done) {
+  constexpr int kGroups = 32 / LK;
+  constexpr int64_t kStep = int64_t{kDecodeWarps} * kGroups * kRowsPerStep;
   const int64_t split = blockIdx.x, h = blockIdx.y, b = blockIdx.z, D = a.head_dim;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, sub = lane % LK, group = lane / LK;
   const int64_t len = lengths[b], chunk = ceil_div(a.capacity, splits);
   const int64_t first = split * chunk, last = min(len, first + chunk);
   const int64_t kvh = h / (a.heads / a.kv_heads);
   const T* q = qkv + b * (a.heads + 2 * a.kv_heads) * D + h * D;
   const T* kh = kc + (b * a.kv_heads + kvh) * a.capacity * D;
   const T* vh = vc + (b * a.kv_heads + kvh) * a.capacity * D;
-  float qr[kMaxPerLane], acc[kMaxPerLane];
+  // Element (c, e) of a lane is column (sub + LK c) V + e of the head.
+  float qr[C][V], acc[C][V];
 #pragma unroll
-  for (int i = 0; i < kMaxPerLane; ++i) {
-    const int64_t d = lane + 32 * i;
-    qr[i] = d < D ? to_f<T>(q[d]) * scale * kLog2e : 0.0f;  // scores in base 2
-    acc[i] = 0.0f;
+  for (int c = 0; c < C; ++c) {
+    const int64_t d0 = (sub + int64_t{LK} * c) * V;
+    Pack<T, V> pk{};
+    if (d0 < D) pk = load_pack<T, V>(q + d0);
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      qr[c][e] = to_f<T>(pk.v[e]) * scale * kLog2e;  // scores in base 2
+      acc[c][e] = 0.0f;
+    }
   }
   float m = -INFINITY, l = 0.0f;
-  // A warp takes kKeysPerStep consecutive keys at a time: their loads are in flight together
-  // and their sums reduce side by side, instead of one key's latency chain after another's.
-  for (int64_t j0 = first + warp * kKeysPerStep; j0 < last; j0 += kDecodeWarps * kKeysPerStep) {
-    float s[kKeysPerStep], val[kKeysPerStep][kMaxPerLane];
+  // The loop runs alike for the whole warp (its shuffles need every lane); row u of this
+  // group is key j0 + group + u kDecodeWarps kGroups.
+  for (int64_t j0 = first + warp * kGroups; j0 < last; j0 += kStep) {
+    Pack<T, V> kp[kRowsPerStep][C], vp[kRowsPerStep][C];
 #pragma unroll
-    for (int u = 0; u < kKeysPerStep; ++u) {
-      const int64_t j = j0 + u;
-      s[u] = 0.0f;
+    for (int u = 0; u < kRowsPerStep; ++u) {
+      const int64_t j = j0 + group + u * int64_t{kDecodeWarps} * kGroups;
 #pragma unroll
-      for (int i = 0; i < kMaxPerLane; ++i) {
-        const int64_t d = lane + 32 * i;
-        const bool in = j < last && d < D;
-        s[u] += in ? qr[i] * to_f<T>(kh[j * D + d]) : 0.0f;
-        val[u][i] = in ? to_f<T>(vh[j * D + d]) : 0.0f;
+      for (int c = 0; c < C; ++c) {
+        const int64_t d0 = (sub + int64_t{LK} * c) * V;
+        kp[u][c] = vp[u][c] = Pack<T, V>{};
+        if (j < last && d0 < D) {
+          kp[u][c] = load_pack<T, V>(kh + j * D + d0);
+          vp[u][c] = load_pack<T, V>(vh + j * D + d0);
+        }
       }
     }
+    float s[kRowsPerStep];
     float m_new = m;
 #pragma unroll
-    for (int u = 0; u < kKeysPerStep; ++u) {
-      s[u] = warp_sum(s[u]);
-      if (j0 + u < last) m_new = fmaxf(m_new, s[u]);
+    for (int u = 0; u < kRowsPerStep; ++u) {
+      s[u] = 0.0f;
+#pragma unroll
+      for (int c = 0; c < C; ++c)
+#pragma unroll
+        for (int e = 0; e < V; ++e) s[u] += qr[c][e] * to_f<T>(kp[u][c].v[e]);
+#pragma unroll
+      for (int o = LK / 2; o > 0; o >>= 1) s[u] += __shfl_xor_sync(0xffffffffu, s[u], o);
+      if (j0 + group + u * int64_t{kDecodeWarps} * kGroups < last) m_new = fmaxf(m_new, s[u]);
     }
+    if (m_new == -INFINITY) continue;  // this group's rows all lie past the chunk
     const float fix = exp2f(m - m_new);
     l *= fix;
 #pragma unroll
-    for (int i = 0; i < kMaxPerLane; ++i) acc[i] *= fix;
+    for (int c = 0; c < C; ++c)
 #pragma unroll
-    for (int u = 0; u < kKeysPerStep; ++u) {
-      if (j0 + u >= last) continue;
+      for (int e = 0; e < V; ++e) acc[c][e] *= fix;
+#pragma unroll
+    for (int u = 0; u < kRowsPerStep; ++u) {
+      if (j0 + group + u * int64_t{kDecodeWarps} * kGroups >= last) continue;
       const float p = exp2f(s[u] - m_new);
       l += p;
 #pragma unroll
-      for (int i = 0; i < kMaxPerLane; ++i) acc[i] += p * val[u][i];
+      for (int c = 0; c < C; ++c)
+#pragma unroll
+        for (int e = 0; e < V; ++e) acc[c][e] += p * to_f<T>(vp[u][c].v[e]);
     }
     m = m_new;
   }
+  // Merge the warp's lane groups: each pair rescaled to the larger max (a group with no keys,
+  // max -inf, weighs nothing).
+#pragma unroll
+  for (int o = LK; o < 32; o <<= 1) {
+    const float mo = __shfl_xor_sync(0xffffffffu, m, o), lo = __shfl_xor_sync(0xffffffffu, l, o);
+    const float mx = fmaxf(m, mo);
+    const float wa = m == -INFINITY ? 0.0f : exp2f(m - mx);
+    const float wb = mo == -INFINITY ? 0.0f : exp2f(mo - mx);
+    l = l * wa + lo * wb;
+#pragma unroll
+    for (int c = 0; c < C; ++c)
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        acc[c][e] = acc[c][e] * wa + __shfl_xor_sync(0xffffffffu, acc[c][e], o) * wb;
+    m = mx;
+  }
   // Merge the warps: the block's max, then each warp's share rescaled to it.
   __shared__ float wm[kDecodeWarps], wl[kDecodeWarps];
-  __shared__ float wacc[kDecodeWarps][kMaxPerLane * 32];
+  __shared__ float wacc[kDecodeWarps][kMaxHeadDim];
   if (lane == 0) {
     wm[warp] = m;
     wl[warp] = l;
   }
+  if (group == 0) {
 #pragma unroll
-  for (int i = 0; i < kMaxPerLane; ++i) wacc[warp][lane + 32 * i] = acc[i];
+    for (int c = 0; c < C; ++c) {
+      const int64_t d0 = (sub + int64_t{LK} * c) * V;
+#pragma unroll
+      for (int e = 0; e < V; ++e)
+        if (d0 + e < D) wacc[warp][d0 + e] = acc[c][e];
+    }
+  }
   __syncthreads();
   float bm = -INFINITY;
   for (int w = 0; w < kDecodeWarps; ++w) bm = fmaxf(bm, wm[w]);
@@ -185,15 +232,41 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
   if (threadIdx.x == 0) *count = 0;
 }
 
+template <class T, int V, int LK, int C>
+void decode_launch(const Launch& l, const KvArgs& a, const void* qkv, const void* k, const void* v,
+                   const int* lengths, void* out, float scale, int64_t splits, float* partials,
+                   unsigned* done) {
+  const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(a.heads),
+                  static_cast<unsigned>(a.batch));
+  decode_kernel<T, V, LK, C><<<grid, kDecodeWarps * 32, 0, l.stream>>>(
+      a, static_cast<const T*>(qkv), static_cast<const T*>(k), static_cast<const T*>(v), lengths,
+      static_cast<T*>(out), scale, splits, partials, done);
+}
+
+// The lanes per key: enough 16-byte chunks for the head (a power of two, at least 4, at most
+// 32); a head not made of whole 16-byte chunks, or not aligned to them, is read element by
+// element by the whole warp.
 template <class T>
 void decode_typed(const Launch& l, const KvArgs& a, const void* qkv, const void* k, const void* v,
                   const int* lengths, void* out, float scale, int64_t splits, float* partials,
                   unsigned* done) {
-  const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(a.heads),
-                  static_cast<unsigned>(a.batch));
-  decode_kernel<T><<<grid, kDecodeWarps * 32, 0, l.stream>>>(
-      a, static_cast<const T*>(qkv), static_cast<const T*>(k), static_cast<const T*>(v), lengths,
-      static_cast<T*>(out), scale, splits, partials, done);
+  constexpr int V = kVec16<T>;
+  const int64_t chunks = a.head_dim / V;
+  auto run = [&](auto launch) {
+    launch(l, a, qkv, k, v, lengths, out, scale, splits, partials, done);
+  };
+  if (a.head_dim % V != 0 || !aligned16(qkv) || !aligned16(k) || !aligned16(v))
+    run(decode_launch<T, 1, 32, kMaxHeadDim / 32>);
+  else if (chunks <= 4)
+    run(decode_launch<T, V, 4, 1>);
+  else if (chunks <= 8)
+    run(decode_launch<T, V, 8, 1>);
+  else if (chunks <= 16)
+    run(decode_launch<T, V, 16, 1>);
+  else if (chunks <= 32)
+    run(decode_launch<T, V, 32, 1>);
+  else
+    run(decode_launch<T, V, 32, kMaxHeadDim / (32 * V)>);
 }
 
 }  // namespace
