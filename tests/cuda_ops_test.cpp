@@ -141,10 +141,13 @@ TEST_P(CudaOps, LinearForwardBackward) {
 // A batch-1 decode step's linear layers: one row runs the matrix-vector kernel (cuda_gemv.cu),
 // at column counts that leave a warp's four columns or a block's last warps partly empty and
 // rows of w of one warp pass (256 bf16 elements) or several, with a remainder, up to the
-// longest it serves (4096). The others fall back to cuBLASLt: rows of w that are not whole
-// 16-byte chunks, longer rows, and more than one row.
+// longest it serves (4096), with k split over a block's warps (few columns, k of whole chunks
+// per warp) and not. The others fall back to cuBLASLt: rows of w that are not whole 16-byte
+// chunks, longer rows, and more than one row.
 TEST_P(CudaOps, FewRowLinearForward) {
   const LinCase cases[] = {{1, 64, 5, Activation::None, true, false},
+                           {1, 768, 771, Activation::Gelu, true, false},
+                           {1, 3072, 770, Activation::None, true, false},
                            {1, 776, 300, Activation::GeluTanh, true, false},
                            {1, 8, 13, Activation::Gelu, false, false},
                            {1, 264, 37, Activation::Relu, true, false},

@@ -2,8 +2,9 @@
 // is a matrix-vector one and its time is that of reading w once. A tiled GEMM spends a 64- or
 // 128-row tile on the one row; here one warp owns four output columns and streams their rows of
 // w in 16-byte loads (four in flight per lane), x held in shared memory as fp32 (one read of x
-// serves four columns), and reduces its sums with shuffles. Accumulation is fp32; the bias and
-// activation are applied to the fp32 sum as cuBLASLt's epilogues do.
+// serves four columns), and reduces its sums with shuffles; where that leaves multiprocessors
+// idle, a block's warps split k instead. Accumulation is fp32; the bias and activation are
+// applied to the fp32 sum as cuBLASLt's epilogues do.
 // Where it is used (gemv_fits) follows from timing it against cuBLASLt inside CUDA graphs
 // (`bench_kernels "decode linear"`, docs/benchmarks.md): ahead at one row for k up to 4096, behind
 // for longer rows (one warp's loop over k grows, and x's share of shared memory caps the warps
@@ -20,7 +21,10 @@ constexpr int kWarps = 4;            // warps per block
 constexpr int kCols = 4;             // output columns per warp
 constexpr int64_t kMaxGemvK = 4096;  // see above
 
-template <class T>
+// With Split warps to a column set, the block's warps share kCols columns, each summing a
+// 1/Split slice of k, and add their sums in shared memory: a layer with few output columns
+// (attention out, the MLP's second product) then still has a block per multiprocessor or more.
+template <class T, int Split>
 __global__ void __launch_bounds__(32 * kWarps) gemv_kernel(GemvArgs a) {
   constexpr int V = kVec16<T>;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -36,12 +40,12 @@ __global__ void __launch_bounds__(32 * kWarps) gemv_kernel(GemvArgs a) {
       *reinterpret_cast<float4*>(sx + c + q) = make_float4(f[q], f[q + 1], f[q + 2], f[q + 3]);
   }
   __syncthreads();
-  const int lane = threadIdx.x & 31;
-  const int64_t n0 = (blockIdx.x * int64_t{kWarps} + (threadIdx.x >> 5)) * kCols;
-  if (n0 >= a.n) return;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t n0 = (blockIdx.x * int64_t{kWarps / Split} + warp / Split) * kCols;
+  const int64_t slice = k / Split, c0 = (warp % Split) * slice;  // gemv_split: whole chunks
   const T* w = static_cast<const T*>(a.w);
   float acc[kCols] = {};
-  for (int64_t c = lane * V; c < k; c += 32 * V) {
+  for (int64_t c = c0 + lane * V; c < c0 + slice && n0 < a.n; c += 32 * V) {
     Pack<T, V> wp[kCols];
 #pragma unroll
     for (int j = 0; j < kCols; ++j)
@@ -62,6 +66,22 @@ __global__ void __launch_bounds__(32 * kWarps) gemv_kernel(GemvArgs a) {
   }
 #pragma unroll
   for (int j = 0; j < kCols; ++j) acc[j] = warp_sum(acc[j]);
+  if constexpr (Split > 1) {
+    // The slices' sums, added in a fixed order by the first warp of the column set.
+    __shared__ float part[kWarps][kCols];
+    if (lane < kCols) {
+#pragma unroll
+      for (int j = 0; j < kCols; ++j)
+        if (j == lane) part[warp][j] = acc[j];
+    }
+    __syncthreads();
+    if (warp % Split != 0) return;
+#pragma unroll
+    for (int j = 0; j < kCols; ++j) {
+      acc[j] = 0.0f;
+      for (int s = 0; s < Split; ++s) acc[j] += part[warp + s][j];
+    }
+  }
   // Lane j writes column n0 + j.
   if (lane >= kCols || n0 + lane >= a.n) return;
   float z = 0.0f;
@@ -79,11 +99,23 @@ __global__ void __launch_bounds__(32 * kWarps) gemv_kernel(GemvArgs a) {
   *y = from_f<T>(activate(a.act, z));
 }
 
+// Split k over the warps when the column sets alone would leave multiprocessors idle and the
+// slices stay whole 16-byte chunks.
+template <class T>
+bool gemv_split(const Launch& l, const GemvArgs& a) {
+  return ceil_div(a.n, int64_t{kWarps * kCols}) < l.sms && a.k % (kWarps * kVec16<T>) == 0;
+}
+
 template <class T>
 void gemv_typed(const Launch& l, const GemvArgs& a) {
   const size_t smem = sizeof(float) * static_cast<size_t>(a.k);
-  gemv_kernel<T>
-      <<<static_cast<unsigned>(ceil_div(a.n, kWarps * kCols)), 32 * kWarps, smem, l.stream>>>(a);
+  if (gemv_split<T>(l, a)) {
+    gemv_kernel<T, kWarps>
+        <<<static_cast<unsigned>(ceil_div(a.n, int64_t{kCols})), 32 * kWarps, smem, l.stream>>>(a);
+    return;
+  }
+  gemv_kernel<T, 1><<<static_cast<unsigned>(ceil_div(a.n, int64_t{kWarps * kCols})), 32 * kWarps,
+                      smem, l.stream>>>(a);
 }
 
 }  // namespace
