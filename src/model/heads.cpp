@@ -64,6 +64,8 @@ void Heads::forward(const StepContext& c, Tensor h, const HeadTargets& t) const 
     be.set_scope(cfg_.head == Task::Lm ? "head.lm" : "head.tokens", Phase::Forward);
     const Tensor logits = token_logits(c);
     token_.forward(c, h, logits);
+    // Generation's steps have no labels and read only the logits.
+    if (c.kv != KvStep::None) return;
     be.cross_entropy({logits, t.token_labels, token_losses(c), c.training ? logits : Tensor{},
                       scale(t.token_valid), t.loss_scale, token_classes()});
   }
