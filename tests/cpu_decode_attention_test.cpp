@@ -146,5 +146,48 @@ TEST(CpuKvAppend, TurnsQAndKAtTheAppendedPositions) {
   EXPECT_NE(pool.read(fused), qkv);  // q and k did turn
 }
 
+// With `start` decode_attention appends the new row's k and v itself (turned, q too) and then
+// attends: the same as kv_append followed by decode_attention (the same CPU code, so equal),
+// and qkv is left as it was.
+TEST(CpuDecodeAttention, AppendsTheNewRowFirst) {
+  CpuBackend cpu(1);
+  test::TensorPool pool(cpu);
+  const int64_t batch = 2, heads = 4, kv = 2, D = 8, cap = 9, rotary = 4;
+  const int64_t width = (heads + 2 * kv) * D;
+  const Vec qkv = randn(batch * width, 7);
+  const Shape cache{batch, kv, cap, D}, table{cap, rotary / 2};
+  const auto [cosv, sinv] = test::rope_tables(cap, rotary);
+  const Tensor cos = pool.f32(table, cosv), sin = pool.f32(table, sinv);
+  const Vec k0 = randn(cache.numel(), 8), v0 = randn(cache.numel(), 9);
+  const std::vector<int32_t> start = {3, 8}, lengths = {4, 9};
+
+  const Tensor in = pool.f32(Shape{batch, width}, qkv), k = pool.f32(cache, k0),
+               v = pool.f32(cache, v0), out = pool.poisoned(Shape{batch, heads * D});
+  DecodeAttention fused{in, {k, v}, pool.i32(Shape{batch}, lengths), out, heads, kv, D, 0.3f};
+  fused.start = pool.i32(Shape{batch}, start);
+  fused.rope = {in, cos, sin, 1, heads, kv, D, rotary};
+  cpu.decode_attention(fused);
+
+  const Tensor apart = pool.f32(Shape{batch, width}, qkv), k2 = pool.f32(cache, k0),
+               v2 = pool.f32(cache, v0), out2 = pool.poisoned(Shape{batch, heads * D});
+  cpu.kv_append({apart,
+                 {k2, v2},
+                 pool.i32(Shape{batch}, start),
+                 1,
+                 heads,
+                 kv,
+                 D,
+                 {apart, cos, sin, 1, heads, kv, D, rotary}});
+  cpu.decode_attention(
+      {apart, {k2, v2}, pool.i32(Shape{batch}, lengths), out2, heads, kv, D, 0.3f});
+  EXPECT_EQ(pool.read(out), pool.read(out2));
+  EXPECT_EQ(pool.read(k), pool.read(k2));
+  EXPECT_EQ(pool.read(v), pool.read(v2));
+  EXPECT_EQ(pool.read(in), qkv);
+  // A start that is not the last position of its length is refused.
+  fused.start = pool.i32(Shape{batch}, {3, 7});
+  EXPECT_THROW(cpu.decode_attention(fused), Error);
+}
+
 }  // namespace
 }  // namespace hwt

@@ -147,5 +147,63 @@ TEST_P(CudaDecode, AppendTurnsQAndKAtTheirPositions) {
   EXPECT_EQ(gp.read(gv), cp.read(cv));
 }
 
+// decode_attention appending the new row itself (generation's decode step), k and q turned
+// under rotary positions, fully or in part (a rotary half of whole 16-byte chunks or not), over
+// one split or several: the output and both
+// caches against the CPU, which appends and then attends. Grouped and multi-query heads.
+TEST_P(CudaDecode, AttentionAppendsTheNewRowFirst) {
+  struct Case {
+    int64_t batch, heads, kv_heads, head_dim, capacity, rotary;
+    std::vector<int32_t> start;
+  };
+  const std::vector<Case> cases = {{3, 4, 2, 64, 300, 32, {0, 150, 299}},
+                                   {1, 8, 1, 128, 1000, 0, {777}},
+                                   {2, 9, 3, 64, 40, 64, {5, 39}},
+                                   {2, 4, 4, 80, 130, 80, {64, 127}},
+                                   {1, 2, 2, 64, 50, 36, {30}}};
+  uint64_t seed = 60;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << "batch " << c.batch << " heads " << c.heads << "/" << c.kv_heads << " d "
+                 << c.head_dim << " rotary " << c.rotary);
+    const int64_t D = c.head_dim, width = (c.heads + 2 * c.kv_heads) * D;
+    const Shape cache{c.batch, c.kv_heads, c.capacity, D}, table{c.capacity, c.rotary / 2};
+    const Vec qkv = gp.rounded(randn(c.batch * width, ++seed)),
+              k = gp.rounded(randn(cache.numel(), ++seed)),
+              v = gp.rounded(randn(cache.numel(), ++seed));
+    std::vector<int32_t> lengths;
+    for (const int32_t s : c.start) lengths.push_back(s + 1);
+    const auto [cosv, sinv] = test::rope_tables(c.capacity, c.rotary);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    auto run = [&](Backend& be, auto& pool, auto put, Tensor out) {
+      const Tensor in = put(pool, Shape{c.batch, width}, qkv);
+      DecodeAttention a{in,
+                        {put(pool, cache, k), put(pool, cache, v)},
+                        pool.i32(Shape{c.batch}, lengths),
+                        out,
+                        c.heads,
+                        c.kv_heads,
+                        D,
+                        scale};
+      a.start = pool.i32(Shape{c.batch}, c.start);
+      if (c.rotary > 0)
+        a.rope = {in,      pool.f32(table, cosv), pool.f32(table, sinv), 1, c.heads, c.kv_heads, D,
+                  c.rotary};
+      be.decode_attention(a);
+      return a;
+    };
+    const DecodeAttention want = run(
+        cpu, cp, [](auto& p, Shape s, const Vec& x) { return p.f32(s, x); },
+        cp.poisoned(Shape{c.batch, c.heads * D}));
+    const DecodeAttention got = run(
+        test::gpu_ref(), gp, [](auto& p, Shape s, const Vec& x) { return p.act(s, x); },
+        gp.poisoned_act(Shape{c.batch, c.heads * D}));
+    EXPECT_LT(test::rel_err(gp.read(got.out), cp.read(want.out)), tol()) << "out";
+    // The turned keys rounded once to the activations' precision; the values copied.
+    EXPECT_LT(test::rel_err(gp.read(got.cache.k), cp.read(want.cache.k)), tol()) << "k cache";
+    EXPECT_EQ(gp.read(got.cache.v), cp.read(want.cache.v)) << "v cache";
+  }
+}
+
 }  // namespace
 }  // namespace hwt

@@ -171,6 +171,69 @@ TEST_P(CudaOps, FewRowLinearForward) {
   }
 }
 
+// fused_linear_forward: one row runs the matrix-vector kernel with the norm, the gating and the
+// residual inside it, k split over a block's warps or not; three rows run the plain ops in
+// turn. Against the CPU's composition, with rows stored wider than the norm's width (zero
+// padding), and each part on and off. The GPU rounds the norm's output and the gate and up
+// halves to the dtype as the plain ops store them; tol() covers that rounding.
+TEST_P(CudaOps, FusedLinearForward) {
+  struct Case {
+    int64_t m, k, width, n;
+    bool norm;
+    NormKind kind;
+    Activation act;
+    bool bias, residual;
+  };
+  const Case cases[] = {
+      {1, 776, 770, 300, true, NormKind::LayerNorm, Activation::GeluTanh, true, false},
+      {1, 768, 768, 2304, true, NormKind::LayerNorm, Activation::None, true, false},
+      {1, 576, 576, 771, true, NormKind::RmsNorm, Activation::SwiGlu, false, false},
+      {1, 3072, 3072, 770, false, NormKind::LayerNorm, Activation::None, true, true},
+      {1, 64, 60, 5, true, NormKind::RmsNorm, Activation::GeGlu, true, true},
+      {3, 264, 260, 37, true, NormKind::LayerNorm, Activation::SwiGlu, true, true},
+      {3, 96, 96, 64, true, NormKind::RmsNorm, Activation::Gelu, false, true}};
+  uint64_t seed = 700;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << c.m << "x" << c.k << " (width " << c.width << ") to " << c.n << " act "
+                 << static_cast<int>(c.act) << " norm " << c.norm << " residual " << c.residual);
+    const int64_t product = is_gated(c.act) ? 2 * c.n : c.n;
+    auto padded = [&](int64_t rows, float scale) {
+      Vec v = randn(rows * c.k, ++seed, scale);
+      for (int64_t row = 0; row < rows; ++row)
+        for (int64_t j = c.width; j < c.k; ++j) v[static_cast<size_t>(row * c.k + j)] = 0.0f;
+      return r(v);
+    };
+    const Vec x = padded(c.m, 1.5f), g = padded(1, 0.5f), beta = padded(1, 0.2f);
+    const Vec w = r(randn(product * c.k, ++seed, 0.05f)), b = r(randn(product, ++seed));
+    const Vec res = r(randn(c.m * c.n, ++seed));
+    auto args = [&](auto& pool, auto put, Tensor y) {
+      FusedLinearFwd a;
+      a.x = put(pool, Shape{c.m, c.k}, x);
+      a.w = put(pool, Shape{product, c.k}, w);
+      if (c.bias) a.b = put(pool, Shape{product}, b);
+      a.y = y;
+      if (c.norm) {
+        a.gamma = put(pool, Shape{c.k}, g);
+        if (c.kind == NormKind::LayerNorm) a.beta = put(pool, Shape{c.k}, beta);
+      }
+      a.width = c.width;
+      a.kind = c.kind;
+      a.act = c.act;
+      if (c.residual) a.residual = put(pool, Shape{c.m, c.n}, res);
+      return a;
+    };
+    const FusedLinearFwd cf = args(
+        cp, [](auto& p, Shape s, const Vec& v) { return p.f32(s, v); }, cp.poisoned({c.m, c.n}));
+    cpu.fused_linear_forward(cf);
+    const FusedLinearFwd gf = args(
+        gp, [](auto& p, Shape s, const Vec& v) { return p.act(s, v); },
+        gp.poisoned_act({c.m, c.n}));
+    be().fused_linear_forward(gf);
+    EXPECT_LT(rel_err(gp.read(gf.y), cp.read(cf.y)), tol());
+  }
+}
+
 TEST_P(CudaOps, MatmulTransposesBatchesAndScales) {
   for (int rank : {2, 3})
     for (bool ta : {false, true})

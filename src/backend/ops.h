@@ -51,6 +51,24 @@ struct LinearFwd {
   Tensor pre_act;
 };
 
+// An inference linear with its neighbours fused in (generation's steps; nothing is kept for a
+// backward): y = residual + g(norm(x) · wᵀ + b), where
+// - norm, when gamma is defined, is LayerNormFwd's (eps, width, kind) of each row of x;
+// - g is `act` of each column as in LinearFwd or, for a gated act (is_gated), GluFwd's of the
+//   (gate | up) halves of the product: w [2n, k] (and b [2n]) give y [rows, n];
+// - residual, when defined, is added last ([rows, n], not aliasing y).
+// Every stage is rounded to the activation dtype as the plain ops it stands for round
+// (backend/fused_linear.h composes them: the CPU's reference).
+struct FusedLinearFwd {
+  Tensor x, w, b, y;
+  Tensor gamma, beta;
+  float eps = 1e-5f;
+  int64_t width = 0;
+  NormKind kind = NormKind::LayerNorm;
+  Activation act = Activation::None;
+  Tensor residual;
+};
+
 // Backward of LinearFwd. dy is the gradient of y; with an activation it is overwritten by the
 // gradient of pre_act. dx is written (added with accumulate_dx); dw and db are accumulated.
 struct LinearBwd {
@@ -253,14 +271,19 @@ struct KvAppend {
 
 // Attention of one query row per sequence (generation's decode step) over its cached keys:
 // q = the q heads of qkv [batch, (heads + 2*kv_heads)*head_dim] (AttentionDims' layout), keys
-// and values positions [0, lengths[b]) of the cache (i32 [batch], each >= 1, the new token's
-// own k and v already appended), grouped-query as AttentionFwd; out [batch, heads*head_dim].
+// and values positions [0, lengths[b]) of the cache (i32 [batch], each >= 1), grouped-query as
+// AttentionFwd; out [batch, heads*head_dim]. Without `start` the new token's own k and v are
+// already in the cache. With `start` (i32 [batch], each lengths[b] - 1) this op appends them
+// first, as kv_append appends them there with this `rope` (whose qkv is this qkv), and attends
+// with q turned alike; qkv itself is left as it is.
 struct DecodeAttention {
   Tensor qkv;
   KvCache cache;
   Tensor lengths, out;
   int64_t heads = 0, kv_heads = 0, head_dim = 0;
   float scale = 1.0f;
+  Tensor start{};
+  Rope rope{};
   int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 
@@ -425,6 +448,7 @@ struct LossScaleUpdate {
   X(fill, Fill)                            \
   X(convert, Convert)                      \
   X(linear_forward, LinearFwd)             \
+  X(fused_linear_forward, FusedLinearFwd)  \
   X(linear_backward, LinearBwd)            \
   X(matmul, Matmul)                        \
   X(layernorm_forward, LayerNormFwd)       \

@@ -62,6 +62,35 @@ void CpuBackend::kv_append(const KvAppend& a) {
 }
 
 void CpuBackend::decode_attention(const DecodeAttention& a) {
+  if (a.start.defined()) {
+    // Append (turning) from a copy of qkv, which the op leaves as it is, then attend with the
+    // copy's turned q.
+    expect_f32(a.qkv, "decode_attention qkv");
+    expect_i32(a.start, "decode_attention start");
+    expect_i32(a.lengths, "decode_attention lengths");
+    const int64_t batch = a.qkv.rows();
+    HWT_CHECK(a.start.numel() == batch && a.lengths.numel() == batch,
+              "decode_attention start {} lengths {} for batch {}", a.start.str(), a.lengths.str(),
+              batch);
+    for (int64_t b = 0; b < batch; ++b)
+      HWT_CHECK(a.start.as<int32_t>()[b] + 1 == a.lengths.as<int32_t>()[b],
+                "decode_attention appends at {} for length {}", a.start.as<int32_t>()[b],
+                a.lengths.as<int32_t>()[b]);
+    std::vector<float> copy(a.qkv.as<float>(), a.qkv.as<float>() + a.qkv.numel());
+    const Tensor turned{copy.data(), a.qkv.shape, DType::F32};
+    KvAppend append{turned, a.cache, a.start, 1, a.heads, a.kv_heads, a.head_dim, a.rope};
+    if (a.rope.rotary_dim > 0) {
+      HWT_CHECK(a.rope.qkv.data == a.qkv.data, "decode_attention: rope must turn this qkv");
+      append.rope.qkv = turned;
+    }
+    kv_append(append);
+    DecodeAttention attend = a;
+    attend.qkv = turned;
+    attend.start = {};
+    attend.rope = {};
+    decode_attention(attend);
+    return;
+  }
   expect_f32(a.qkv, "decode_attention qkv");
   expect_f32(a.out, "decode_attention out");
   expect_i32(a.lengths, "decode_attention lengths");

@@ -6,6 +6,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/vector_math.h"
+#include "backend/fused_linear.h"
 #include "backend/gemm.h"
 #include "core/integer_math.h"
 
@@ -24,6 +25,12 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
 
 void CpuBackend::linear_forward(const LinearFwd& a) {
   matmul(linear_forward_product(a));
+}
+
+// The reference is the composition itself.
+void CpuBackend::fused_linear_forward(const FusedLinearFwd& a) {
+  DeviceBuffer scratch(*this, fused_linear_scratch_bytes(a, Device::Cpu));
+  compose_fused_linear(*this, a, scratch.data());
 }
 
 void CpuBackend::linear_backward(const LinearBwd& a) {

@@ -13,6 +13,66 @@ constexpr int kMaxHeadDim = 256;
 constexpr int64_t kMinChunk = 64;  // keys a split takes at least
 constexpr int kRowsPerStep = 4;    // rows of keys a lane group has in flight at once
 
+// The rotation of the pair (lo, hi) = (d, d + half) of a head by the angle with cosine co and
+// sine si, as rope_forward turns it.
+__device__ __forceinline__ float turned_lo(float lo, float hi, float co, float si) {
+  return lo * co - hi * si;
+}
+__device__ __forceinline__ float turned_hi(float lo, float hi, float co, float si) {
+  return hi * co + lo * si;
+}
+
+// DecodeAttention's append (its start): the new token's k and v come from qkv, k turned by the
+// rotary tables (half = rotary_dim / 2, 0: none), and go to the cache at start[b].
+struct Append {
+  const int* start = nullptr;
+  const float* cos = nullptr;
+  const float* sin = nullptr;
+  int half = 0;
+};
+
+// Elements d0 .. d0 + V - 1 of the head row p turned to position pos (rounded to T, as the
+// turned row would be stored); those past the rotary part as they are. Where the rotary half is
+// whole chunks, the chunk lies in one half and its partner chunk and angles load as vectors.
+template <class T, int V>
+__device__ __forceinline__ Pack<T, V> turned_pack(const T* p, int64_t d0, Pack<T, V> pk,
+                                                  int64_t pos, const Append& ap) {
+  const int64_t half = ap.half;
+  if (d0 >= 2 * half) return pk;
+  if constexpr (V % 4 == 0) {
+    if (half % V == 0) {
+      const bool low = d0 < half;
+      const int64_t i0 = low ? d0 : d0 - half;
+      const Pack<T, V> other = load_pack<T, V>(p + (low ? d0 + half : d0 - half));
+      const float* co = ap.cos + pos * half + i0;
+      const float* si = ap.sin + pos * half + i0;
+#pragma unroll
+      for (int q = 0; q < V; q += 4) {
+        const float4 c4 = __ldg(reinterpret_cast<const float4*>(co + q));
+        const float4 s4 = __ldg(reinterpret_cast<const float4*>(si + q));
+        const float cv[4] = {c4.x, c4.y, c4.z, c4.w}, sv[4] = {s4.x, s4.y, s4.z, s4.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float mine = to_f<T>(pk.v[q + e]), theirs = to_f<T>(other.v[q + e]);
+          pk.v[q + e] = from_f<T>(low ? turned_lo(mine, theirs, cv[e], sv[e])
+                                      : turned_hi(theirs, mine, cv[e], sv[e]));
+        }
+      }
+      return pk;
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < V; ++e) {
+    const int64_t d = d0 + e;
+    if (d >= 2 * half) continue;
+    const int64_t i = d < half ? d : d - half;
+    const float co = __ldg(ap.cos + pos * half + i), si = __ldg(ap.sin + pos * half + i);
+    const float lo = to_f<T>(p[i]), hi = to_f<T>(p[i + half]);
+    pk.v[e] = from_f<T>(d < half ? turned_lo(lo, hi, co, si) : turned_hi(lo, hi, co, si));
+  }
+  return pk;
+}
+
 template <class T>
 __global__ void kv_append_kernel(KvArgs a, const T* qkv, const int* start, int64_t seq, T* k,
                                  T* v) {
@@ -53,7 +113,8 @@ __global__ void kv_append_rope_kernel(KvArgs a, T* qkv, const int* start, int64_
       if (d >= half) continue;  // the column's pair is turned by the thread of column d - half
       const float lo = to_f<T>(x[d]), hi = to_f<T>(x[d + half]);
       const float co = __ldg(cos + pos * half + d), si = __ldg(sin + pos * half + d);
-      const T tlo = from_f<T>(lo * co - hi * si), thi = from_f<T>(hi * co + lo * si);
+      const T tlo = from_f<T>(turned_lo(lo, hi, co, si)),
+              thi = from_f<T>(turned_hi(lo, hi, co, si));
       x[d] = tlo;
       x[d + half] = thi;
       if (is_k) {
@@ -74,25 +135,34 @@ __global__ void kv_append_rope_kernel(KvArgs a, T* qkv, const int* start, int64_
 // in shared memory, and with several splits the last one of a (sequence, head) merges the splits.
 template <class T, int V, int LK, int C>
 __global__ void __launch_bounds__(kDecodeWarps * 32)
-    decode_kernel(KvArgs a, const T* qkv, const T* kc, const T* vc, const int* lengths, T* out,
-                  float scale, int64_t splits, float* partials, unsigned* done) {
+    decode_kernel(KvArgs a, const T* qkv, T* kc, T* vc, const int* lengths, T* out, float scale,
+                  int64_t splits, float* partials, unsigned* done, Append ap) {
   constexpr int kGroups = 32 / LK;
   constexpr int64_t kStep = int64_t{kDecodeWarps} * kGroups * kRowsPerStep;
   const int64_t split = blockIdx.x, h = blockIdx.y, b = blockIdx.z, D = a.head_dim;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, sub = lane % LK, group = lane / LK;
   const int64_t len = lengths[b], chunk = ceil_div(a.capacity, splits);
   const int64_t first = split * chunk, last = min(len, first + chunk);
-  const int64_t kvh = h / (a.heads / a.kv_heads);
-  const T* q = qkv + b * (a.heads + 2 * a.kv_heads) * D + h * D;
-  const T* kh = kc + (b * a.kv_heads + kvh) * a.capacity * D;
-  const T* vh = vc + (b * a.kv_heads + kvh) * a.capacity * D;
+  const int64_t group_size = a.heads / a.kv_heads, kvh = h / group_size;
+  const T* row = qkv + b * (a.heads + 2 * a.kv_heads) * D;
+  const T *q = row + h * D, *k_new = row + (a.heads + kvh) * D,
+          *v_new = row + (a.heads + a.kv_heads + kvh) * D;
+  T* kh = kc + (b * a.kv_heads + kvh) * a.capacity * D;
+  T* vh = vc + (b * a.kv_heads + kvh) * a.capacity * D;
+  // Appending, key `pos` is read from qkv (turned), and the group's first head writes it to
+  // the cache; no other block reads that position of the cache in this step.
+  const int64_t pos = ap.start ? ap.start[b] : -1;
+  const bool writes = h % group_size == 0;
   // Element (c, e) of a lane is column (sub + LK c) V + e of the head.
   float qr[C][V], acc[C][V];
 #pragma unroll
   for (int c = 0; c < C; ++c) {
     const int64_t d0 = (sub + int64_t{LK} * c) * V;
     Pack<T, V> pk{};
-    if (d0 < D) pk = load_pack<T, V>(q + d0);
+    if (d0 < D) {
+      pk = load_pack<T, V>(q + d0);
+      if (ap.half > 0 && pos >= 0) pk = turned_pack<T, V>(q, d0, pk, pos, ap);
+    }
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       qr[c][e] = to_f<T>(pk.v[e]) * scale * kLog2e;  // scores in base 2
@@ -112,8 +182,16 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
         const int64_t d0 = (sub + int64_t{LK} * c) * V;
         kp[u][c] = vp[u][c] = Pack<T, V>{};
         if (j < last && d0 < D) {
-          kp[u][c] = load_pack<T, V>(kh + j * D + d0);
-          vp[u][c] = load_pack<T, V>(vh + j * D + d0);
+          const bool fresh = j == pos;
+          kp[u][c] = load_pack<T, V>((fresh ? k_new : kh + j * D) + d0);
+          vp[u][c] = load_pack<T, V>((fresh ? v_new : vh + j * D) + d0);
+          if (fresh) {
+            if (ap.half > 0) kp[u][c] = turned_pack<T, V>(k_new, d0, kp[u][c], pos, ap);
+            if (writes) {
+              store_pack<T, V>(kh + pos * D + d0, kp[u][c]);
+              store_pack<T, V>(vh + pos * D + d0, vp[u][c]);
+            }
+          }
         }
       }
     }
@@ -233,27 +311,27 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
 }
 
 template <class T, int V, int LK, int C>
-void decode_launch(const Launch& l, const KvArgs& a, const void* qkv, const void* k, const void* v,
+void decode_launch(const Launch& l, const KvArgs& a, const void* qkv, void* k, void* v,
                    const int* lengths, void* out, float scale, int64_t splits, float* partials,
-                   unsigned* done) {
+                   unsigned* done, const Append& ap) {
   const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));
   decode_kernel<T, V, LK, C><<<grid, kDecodeWarps * 32, 0, l.stream>>>(
-      a, static_cast<const T*>(qkv), static_cast<const T*>(k), static_cast<const T*>(v), lengths,
-      static_cast<T*>(out), scale, splits, partials, done);
+      a, static_cast<const T*>(qkv), static_cast<T*>(k), static_cast<T*>(v), lengths,
+      static_cast<T*>(out), scale, splits, partials, done, ap);
 }
 
 // The lanes per key: enough 16-byte chunks for the head (a power of two, at least 4, at most
 // 32); a head not made of whole 16-byte chunks, or not aligned to them, is read element by
 // element by the whole warp.
 template <class T>
-void decode_typed(const Launch& l, const KvArgs& a, const void* qkv, const void* k, const void* v,
+void decode_typed(const Launch& l, const KvArgs& a, const void* qkv, void* k, void* v,
                   const int* lengths, void* out, float scale, int64_t splits, float* partials,
-                  unsigned* done) {
+                  unsigned* done, const Append& ap) {
   constexpr int V = kVec16<T>;
   const int64_t chunks = a.head_dim / V;
   auto run = [&](auto launch) {
-    launch(l, a, qkv, k, v, lengths, out, scale, splits, partials, done);
+    launch(l, a, qkv, k, v, lengths, out, scale, splits, partials, done, ap);
   };
   if (a.head_dim % V != 0 || !aligned16(qkv) || !aligned16(k) || !aligned16(v))
     run(decode_launch<T, 1, 32, kMaxHeadDim / 32>);
@@ -299,12 +377,14 @@ size_t decode_partial_floats(const KvArgs& a, int64_t splits) {
   return splits > 1 ? static_cast<size_t>(a.batch * a.heads * splits * (a.head_dim + 2)) : 0;
 }
 
-void decode_attention(const Launch& l, const KvArgs& a, const void* qkv, const void* k,
-                      const void* v, const int* lengths, void* out, float scale, int64_t splits,
-                      float* partials, unsigned* done) {
+void decode_attention(const Launch& l, const KvArgs& a, const void* qkv, void* k, void* v,
+                      const int* lengths, void* out, float scale, int64_t splits, float* partials,
+                      unsigned* done, const int* start, const float* rope_cos,
+                      const float* rope_sin, int rope_half) {
   if (a.batch * a.heads == 0) return;
-  HWT_DISPATCH_FLOAT(a.dt, T,
-                     decode_typed<T>(l, a, qkv, k, v, lengths, out, scale, splits, partials, done));
+  const Append ap{start, rope_cos, rope_sin, rope_half};
+  HWT_DISPATCH_FLOAT(
+      a.dt, T, decode_typed<T>(l, a, qkv, k, v, lengths, out, scale, splits, partials, done, ap));
 }
 
 }  // namespace hwt::cuda

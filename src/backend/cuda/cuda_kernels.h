@@ -55,6 +55,9 @@ void add_column_sums(const Launch& l, const float* partials, int64_t rows, int64
 // ---- matrix-vector products (cuda_gemv.cu)
 // y = act(x · wᵀ + bias) for one row x (a batch-1 decode step), at the speed of reading w once.
 // x [k], w [n, k], y [n]; pre_act [n] keeps x · wᵀ + bias when act is not None; bias [n] or null.
+// With gamma, x is first normalised as a norm_forward row (width, eps, rms); with a gated act
+// the product's (gate | up) halves are gated (w has 2n rows); with residual it is added last
+// (FusedLinearFwd). pre_act is written only by an ungated act without those fusions.
 struct GemvArgs {
   DType dt = DType::F32;
   const void* x = nullptr;
@@ -64,6 +67,12 @@ struct GemvArgs {
   void* pre_act = nullptr;
   int64_t n = 0, k = 0;
   Activation act = Activation::None;
+  const void* gamma = nullptr;
+  const void* beta = nullptr;
+  float eps = 1e-5f;
+  int64_t width = 0;
+  bool rms = false;
+  const void* residual = nullptr;
 };
 // Whether gemv serves this product, and is faster there than cuBLASLt (cuda_gemv.cu says why).
 bool gemv_fits(DType dt, int64_t rows, int64_t k, const void* x, const void* w);
@@ -264,12 +273,14 @@ void kv_append(const Launch& l, const KvArgs& a, void* qkv, const int* start, in
 // softmax (max, sum, weighted values) goes to `partials` (f32, decode_partial_floats of them),
 // and the last block of a (sequence, head) to finish, counted in `done` (batch * heads words,
 // zero before the call and left zero after it), combines them; with one split the block writes
-// out directly.
+// out directly. With `start` the kernel appends the new token's k and v itself, k (and q)
+// turned when rope_half > 0 (DecodeAttention).
 int64_t decode_splits(const Launch& l, const KvArgs& a);
 size_t decode_partial_floats(const KvArgs& a, int64_t splits);
-void decode_attention(const Launch& l, const KvArgs& a, const void* qkv, const void* k,
-                      const void* v, const int* lengths, void* out, float scale, int64_t splits,
-                      float* partials, unsigned* done);
+void decode_attention(const Launch& l, const KvArgs& a, const void* qkv, void* k, void* v,
+                      const int* lengths, void* out, float scale, int64_t splits, float* partials,
+                      unsigned* done, const int* start = nullptr, const float* rope_cos = nullptr,
+                      const float* rope_sin = nullptr, int rope_half = 0);
 
 // ---- embeddings and pooling (cuda_embedding.cu)
 // positions: each row's row of pos (null: row % seq).

@@ -28,6 +28,27 @@ cuda::KvArgs kv_args(const Tensor& qkv, const KvCache& c, int64_t batch, int64_t
   return a;
 }
 
+// The rotary tables of an append at the positions it appends (none without rotary positions).
+struct RopeTables {
+  const float *cos = nullptr, *sin = nullptr;
+  int half = 0;
+};
+
+RopeTables rope_tables(const Rope& rope, const Tensor& qkv, const cuda::KvArgs& k, const char* op) {
+  if (rope.rotary_dim == 0) return {};
+  HWT_CHECK(rope.qkv.data == qkv.data && !rope.positions.defined() && rope.heads == k.heads &&
+                rope.kv() == k.kv_heads && rope.head_dim == k.head_dim,
+            "{}: rope must turn this qkv, at the positions it appends", op);
+  cuda::expect_dtype(rope.cos, DType::F32, "rope cos");
+  cuda::expect_dtype(rope.sin, DType::F32, "rope sin");
+  HWT_CHECK(rope.rotary_dim % 2 == 0 && rope.rotary_dim <= k.head_dim &&
+                rope.cos.cols() == rope.rotary_dim / 2 && rope.cos.rows() >= k.capacity &&
+                rope.sin.numel() == rope.cos.numel(),
+            "{}: rope tables {} for rotary_dim {} must cover the cache's {} positions", op,
+            rope.cos.str(), rope.rotary_dim, k.capacity);
+  return {rope.cos.as<float>(), rope.sin.as<float>(), static_cast<int>(rope.rotary_dim / 2)};
+}
+
 }  // namespace
 
 void CudaBackend::kv_append(const KvAppend& a) {
@@ -41,24 +62,9 @@ void CudaBackend::kv_append(const KvAppend& a) {
   } else {
     HWT_CHECK(a.seq <= k.capacity, "kv_append of {} positions into {}", a.seq, k.capacity);
   }
-  const Rope& rope = a.rope;
-  const float *cos = nullptr, *sin = nullptr;
-  if (rope.rotary_dim > 0) {
-    HWT_CHECK(rope.qkv.data == a.qkv.data && !rope.positions.defined() && rope.heads == a.heads &&
-                  rope.kv() == a.kv() && rope.head_dim == a.head_dim,
-              "kv_append: rope must turn this qkv, at the positions it appends");
-    cuda::expect_dtype(rope.cos, DType::F32, "rope cos");
-    cuda::expect_dtype(rope.sin, DType::F32, "rope sin");
-    HWT_CHECK(rope.rotary_dim % 2 == 0 && rope.rotary_dim <= a.head_dim &&
-                  rope.cos.cols() == rope.rotary_dim / 2 && rope.cos.rows() >= k.capacity &&
-                  rope.sin.numel() == rope.cos.numel(),
-              "kv_append: rope tables {} for rotary_dim {} must cover the cache's {} positions",
-              rope.cos.str(), rope.rotary_dim, k.capacity);
-    cos = rope.cos.as<float>();
-    sin = rope.sin.as<float>();
-  }
+  const RopeTables t = rope_tables(a.rope, a.qkv, k, "kv_append");
   cuda::kv_append(launch_, k, a.qkv.data, a.start.defined() ? a.start.as<int>() : nullptr, a.seq,
-                  a.cache.k.data, a.cache.v.data, cos, sin, static_cast<int>(rope.rotary_dim / 2));
+                  a.cache.k.data, a.cache.v.data, t.cos, t.sin, t.half);
   cuda::check_launch("kv_append");
 }
 
@@ -75,8 +81,17 @@ void CudaBackend::decode_attention(const DecodeAttention& a) {
   const size_t floats = cuda::decode_partial_floats(k, splits);
   float* partials = floats > 0 ? static_cast<float*>(scratch(floats * sizeof(float))) : nullptr;
   unsigned* done = floats > 0 ? zeroed_counters(batch * a.heads) : nullptr;
+  // Appending: start[b] must be lengths[b] - 1, which live on the device.
+  RopeTables t;
+  if (a.start.defined()) {
+    cuda::expect_dtype(a.start, DType::I32, "decode_attention start");
+    HWT_CHECK(a.start.numel() == batch, "decode_attention start {} for batch {}", a.start.str(),
+              batch);
+    t = rope_tables(a.rope, a.qkv, k, "decode_attention");
+  }
   cuda::decode_attention(launch_, k, a.qkv.data, a.cache.k.data, a.cache.v.data,
-                         a.lengths.as<int>(), a.out.data, a.scale, splits, partials, done);
+                         a.lengths.as<int>(), a.out.data, a.scale, splits, partials, done,
+                         a.start.defined() ? a.start.as<int>() : nullptr, t.cos, t.sin, t.half);
   cuda::check_launch("decode_attention");
 }
 

@@ -5,6 +5,7 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/fused_linear.h"
 #include "backend/gemm.h"
 
 namespace hwt {
@@ -105,6 +106,43 @@ void CudaBackend::matmul(const Matmul& a) {
 
 void CudaBackend::linear_forward(const LinearFwd& a) {
   matmul(linear_forward_product(a));
+}
+
+// One row (batch-1 decode): the matrix-vector kernel with the norm, gating and residual fused
+// in. Otherwise the plain ops in turn, in scratch (backend/fused_linear.h).
+void CudaBackend::fused_linear_forward(const FusedLinearFwd& a) {
+  const size_t bytes = fused_linear_scratch_bytes(a, Device::Cuda);
+  cuda::expect_float(a.x, "x");
+  const DType dt = a.x.dtype;
+  for (const auto& [t, name] : {std::pair{a.w, "w"},
+                                {a.y, "y"},
+                                {a.b, "bias"},
+                                {a.gamma, "gamma"},
+                                {a.beta, "beta"},
+                                {a.residual, "residual"}})
+    if (t.defined()) cuda::expect_dtype(t, dt, name);
+  if (cuda::gemv_fits(dt, a.x.rows(), a.x.cols(), a.x.data, a.w.data)) {
+    cuda::GemvArgs g;
+    g.dt = dt;
+    g.x = a.x.data;
+    g.w = a.w.data;
+    g.bias = a.b.defined() ? a.b.data : nullptr;
+    g.y = a.y.data;
+    g.n = a.y.cols();
+    g.k = a.x.cols();
+    g.act = a.act;
+    if (a.gamma.defined()) {
+      g.gamma = a.gamma.data;
+      g.beta = a.beta.defined() ? a.beta.data : nullptr;
+      g.eps = a.eps;
+      g.width = norm_width(a.width, g.k);
+      g.rms = a.kind == NormKind::RmsNorm;
+    }
+    g.residual = a.residual.defined() ? a.residual.data : nullptr;
+    cuda::gemv(launch_, g);
+    return cuda::check_launch("fused_linear_forward");
+  }
+  compose_fused_linear(*this, a, bytes ? scratch(bytes) : nullptr);
 }
 
 void CudaBackend::linear_backward(const LinearBwd& a) {

@@ -188,6 +188,29 @@ void TraceBackend::linear_forward(const LinearFwd& a) {
       fmt::format("x{} w{} act={}", a.x.shape.str(), a.w.shape.str(), static_cast<int>(a.act));
 }
 
+// The product, the norm before it and the gating and residual after it; the norm's and the
+// product's intermediate results stay on chip.
+void TraceBackend::fused_linear_forward(const FusedLinearFwd& a) {
+  OpRecord& r = record(Op::fused_linear_forward, OpKind::Gemm, a.x.dtype);
+  const int64_t m = a.x.rows(), out = a.y.cols(), product = a.w.dim(0);
+  Matmul p;
+  p.a = a.x;
+  p.b = a.w;
+  p.c = Tensor{nullptr, Shape{m, product}, a.y.dtype, Device::Trace};
+  p.trans_b = true;
+  p.bias = a.b;
+  r.gemms.push_back(gemm_call(p, GemmRole::LinearForward));
+  r.elements = m * out;
+  const bool gated = is_gated(a.act);
+  r.flops = r.gemm_flops() + (a.b.defined() ? 1.0 : 0.0) * static_cast<double>(m * product) +
+            (activation_flops(a.act) + (gated ? 1 : 0) + (a.residual.defined() ? 1 : 0)) *
+                static_cast<double>(m * out) +
+            (a.gamma.defined() ? norm_flops(a.kind) : 0.0) * n(a.x);
+  set_io(r, io(a.x) + io(a.w) + io(a.b) + io(a.gamma) + io(a.beta) + io(a.residual), io(a.y));
+  r.detail = fmt::format("x{} w{} act={} norm={} residual={}", a.x.shape.str(), a.w.shape.str(),
+                         static_cast<int>(a.act), a.gamma.defined(), a.residual.defined());
+}
+
 void TraceBackend::linear_backward(const LinearBwd& a) {
   OpRecord& r = record(Op::linear_backward, OpKind::Gemm, a.dy.dtype);
   const int64_t m = a.x.rows(), k = a.x.cols(), nn = a.w.dim(0);
@@ -404,12 +427,23 @@ void TraceBackend::decode_attention(const DecodeAttention& a) {
   // Each sequence's K and V rows are read once, whatever the number of query heads sharing them.
   const Io cache = (io(a.cache.k) + io(a.cache.v)) *
                    (static_cast<double>(batch) / static_cast<double>(a.cache.k.dim(0)));
-  set_io(r,
-         io(a.qkv) * (static_cast<double>(a.heads) / static_cast<double>(a.heads + 2 * a.kv())) +
-             cache + io(a.lengths),
-         io(a.out));
+  const double qkv_heads = static_cast<double>(a.heads + 2 * a.kv());
+  Io read = io(a.qkv) * (static_cast<double>(a.heads) / qkv_heads) + cache + io(a.lengths);
+  Io written = io(a.out);
   r.detail = fmt::format("b={} heads={} kv_heads={} d={} keys<={}", batch, a.heads, a.kv(),
                          a.head_dim, keys);
+  if (a.start.defined()) {  // the new k and v heads into the cache, turned with q on the way
+    const Io kv = io(a.qkv) * (2.0 * static_cast<double>(a.kv()) / qkv_heads);
+    read = read + kv + io(a.start);
+    written = written + kv;
+    if (a.rope.rotary_dim > 0) {
+      read = read + io(a.rope.cos) + io(a.rope.sin);
+      r.flops += kRopeFlops * static_cast<double>(batch * (a.heads + a.kv()) * a.rope.rotary_dim);
+      r.detail += fmt::format(" rotary_dim={}", a.rope.rotary_dim);
+    }
+    r.detail += " appends";
+  }
+  set_io(r, read, written);
 }
 
 void TraceBackend::attention_backward(const AttentionBwd& a) {
