@@ -96,40 +96,64 @@ INSTANTIATE_TEST_SUITE_P(Families, CachedDecode,
                          ::testing::Values("gpt2", "llama", "neox", "qwen2"),
                          [](const auto& i) { return i.param; });
 
-// A decode step as the trace sees it: per layer one kv_append of the new tokens' k and v (turned
-// by their rotary angles, q too) and one decode_attention costed over the cache's capacity
-// (4·b·h·capacity·d matrix FLOPs, 5 per score for the softmax), and no whole-sequence attention.
-TEST(CachedDecodeTrace, RecordsTheCacheOps) {
-  const ModelConfig cfg = test::lm_family("llama");
+// The ops of one decode step of `batch` sequences (prompts of 8 and 5 tokens) on the trace.
+std::vector<OpRecord> decode_step_ops(const ModelConfig& cfg, int64_t batch, int64_t capacity) {
   TraceBackend trace;
   Model m(cfg, trace);
-  const int64_t batch = 2, capacity = 40, d = cfg.padded_head_dim();
   m.plan(batch, 8, capacity);
   Batch b;
   b.batch = batch;
   b.seq = 8;
-  b.ids.assign(16, 1);
+  b.ids.assign(static_cast<size_t>(8 * batch), 1);
   b.lengths = {8, 5};
+  b.lengths.resize(static_cast<size_t>(batch));
   m.prefill(b);
   trace.clear();
-  m.decode(std::vector<int32_t>{3, 4});
-  int appends = 0, attentions = 0;
-  for (const OpRecord& r : trace.workload().ops) {
+  m.decode(std::vector<int32_t>(static_cast<size_t>(batch), 3));
+  return trace.workload().ops;
+}
+
+// A decode step as the trace sees it: per layer one decode_attention that appends the new
+// tokens' k and v (turned by their rotary angles, q too) and attends over the cache's capacity
+// (4·b·h·capacity·d matrix FLOPs, 5 per score for the softmax, 3 per turned element), and no
+// kv_append or whole-sequence attention of its own.
+TEST(CachedDecodeTrace, RecordsTheCacheOps) {
+  const ModelConfig cfg = test::lm_family("llama");
+  const int64_t batch = 2, capacity = 40, d = cfg.padded_head_dim();
+  int attentions = 0;
+  for (const OpRecord& r : decode_step_ops(cfg, batch, capacity)) {
     EXPECT_NE(r.op, Op::attention_forward);
-    if (r.op == Op::kv_append) {  // k and v into the cache, and the turned q and k back
-      ++appends;
-      EXPECT_EQ(
-          r.bytes_written,
-          (2.0 * batch * cfg.kv() * d + batch * (cfg.heads + cfg.kv()) * cfg.rotary_dim()) * 4);
-    }
-    if (r.op == Op::decode_attention) {
-      ++attentions;
-      const double scores = static_cast<double>(batch * cfg.heads * capacity);
-      EXPECT_DOUBLE_EQ(r.flops, 4 * scores * static_cast<double>(d) + 5 * scores);
-    }
+    EXPECT_NE(r.op, Op::kv_append);
+    if (r.op != Op::decode_attention) continue;
+    ++attentions;
+    const double scores = static_cast<double>(batch * cfg.heads * capacity);
+    const double turned = static_cast<double>(batch * (cfg.heads + cfg.kv()) * cfg.rotary_dim());
+    EXPECT_DOUBLE_EQ(r.flops, 4 * scores * static_cast<double>(d) + 5 * scores + 3 * turned);
+    // The context rows, and the new k and v rows into the cache.
+    EXPECT_EQ(r.bytes_written, (batch * cfg.heads * d + 2.0 * batch * cfg.kv() * d) * 4);
   }
-  EXPECT_EQ(appends, cfg.layers);
   EXPECT_EQ(attentions, cfg.layers);
+}
+
+// One sequence's decode step runs each block as four fused products (the norms, the residual
+// adds and the gating inside them) and its attention: no norm, residual or gating op of its own
+// but the final norm, and no plain product but the LM head.
+TEST(CachedDecodeTrace, OneSequenceFusesTheNormsAndResidualsIntoTheProducts) {
+  for (const char* family : {"llama", "gpt2", "neox"}) {
+    SCOPED_TRACE(family);
+    const ModelConfig cfg = test::lm_family(family);
+    int products = 0, norms = 0, plain = 0;
+    for (const OpRecord& r : decode_step_ops(cfg, 1, 40)) {
+      EXPECT_NE(r.op, Op::residual_forward);
+      EXPECT_NE(r.op, Op::glu_forward);
+      products += r.op == Op::fused_linear_forward;
+      norms += r.op == Op::layernorm_forward;
+      plain += r.op == Op::linear_forward;
+    }
+    EXPECT_EQ(products, 4 * cfg.layers);
+    EXPECT_EQ(norms, 1);
+    EXPECT_EQ(plain, 1);
+  }
 }
 
 // ---- the generator, on a character vocabulary

@@ -143,13 +143,13 @@ void Block::attend(const StepContext& c, Tensor qkv, Tensor ctx) const {
                           c.attention_prune()});
     return;
   }
-  // Decode: one row per sequence, each at its own position (the rotation's table row), turned
-  // as it is appended.
-  const KvCache cache = kv_cache(c);
-  be.kv_append({qkv, cache, c.positions_device, 1, cfg_.heads, cfg_.kv(), cfg_.padded_head_dim(),
-                rotary ? rope(c, qkv) : Rope{}});
-  be.decode_attention({qkv, cache, c.key_lengths, ctx, cfg_.heads, cfg_.kv(),
-                       cfg_.padded_head_dim(), attention_dims(c).scale});
+  // Decode: one row per sequence, each at its own position (the rotation's table row), whose k
+  // and v the attention appends (turned) before it attends.
+  DecodeAttention d{qkv,        kv_cache(c), c.key_lengths,          ctx,
+                    cfg_.heads, cfg_.kv(),   cfg_.padded_head_dim(), attention_dims(c).scale};
+  d.start = c.positions_device;
+  if (rotary) d.rope = rope(c, qkv);
+  be.decode_attention(d);
 }
 
 Tensor Block::output(const StepContext& c) const {
@@ -205,12 +205,16 @@ Tensor Block::self_attention(const StepContext& c, Tensor attn_in) const {
   const Tensor qkv = c.act(qkv_act_, cfg_.padded_qkv()), ctx = c.act(ctx_, cfg_.padded_context());
   qkv_.forward(c, attn_in, qkv);
   c.prune_activation(PrunePoint::Qkv, qkv);
-  if (cfg_.qk_norm)
-    c.backend.head_norm_forward(
-        {qk_norm_shape(), qkv, q_norm_.gamma(c), k_norm_.gamma(c), qk_in(c), qk_rstd(c)});
+  qk_norm(c, qkv);
   attend(c, qkv, ctx);
   c.prune_activation(PrunePoint::AttnContext, ctx);
   return ctx;
+}
+
+void Block::qk_norm(const StepContext& c, Tensor qkv) const {
+  if (!cfg_.qk_norm) return;
+  c.backend.head_norm_forward(
+      {qk_norm_shape(), qkv, q_norm_.gamma(c), k_norm_.gamma(c), qk_in(c), qk_rstd(c)});
 }
 
 Tensor Block::mlp_activation(const StepContext& c, Tensor ffn_in) const {
@@ -236,7 +240,58 @@ void Block::norm_forward(const StepContext& c, const NormParams& ln, ActivationA
                                cfg_.hidden, cfg_.norm_kind});
 }
 
+FusedLinearFwd Block::after_norm(const StepContext& c, const NormParams& ln, Tensor x,
+                                 Tensor y) const {
+  FusedLinearFwd a;
+  a.x = x;
+  a.y = y;
+  a.gamma = ln.gamma(c);
+  a.beta = ln.beta(c);
+  a.eps = static_cast<float>(cfg_.ln_eps);
+  a.width = cfg_.hidden;
+  a.kind = cfg_.norm_kind;
+  return a;
+}
+
+// One sequence: its products are matrix-vector ones, which take the norm and the residual in
+// for nothing; at more rows the forward's own residual-and-norm op is the cheaper way.
+bool Block::decodes_fused(const StepContext& c) const {
+  return c.kv == KvStep::Decode && c.rows() == 1 && cfg_.norm == NormPlacement::Pre && !c.pruning &&
+         qkv_.dense() && out_.dense() && fc1_.dense() && fc2_.dense();
+}
+
+// x1 = x + attention(LN1(x)); out = x1 + MLP(LN2(x1)), or of LN2(x) with a parallel residual:
+// forward()'s sums, the norms and residual adds inside the products' ops.
+Tensor Block::decode_forward(const StepContext& c, Tensor x) const {
+  const int64_t h = cfg_.padded_hidden();
+  const std::string scope = fmt::format("layers.{}", index_);
+  c.backend.set_scope(scope + ".attn", Phase::Forward);
+  const Tensor qkv = c.act(qkv_act_, cfg_.padded_qkv()), ctx = c.act(ctx_, cfg_.padded_context());
+  qkv_.dense()->forward_fused(c, after_norm(c, ln1_, x, qkv));
+  qk_norm(c, qkv);
+  attend(c, qkv, ctx);
+  const Tensor x1 = c.act(x1_, h);
+  FusedLinearFwd attn_out;
+  attn_out.x = ctx;
+  attn_out.y = x1;
+  attn_out.residual = x;
+  out_.dense()->forward_fused(c, attn_out);
+
+  c.backend.set_scope(scope + ".mlp", Phase::Forward);
+  const Tensor f = c.act(f_, cfg_.padded_ffn()), out = c.act(out_act_, h);
+  FusedLinearFwd up = after_norm(c, ln2_, cfg_.parallel_residual ? x : x1, f);
+  up.act = cfg_.activation;
+  fc1_.dense()->forward_fused(c, up);
+  FusedLinearFwd down;
+  down.x = f;
+  down.y = out;
+  down.residual = x1;
+  fc2_.dense()->forward_fused(c, down);
+  return out;
+}
+
 Tensor Block::forward(const StepContext& c, Tensor x) const {
+  if (decodes_fused(c)) return decode_forward(c, x);
   const int64_t h = cfg_.padded_hidden(), rows = c.rows();
   const bool pre = cfg_.norm == NormPlacement::Pre;
   const float eps = static_cast<float>(cfg_.ln_eps);

@@ -51,6 +51,15 @@ class Block {
   Tensor mlp_activation(const StepContext& c, Tensor ffn_in) const;
   // A gated MLP's activation from its first projection's output.
   void gate(const StepContext& c) const;
+  // QK-norm of qkv's q and k heads, in place, the heads and statistics saved (model.qk_norm).
+  void qk_norm(const StepContext& c, Tensor qkv) const;
+  // A decode step's forward at one sequence (pre-LN, dense projections, no pruning): each
+  // product takes the norm before it and the residual after it (fused_linear_forward), so the
+  // step runs one matrix-vector kernel per product and no norm or residual kernels.
+  bool decodes_fused(const StepContext& c) const;
+  Tensor decode_forward(const StepContext& c, Tensor x) const;
+  // fused_linear_forward's arguments for y = (product of) norm `ln` of x.
+  FusedLinearFwd after_norm(const StepContext& c, const NormParams& ln, Tensor x, Tensor y) const;
   // y = norm `ln`(x), its statistics into the slots.
   void norm_forward(const StepContext& c, const NormParams& ln, ActivationArena::Slot mean,
                     ActivationArena::Slot rstd, Tensor x, Tensor y) const;

@@ -32,6 +32,12 @@ void Linear::forward(const StepContext& c, Tensor x, Tensor y, Activation act,
   c.backend.linear_forward(a);
 }
 
+void Linear::forward_fused(const StepContext& c, FusedLinearFwd a) const {
+  a.w = c.params.compute(w_);
+  if (has_bias_) a.b = c.params.compute(b_);
+  c.backend.fused_linear_forward(a);
+}
+
 void Linear::backward(const StepContext& c, Tensor x, Tensor dy, Tensor dx, bool accumulate_dx,
                       Activation act, Tensor pre_act) const {
   LinearBwd a;

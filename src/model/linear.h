@@ -20,6 +20,9 @@ class Linear {
   // y = act(x wᵀ + b); pre_act must be defined when act is not None.
   void forward(const StepContext& c, Tensor x, Tensor y, Activation act = Activation::None,
                Tensor pre_act = {}) const;
+  // fused_linear_forward with this layer's weight and bias (a's x, y, norm, act and residual):
+  // inference only.
+  void forward_fused(const StepContext& c, FusedLinearFwd a) const;
   // dy is overwritten when act is not None; dx may be undefined (no input gradient needed).
   void backward(const StepContext& c, Tensor x, Tensor dy, Tensor dx, bool accumulate_dx = false,
                 Activation act = Activation::None, Tensor pre_act = {}) const;

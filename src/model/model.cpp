@@ -150,17 +150,8 @@ StepContext Model::context() {
 }
 
 void Model::set_batch(const Batch& b, float grad_multiplier) {
-  HWT_CHECK(max_batch_ > 0, "Model::plan must run before set_batch");
-  HWT_CHECK(b.batch >= 1 && b.batch <= max_batch_ && b.seq >= 1 && b.seq <= max_seq_,
-            "batch {}x{} exceeds the planned {}x{}", b.batch, b.seq, max_batch_, max_seq_);
-  batch_ = b.batch;
-  seq_ = b.seq;
+  set_inputs(b);
   const int64_t rows = b.batch * b.seq;
-  HWT_CHECK(static_cast<int64_t>(b.ids.size()) == rows &&
-                static_cast<int64_t>(b.lengths.size()) == b.batch,
-            "batch arrays do not match {}x{}", b.batch, b.seq);
-  backend_.upload(arena_.view(ids_, Shape{rows}), b.ids.data());
-  backend_.upload(arena_.view(lengths_, Shape{b.batch}), b.lengths.data());
   targets_ = HeadTargets{};
   targets_.grad_multiplier = grad_multiplier;
   targets_.loss_scale = loss_scale_;
@@ -176,6 +167,20 @@ void Model::set_batch(const Batch& b, float grad_multiplier) {
     backend_.upload(targets_.token_labels, b.token_labels.data());
     targets_.token_valid = Batch::count_valid(b.token_labels);
   }
+}
+
+void Model::set_inputs(const Batch& b) {
+  HWT_CHECK(max_batch_ > 0, "Model::plan must run before set_batch");
+  HWT_CHECK(b.batch >= 1 && b.batch <= max_batch_ && b.seq >= 1 && b.seq <= max_seq_,
+            "batch {}x{} exceeds the planned {}x{}", b.batch, b.seq, max_batch_, max_seq_);
+  batch_ = b.batch;
+  seq_ = b.seq;
+  const int64_t rows = b.batch * b.seq;
+  HWT_CHECK(static_cast<int64_t>(b.ids.size()) == rows &&
+                static_cast<int64_t>(b.lengths.size()) == b.batch,
+            "batch arrays do not match {}x{}", b.batch, b.seq);
+  backend_.upload(arena_.view(ids_, Shape{rows}), b.ids.data());
+  backend_.upload(arena_.view(lengths_, Shape{b.batch}), b.lengths.data());
 }
 
 void Model::forward(bool training, uint64_t step_seed) {
@@ -237,8 +242,8 @@ void Model::backward() {
 void Model::prefill(Batch b) {
   HWT_CHECK(kv_capacity_ > 0, "Model::prefill needs a plan with a KV cache");
   HWT_CHECK(b.seq <= kv_capacity_, "prompt of {} exceeds the KV cache's {}", b.seq, kv_capacity_);
-  b.token_labels.assign(b.ids.size(), -1);
-  set_batch(b);
+  set_inputs(b);
+  targets_ = HeadTargets{};
   kv_lengths_ = b.lengths;
   kv_step_ = KvStep::Prefill;
   forward(false, 0);
@@ -255,8 +260,8 @@ void Model::decode(std::span<const int32_t> ids) {
   // A full cache keeps its sequence at its last position (generation has ended it).
   for (int32_t& n : kv_lengths_) n = std::min<int32_t>(n, static_cast<int32_t>(kv_capacity_ - 1));
   for (const int32_t n : kv_lengths_) b.lengths.push_back(n + 1);  // the cache and itself
-  b.token_labels.assign(ids.size(), -1);
-  set_batch(b);
+  set_inputs(b);
+  targets_ = HeadTargets{};
   backend_.upload(arena_.view(positions_, Shape{b.batch}), kv_lengths_.data());
   kv_step_ = KvStep::Decode;
   run_decode_step();

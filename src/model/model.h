@@ -95,6 +95,9 @@ class Model {
   std::vector<std::string> tt_contractions() const;
 
  private:
+  // The batch's shape, ids and lengths: all that generation's steps upload (they read only the
+  // logits, so no labels).
+  void set_inputs(const Batch& b);
   StepContext context();
   // A rotary table [max_seq, rotary_dim / 2] (undefined without rotary positions).
   Tensor rope_table(ActivationArena::Slot slot) const;

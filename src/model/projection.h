@@ -28,8 +28,9 @@ class Projection {
   int64_t out() const {  // output width as stored
     return std::visit([](const auto& m) { return m.out(); }, map_);
   }
-  // The tensor train, if this is one.
+  // The tensor train, if this is one; the dense map, if this is one.
   const TtLinear* tt() const { return std::get_if<TtLinear>(&map_); }
+  const Linear* dense() const { return std::get_if<Linear>(&map_); }
 
  private:
   std::variant<Linear, TtLinear> map_;
