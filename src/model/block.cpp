@@ -240,19 +240,6 @@ void Block::norm_forward(const StepContext& c, const NormParams& ln, ActivationA
                                cfg_.hidden, cfg_.norm_kind});
 }
 
-FusedLinearFwd Block::after_norm(const StepContext& c, const NormParams& ln, Tensor x,
-                                 Tensor y) const {
-  FusedLinearFwd a;
-  a.x = x;
-  a.y = y;
-  a.gamma = ln.gamma(c);
-  a.beta = ln.beta(c);
-  a.eps = static_cast<float>(cfg_.ln_eps);
-  a.width = cfg_.hidden;
-  a.kind = cfg_.norm_kind;
-  return a;
-}
-
 // One sequence: its products are matrix-vector ones, which take the norm and the residual in
 // for nothing; at more rows the forward's own residual-and-norm op is the cheaper way.
 bool Block::decodes_fused(const StepContext& c) const {
@@ -264,10 +251,11 @@ bool Block::decodes_fused(const StepContext& c) const {
 // forward()'s sums, the norms and residual adds inside the products' ops.
 Tensor Block::decode_forward(const StepContext& c, Tensor x) const {
   const int64_t h = cfg_.padded_hidden();
+  const float eps = static_cast<float>(cfg_.ln_eps);
   const std::string scope = fmt::format("layers.{}", index_);
   c.backend.set_scope(scope + ".attn", Phase::Forward);
   const Tensor qkv = c.act(qkv_act_, cfg_.padded_qkv()), ctx = c.act(ctx_, cfg_.padded_context());
-  qkv_.dense()->forward_fused(c, after_norm(c, ln1_, x, qkv));
+  qkv_.dense()->forward_fused(c, ln1_.fused_product(c, x, qkv, eps, cfg_.hidden));
   qk_norm(c, qkv);
   attend(c, qkv, ctx);
   const Tensor x1 = c.act(x1_, h);
@@ -279,7 +267,7 @@ Tensor Block::decode_forward(const StepContext& c, Tensor x) const {
 
   c.backend.set_scope(scope + ".mlp", Phase::Forward);
   const Tensor f = c.act(f_, cfg_.padded_ffn()), out = c.act(out_act_, h);
-  FusedLinearFwd up = after_norm(c, ln2_, cfg_.parallel_residual ? x : x1, f);
+  FusedLinearFwd up = ln2_.fused_product(c, cfg_.parallel_residual ? x : x1, f, eps, cfg_.hidden);
   up.act = cfg_.activation;
   fc1_.dense()->forward_fused(c, up);
   FusedLinearFwd down;

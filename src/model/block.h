@@ -58,8 +58,6 @@ class Block {
   // step runs one matrix-vector kernel per product and no norm or residual kernels.
   bool decodes_fused(const StepContext& c) const;
   Tensor decode_forward(const StepContext& c, Tensor x) const;
-  // fused_linear_forward's arguments for y = (product of) norm `ln` of x.
-  FusedLinearFwd after_norm(const StepContext& c, const NormParams& ln, Tensor x, Tensor y) const;
   // y = norm `ln`(x), its statistics into the slots.
   void norm_forward(const StepContext& c, const NormParams& ln, ActivationArena::Slot mean,
                     ActivationArena::Slot rstd, Tensor x, Tensor y) const;

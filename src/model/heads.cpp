@@ -71,6 +71,16 @@ void Heads::forward(const StepContext& c, Tensor h, const HeadTargets& t) const 
   }
 }
 
+bool Heads::decodes_fused(const StepContext& c) const {
+  return c.kv == KvStep::Decode && c.rows() == 1 && cfg_.head == Task::Lm;
+}
+
+void Heads::decode_forward(const StepContext& c, FusedLinearFwd normed) const {
+  c.backend.set_scope("head.lm", Phase::Forward);
+  normed.y = token_logits(c);
+  token_.forward_fused(c, normed);
+}
+
 void Heads::backward(const StepContext& c, Tensor h, Tensor dh) const {
   Backend& be = c.backend;
   if (has_token_outputs(cfg_.head)) {

@@ -23,6 +23,10 @@ class Heads {
   Heads(const ModelConfig& cfg, ParamStore& ps, const Embeddings& embed);
   void plan(ActivationArena& arena, DType dt, int64_t max_batch, int64_t max_rows);
   void forward(const StepContext& c, Tensor h, const HeadTargets& t) const;
+  // A decode step of one sequence under an LM head: its product takes the final norm in
+  // (decode_forward, `normed` the norm's fused_product of the last block's output).
+  bool decodes_fused(const StepContext& c) const;
+  void decode_forward(const StepContext& c, FusedLinearFwd normed) const;
   // Writes dh, the gradient of the hidden states.
   void backward(const StepContext& c, Tensor h, Tensor dh) const;
 

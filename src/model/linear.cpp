@@ -69,6 +69,19 @@ Tensor NormParams::dbeta(const StepContext& c) const {
   return kind == NormKind::LayerNorm ? c.params.grad(beta_) : Tensor{};
 }
 
+FusedLinearFwd NormParams::fused_product(const StepContext& c, Tensor x, Tensor y, float eps,
+                                         int64_t width) const {
+  FusedLinearFwd a;
+  a.x = x;
+  a.y = y;
+  a.gamma = gamma(c);
+  a.beta = beta(c);
+  a.eps = eps;
+  a.width = width;
+  a.kind = kind;
+  return a;
+}
+
 Tensor NormParams::mean(const StepContext& c, ActivationArena::Slot slot) const {
   return kind == NormKind::LayerNorm ? c.arena.view(slot, Shape{c.rows()}) : Tensor{};
 }

@@ -46,6 +46,10 @@ struct NormParams {
   Tensor beta(const StepContext& c) const;
   Tensor dgamma(const StepContext& c) const { return c.params.grad(gamma_); }
   Tensor dbeta(const StepContext& c) const;
+  // fused_linear_forward's arguments for y = (a product of) this norm of x over rows of
+  // `width`: x is normalised on its way into the product (inference only).
+  FusedLinearFwd fused_product(const StepContext& c, Tensor x, Tensor y, float eps,
+                               int64_t width) const;
   // The saved per-row mean in `slot`, which RMSNorm neither writes nor reads.
   Tensor mean(const StepContext& c, ActivationArena::Slot slot) const;
   // The backward of this norm over rows of `width` (its saved mean and rstd in their slots):

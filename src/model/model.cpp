@@ -189,13 +189,17 @@ void Model::forward(bool training, uint64_t step_seed) {
   const StepContext c = context();
   Tensor x = embed_->forward(c, arena_.view(ids_, Shape{c.rows()}));
   for (const auto& b : blocks_) x = b->forward(c, x);
+  const float eps = static_cast<float>(cfg_.ln_eps);
+  if (cfg_.norm == NormPlacement::Pre && heads_->decodes_fused(c)) {
+    heads_->decode_forward(c, final_ln_.fused_product(c, x, {}, eps, cfg_.hidden));
+    return;
+  }
   if (cfg_.norm == NormPlacement::Pre) {
     backend_.set_scope("final_ln", Phase::Forward);
     const Tensor y = c.act(final_out_, cfg_.padded_hidden());
-    backend_.layernorm_forward({x, final_ln_.gamma(c), final_ln_.beta(c), y,
-                                final_ln_.mean(c, final_mean_),
-                                arena_.view(final_rstd_, Shape{c.rows()}),
-                                static_cast<float>(cfg_.ln_eps), cfg_.hidden, cfg_.norm_kind});
+    backend_.layernorm_forward(
+        {x, final_ln_.gamma(c), final_ln_.beta(c), y, final_ln_.mean(c, final_mean_),
+         arena_.view(final_rstd_, Shape{c.rows()}), eps, cfg_.hidden, cfg_.norm_kind});
     x = y;
   }
   heads_->forward(c, x, targets_);
