@@ -39,6 +39,8 @@ CudaBackend::CudaBackend(int device, CudaOptions options) : device_(device), opt
   check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
   device_name_ = prop.name;
   launch_.sms = prop.multiProcessorCount;
+  launch_.l2_bytes = prop.l2CacheSize;
+  launch_.pdl = prop.major >= 9 && cuda::dependent_launch_built();
   check(cudaStreamCreateWithFlags(&launch_.stream, cudaStreamNonBlocking), "cudaStreamCreate");
   check(cudaMalloc(&launch_.errors, sizeof(int)), "allocating the error word");
   check(cudaMemset(launch_.errors, 0, sizeof(int)), "clearing the error word");

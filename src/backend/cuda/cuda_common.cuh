@@ -100,6 +100,41 @@ inline int grid_for(const Launch& l, int64_t work) {
   return static_cast<int>(blocks < 8LL * l.sms ? (blocks > 0 ? blocks : 1) : 8LL * l.sms);
 }
 
+// Programmatic dependent launch (sm_90 and later; no-ops before). A grid launched by
+// launch_kernel(..., dependent = true) may start while the grid before it still runs: it must call
+// wait_prior_grid() before touching memory that grid, or any before it, writes. Grids call
+// release_next_grid() once they have waited, so that the next dependent one starts early.
+__device__ __forceinline__ void wait_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void release_next_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+// Enqueues kernel<<<grid, block, smem, l.stream>>>(args...), as a programmatic dependent launch
+// when `dependent` and the device and build have them (l.pdl). Launch errors surface at
+// check_launch.
+template <class... Params, class... Args>
+void launch_kernel(const Launch& l, bool dependent, void (*kernel)(Params...), dim3 grid,
+                   dim3 block, size_t smem, Args... args) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = l.stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = dependent && l.pdl ? 1 : 0;
+  cudaLaunchKernelEx(&cfg, kernel, static_cast<Params>(args)...);
+}
+
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 

@@ -139,6 +139,8 @@ __global__ void __launch_bounds__(kDecodeWarps * 32)
                   int64_t splits, float* partials, unsigned* done, Append ap) {
   constexpr int kGroups = 32 / LK;
   constexpr int64_t kStep = int64_t{kDecodeWarps} * kGroups * kRowsPerStep;
+  wait_prior_grid();  // a dependent launch: qkv comes from the product before it
+  release_next_grid();
   const int64_t split = blockIdx.x, h = blockIdx.y, b = blockIdx.z, D = a.head_dim;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, sub = lane % LK, group = lane / LK;
   const int64_t len = lengths[b], chunk = ceil_div(a.capacity, splits);
@@ -316,9 +318,9 @@ void decode_launch(const Launch& l, const KvArgs& a, const void* qkv, void* k, v
                    unsigned* done, const Append& ap) {
   const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(a.heads),
                   static_cast<unsigned>(a.batch));
-  decode_kernel<T, V, LK, C><<<grid, kDecodeWarps * 32, 0, l.stream>>>(
-      a, static_cast<const T*>(qkv), static_cast<T*>(k), static_cast<T*>(v), lengths,
-      static_cast<T*>(out), scale, splits, partials, done, ap);
+  launch_kernel(l, true, decode_kernel<T, V, LK, C>, grid, kDecodeWarps * 32, 0, a,
+                static_cast<const T*>(qkv), static_cast<T*>(k), static_cast<T*>(v), lengths,
+                static_cast<T*>(out), scale, splits, partials, done, ap);
 }
 
 // The lanes per key: enough 16-byte chunks for the head (a power of two, at least 4, at most

@@ -3,9 +3,10 @@
 // 128-row tile on the one row; here one warp owns four output columns and streams their rows of
 // w in 16-byte loads (four in flight per lane), x held in shared memory as fp32 (one read of x
 // serves four columns), and reduces its sums with shuffles; where that leaves multiprocessors
-// idle, a block's warps split k instead. Accumulation is fp32; the bias and activation are
-// applied to the fp32 sum as cuBLASLt's epilogues do.
-// Where it is used (gemv_fits) follows from timing it against cuBLASLt inside CUDA graphs
+// idle, a block's warps split k instead. Under a dependent launch (GemvArgs::dependent) its loads
+// of w begin while the kernel before it, which computes x, still runs. Accumulation is fp32; the
+// bias and activation are applied to the fp32 sum as cuBLASLt's epilogues do. Where it is used
+// (gemv_fits) follows from timing it against cuBLASLt inside CUDA graphs
 // (`bench_kernels "decode linear"`, docs/benchmarks.md): ahead at one row for k up to 4096, behind
 // for longer rows (one warp's loop over k grows, and x's share of shared memory caps the warps
 // in flight) and for more rows (the multiply-adds per weight byte grow with the rows).
@@ -85,7 +86,7 @@ __device__ __forceinline__ void stage_x(const GemvArgs& a, float* sx) {
 // Gated, a warp's rows are two gate rows and their two up rows (kCols / 2 outputs). Each warp
 // issues its first loads of w before x is staged, and every later one an iteration ahead.
 template <class T, int Split, bool Gated>
-__global__ void __launch_bounds__(32 * kWarps) gemv_kernel(GemvArgs a) {
+__global__ void __launch_bounds__(32 * kWarps) gemv_kernel(GemvArgs a, int64_t prefetch_blocks) {
   constexpr int V = kVec16<T>;
   constexpr int kOut = Gated ? kCols / 2 : kCols;  // outputs per column set
   extern __shared__ __align__(16) unsigned char smem[];
@@ -106,6 +107,19 @@ __global__ void __launch_bounds__(32 * kWarps) gemv_kernel(GemvArgs a) {
   Pack<T, V> wp[kCols] = {};
   int64_t c = (warp % Split) * slice + lane * V;
   load_w(c, wp);
+  // The rest of the warp's rows into L2, one request per 128-byte line, while the grid ahead
+  // (under a dependent launch) still computes x: by the first blocks only, whose rows together
+  // fill at most half of L2, lest lines prefetched for later blocks evict those of earlier ones
+  // before they are read.
+  constexpr int kLine = 128 / (V * static_cast<int>(sizeof(T)));
+  if (blockIdx.x < prefetch_blocks && lane % kLine == 0)
+#pragma unroll
+    for (int j = 0; j < kCols; ++j)
+      if (has(j))
+        for (int64_t p = c + 32 * V; p < end; p += 32 * V)
+          asm volatile("prefetch.global.L2 [%0];" ::"l"(w + row(j) * k + p));
+  wait_prior_grid();
+  release_next_grid();
   stage_x<T>(a, sx);
   float acc[kCols] = {};
   for (; c < end && o0 < a.n; c += 32 * V) {
@@ -181,12 +195,15 @@ template <class T, bool Gated>
 void gemv_launch(const Launch& l, const GemvArgs& a) {
   const size_t smem = sizeof(float) * static_cast<size_t>(a.k);
   const int64_t sets = ceil_div(a.n, int64_t{Gated ? kCols / 2 : kCols});
+  const int64_t row_bytes = a.k * static_cast<int64_t>(sizeof(T));
   if (gemv_split<T>(l, sets, a.k)) {
-    gemv_kernel<T, kWarps, Gated><<<static_cast<unsigned>(sets), 32 * kWarps, smem, l.stream>>>(a);
+    launch_kernel(l, a.dependent, gemv_kernel<T, kWarps, Gated>, static_cast<unsigned>(sets),
+                  32 * kWarps, smem, a, l.l2_bytes / 2 / (kCols * row_bytes));
     return;
   }
-  gemv_kernel<T, 1, Gated>
-      <<<static_cast<unsigned>(ceil_div(sets, int64_t{kWarps})), 32 * kWarps, smem, l.stream>>>(a);
+  launch_kernel(l, a.dependent, gemv_kernel<T, 1, Gated>,
+                static_cast<unsigned>(ceil_div(sets, int64_t{kWarps})), 32 * kWarps, smem, a,
+                l.l2_bytes / 2 / (kWarps * kCols * row_bytes));
 }
 
 template <class T>
@@ -198,6 +215,12 @@ void gemv_typed(const Launch& l, const GemvArgs& a) {
 }
 
 }  // namespace
+
+bool dependent_launch_built() {
+  cudaFuncAttributes f{};
+  return cudaFuncGetAttributes(&f, gemv_kernel<float, 1, false>) == cudaSuccess &&
+         f.ptxVersion >= 90;
+}
 
 bool gemv_fits(DType dt, int64_t rows, int64_t k, const void* x, const void* w) {
   const int64_t v = 16 / static_cast<int64_t>(dtype_size(dt));

@@ -23,8 +23,17 @@ constexpr int kErrTarget = 2;   // a cross-entropy target >= the class count
 struct Launch {
   cudaStream_t stream = nullptr;
   int sms = 132;          // multiprocessors, for grid sizing
+  int64_t l2_bytes = 0;   // the L2 cache's size
   int* errors = nullptr;  // device-visible error word
+  // Programmatic dependent launch (launch_kernel in cuda_common.cuh): the device is sm_90 or
+  // later and the kernels were built for it (dependent_launch_built).
+  bool pdl = false;
 };
+
+// Whether the kernels were compiled for sm_90 or later (their PTX version), whose grid
+// dependency control programmatic dependent launches need: a build for older devices runs on an
+// H100 through PTX without it.
+bool dependent_launch_built();
 
 struct DropArgs {
   float p = 0.0f;
@@ -73,6 +82,9 @@ struct GemvArgs {
   int64_t width = 0;
   bool rms = false;
   const void* residual = nullptr;
+  // Launched as a programmatic dependent launch: it reads w (only) before the grid ahead of it
+  // ends, so no kernel just before it may write w (true of weights in a forward).
+  bool dependent = false;
 };
 // Whether gemv serves this product, and is faster there than cuBLASLt (cuda_gemv.cu says why).
 bool gemv_fits(DType dt, int64_t rows, int64_t k, const void* x, const void* w);

@@ -139,6 +139,7 @@ void CudaBackend::fused_linear_forward(const FusedLinearFwd& a) {
       g.rms = a.kind == NormKind::RmsNorm;
     }
     g.residual = a.residual.defined() ? a.residual.data : nullptr;
+    g.dependent = true;  // w is a parameter, which no forward kernel writes
     cuda::gemv(launch_, g);
     return cuda::check_launch("fused_linear_forward");
   }
