@@ -72,8 +72,8 @@ void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity, Recomp
   const DType dt = act_dtype_;
   // Owners as `hwt memory` groups the layers; "step": the batch and what the blocks share.
   arena_.set_owner("step");
-  ids_ = arena_.reserve(DType::I32, rows);
-  lengths_ = arena_.reserve(DType::I32, max_batch);
+  // A step's inputs side by side (ids_view), so that they go to the device in one copy.
+  inputs_ = arena_.reserve(DType::I32, rows + (kv_capacity > 0 ? 2 : 1) * max_batch);
   seq_labels_ = arena_.reserve(DType::I32, max_batch);
   token_labels_ = arena_.reserve(DType::I32, rows);
   arena_.set_owner("embedding");
@@ -98,7 +98,6 @@ void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity, Recomp
   token_pred_ = arena_.reserve(DType::I32, rows);
   kv_capacity_ = kv_capacity;
   if (kv_capacity > 0) {
-    positions_ = arena_.reserve(DType::I32, max_batch);
     for (auto& b : blocks_) b->plan_kv_cache(arena_, dt, max_batch, kv_capacity);
     arena_.set_owner("step");
   }
@@ -140,13 +139,13 @@ StepContext Model::context() {
                      training_,
                      false,
                      step_seed_,
-                     arena_.view(lengths_, Shape{batch_}),
+                     input_view(1),
                      pruning_.get(),
                      rope_table(rope_cos_),
                      rope_table(rope_sin_),
                      kv_step_,
                      decoding ? std::span<const int32_t>(kv_lengths_) : std::span<const int32_t>{},
-                     decoding ? arena_.view(positions_, Shape{batch_}) : Tensor{}};
+                     decoding ? input_view(2) : Tensor{}};
 }
 
 void Model::set_batch(const Batch& b, float grad_multiplier) {
@@ -169,7 +168,15 @@ void Model::set_batch(const Batch& b, float grad_multiplier) {
   }
 }
 
-void Model::set_inputs(const Batch& b) {
+// The step's ids (part 0, a row each), key lengths (1) and decode positions (2, a sequence each),
+// one after the other.
+Tensor Model::input_view(int part) const {
+  const int64_t rows = batch_ * seq_, parts = kv_capacity_ > 0 ? 2 : 1;
+  const Tensor all = arena_.view(inputs_, Shape{rows + parts * batch_});
+  return part == 0 ? all.flat_slice(0, rows) : all.flat_slice(rows + (part - 1) * batch_, batch_);
+}
+
+void Model::set_inputs(const Batch& b, std::span<const int32_t> positions) {
   HWT_CHECK(max_batch_ > 0, "Model::plan must run before set_batch");
   HWT_CHECK(b.batch >= 1 && b.batch <= max_batch_ && b.seq >= 1 && b.seq <= max_seq_,
             "batch {}x{} exceeds the planned {}x{}", b.batch, b.seq, max_batch_, max_seq_);
@@ -179,15 +186,17 @@ void Model::set_inputs(const Batch& b) {
   HWT_CHECK(static_cast<int64_t>(b.ids.size()) == rows &&
                 static_cast<int64_t>(b.lengths.size()) == b.batch,
             "batch arrays do not match {}x{}", b.batch, b.seq);
-  backend_.upload(arena_.view(ids_, Shape{rows}), b.ids.data());
-  backend_.upload(arena_.view(lengths_, Shape{b.batch}), b.lengths.data());
+  host_inputs_.assign(b.ids.begin(), b.ids.end());
+  host_inputs_.insert(host_inputs_.end(), b.lengths.begin(), b.lengths.end());
+  host_inputs_.insert(host_inputs_.end(), positions.begin(), positions.end());
+  backend_.upload(arena_.view(inputs_, Shape{std::ssize(host_inputs_)}), host_inputs_.data());
 }
 
 void Model::forward(bool training, uint64_t step_seed) {
   training_ = training;
   step_seed_ = step_seed;
   const StepContext c = context();
-  Tensor x = embed_->forward(c, arena_.view(ids_, Shape{c.rows()}));
+  Tensor x = embed_->forward(c, input_view(0));
   for (const auto& b : blocks_) x = b->forward(c, x);
   const float eps = static_cast<float>(cfg_.ln_eps);
   if (cfg_.norm == NormPlacement::Pre && heads_->decodes_fused(c)) {
@@ -239,7 +248,7 @@ void Model::backward() {
     blocks_[i]->backward(c, inputs[i], dres, scratch_);
     finished(std::ssize(blocks_) - static_cast<int64_t>(i));
   }
-  embed_->backward(c, arena_.view(ids_, Shape{c.rows()}), dres, c.act(scratch_.a, h));
+  embed_->backward(c, input_view(0), dres, c.act(scratch_.a, h));
   finished(cfg_.layers + 1);
 }
 
@@ -264,9 +273,8 @@ void Model::decode(std::span<const int32_t> ids) {
   // A full cache keeps its sequence at its last position (generation has ended it).
   for (int32_t& n : kv_lengths_) n = std::min<int32_t>(n, static_cast<int32_t>(kv_capacity_ - 1));
   for (const int32_t n : kv_lengths_) b.lengths.push_back(n + 1);  // the cache and itself
-  set_inputs(b);
+  set_inputs(b, kv_lengths_);  // each sequence's position: its cached length
   targets_ = HeadTargets{};
-  backend_.upload(arena_.view(positions_, Shape{b.batch}), kv_lengths_.data());
   kv_step_ = KvStep::Decode;
   run_decode_step();
   kv_step_ = KvStep::None;

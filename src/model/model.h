@@ -95,9 +95,10 @@ class Model {
   std::vector<std::string> tt_contractions() const;
 
  private:
-  // The batch's shape, ids and lengths: all that generation's steps upload (they read only the
-  // logits, so no labels).
-  void set_inputs(const Batch& b);
+  // The batch's shape, ids and lengths, and a decode step's positions, in one upload: all that
+  // generation's steps upload (they read only the logits, so no labels).
+  void set_inputs(const Batch& b, std::span<const int32_t> positions = {});
+  Tensor input_view(int part) const;
   StepContext context();
   // A rotary table [max_seq, rotary_dim / 2] (undefined without rotary positions).
   Tensor rope_table(ActivationArena::Slot slot) const;
@@ -122,7 +123,8 @@ class Model {
   bool training_ = false;
   uint64_t step_seed_ = 0;
   // Arena slots.
-  ActivationArena::Slot ids_ = 0, lengths_ = 0, seq_labels_ = 0, token_labels_ = 0;
+  ActivationArena::Slot inputs_ = 0, seq_labels_ = 0, token_labels_ = 0;
+  std::vector<int32_t> host_inputs_;  // the step's inputs on their way to inputs_
   ActivationArena::Slot final_out_ = 0, final_mean_ = 0, final_rstd_ = 0, dres_ = 0, dfinal_ = 0;
   ActivationArena::Slot loss_sums_ = 0, seq_pred_ = 0, token_pred_ = 0;
   ActivationArena::Slot rope_cos_ = 0, rope_sin_ = 0;
@@ -131,7 +133,6 @@ class Model {
   int64_t kv_capacity_ = 0;
   KvStep kv_step_ = KvStep::None;
   std::vector<int32_t> kv_lengths_;
-  ActivationArena::Slot positions_ = 0;
   // Decode steps run per batch size decoded, and whether steps may be recorded (decode's
   // graphs).
   std::map<int64_t, int64_t> decode_steps_;
