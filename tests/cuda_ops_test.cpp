@@ -380,8 +380,10 @@ enum class Alias { None, ResidualIsDy, ResidualIsDsum };
 
 TEST_P(CudaOps, ResidualForwardBackward) {
   uint64_t seed = 40;
-  // The last shape gives every warp of the layernorm kernels several rows (see above).
-  const std::array<std::pair<int64_t, int64_t>, 3> shapes{{{37, 256}, {37, 10}, {5003, 768}}};
+  // The third shape gives every warp of the layernorm kernels several rows (see above); the
+  // last is a decode step's one long row, which the plain sum cuts into shorter ones.
+  const std::array<std::pair<int64_t, int64_t>, 4> shapes{
+      {{37, 256}, {37, 10}, {5003, 768}, {1, 4096}}};
   for (const auto& shape : shapes)
     for (bool ln : {false, true})
       for (float p : {0.0f, 0.3f})

@@ -642,7 +642,17 @@ void residual_plain_typed(const Launch& l, const void* d_sum, void* d_res, void*
 
 void norm_forward(const Launch& l, const NormFwdArgs& a) {
   if (a.rows == 0) return;
-  HWT_DISPATCH_FLOAT(a.dt, T, norm_forward_typed<T>(l, a));
+  // Without a norm the sum is elementwise: rows longer than one pass of a warp's 16-byte loads
+  // are cut into rows of one pass (the same elements in the same order, so the same dropout
+  // draws), a warp each, so that a few long rows (a decode step's one) still spread over the
+  // multiprocessors instead of a warp looping over each.
+  NormFwdArgs b = a;
+  const int64_t pass = 32 * 16 / static_cast<int64_t>(dtype_size(a.dt));
+  if (!a.gamma && a.cols > pass && a.cols % pass == 0) {
+    b.rows = a.rows * (a.cols / pass);
+    b.cols = pass;
+  }
+  HWT_DISPATCH_FLOAT(b.dt, T, norm_forward_typed<T>(l, b));
 }
 
 size_t norm_backward_scratch_bytes(const Launch& l, int64_t rows, int64_t cols) {
