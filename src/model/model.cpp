@@ -72,7 +72,7 @@ void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity, Recomp
   const DType dt = act_dtype_;
   // Owners as `hwt memory` groups the layers; "step": the batch and what the blocks share.
   arena_.set_owner("step");
-  // A step's inputs side by side (ids_view), so that they go to the device in one copy.
+  // A step's inputs side by side (input_view), so that they go to the device in one copy.
   inputs_ = arena_.reserve(DType::I32, rows + (kv_capacity > 0 ? 2 : 1) * max_batch);
   seq_labels_ = arena_.reserve(DType::I32, max_batch);
   token_labels_ = arena_.reserve(DType::I32, rows);
@@ -139,13 +139,13 @@ StepContext Model::context() {
                      training_,
                      false,
                      step_seed_,
-                     input_view(1),
+                     input_view(Input::Lengths),
                      pruning_.get(),
                      rope_table(rope_cos_),
                      rope_table(rope_sin_),
                      kv_step_,
                      decoding ? std::span<const int32_t>(kv_lengths_) : std::span<const int32_t>{},
-                     decoding ? input_view(2) : Tensor{}};
+                     decoding ? input_view(Input::Positions) : Tensor{}};
 }
 
 void Model::set_batch(const Batch& b, float grad_multiplier) {
@@ -168,12 +168,20 @@ void Model::set_batch(const Batch& b, float grad_multiplier) {
   }
 }
 
-// The step's ids (part 0, a row each), key lengths (1) and decode positions (2, a sequence each),
-// one after the other.
-Tensor Model::input_view(int part) const {
-  const int64_t rows = batch_ * seq_, parts = kv_capacity_ > 0 ? 2 : 1;
-  const Tensor all = arena_.view(inputs_, Shape{rows + parts * batch_});
-  return part == 0 ? all.flat_slice(0, rows) : all.flat_slice(rows + (part - 1) * batch_, batch_);
+// The step's ids (a row each), key lengths and decode positions (a sequence each), one after
+// the other.
+Tensor Model::input_view(Input part) const {
+  const int64_t rows = batch_ * seq_, per_sequence = kv_capacity_ > 0 ? 2 : 1;
+  const Tensor all = arena_.view(inputs_, Shape{rows + per_sequence * batch_});
+  switch (part) {
+    case Input::Ids:
+      return all.flat_slice(0, rows);
+    case Input::Lengths:
+      return all.flat_slice(rows, batch_);
+    case Input::Positions:
+      return all.flat_slice(rows + batch_, batch_);
+  }
+  return {};
 }
 
 void Model::set_inputs(const Batch& b, std::span<const int32_t> positions) {
@@ -196,7 +204,7 @@ void Model::forward(bool training, uint64_t step_seed) {
   training_ = training;
   step_seed_ = step_seed;
   const StepContext c = context();
-  Tensor x = embed_->forward(c, input_view(0));
+  Tensor x = embed_->forward(c, input_view(Input::Ids));
   for (const auto& b : blocks_) x = b->forward(c, x);
   const float eps = static_cast<float>(cfg_.ln_eps);
   if (cfg_.norm == NormPlacement::Pre && heads_->decodes_fused(c)) {
@@ -248,7 +256,7 @@ void Model::backward() {
     blocks_[i]->backward(c, inputs[i], dres, scratch_);
     finished(std::ssize(blocks_) - static_cast<int64_t>(i));
   }
-  embed_->backward(c, input_view(0), dres, c.act(scratch_.a, h));
+  embed_->backward(c, input_view(Input::Ids), dres, c.act(scratch_.a, h));
   finished(cfg_.layers + 1);
 }
 

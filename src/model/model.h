@@ -98,7 +98,8 @@ class Model {
   // The batch's shape, ids and lengths, and a decode step's positions, in one upload: all that
   // generation's steps upload (they read only the logits, so no labels).
   void set_inputs(const Batch& b, std::span<const int32_t> positions = {});
-  Tensor input_view(int part) const;
+  enum class Input { Ids, Lengths, Positions };
+  Tensor input_view(Input part) const;
   StepContext context();
   // A rotary table [max_seq, rotary_dim / 2] (undefined without rotary positions).
   Tensor rope_table(ActivationArena::Slot slot) const;
