@@ -1,6 +1,7 @@
 // Generation's KV-cache ops on the CPU against a direct double-precision reference: kv_append
 // places each row's k and v heads at its position, and decode_attention is softmax(q·Kᵀ·scale)·V
-// over each sequence's cached keys, grouped-query included.
+// over each sequence's cached keys, grouped-query included; decode_advance makes the greedy
+// chain's next inputs from a step's picks.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -187,6 +188,26 @@ TEST(CpuDecodeAttention, AppendsTheNewRowFirst) {
   // A start that is not the last position of its length is refused.
   fused.start = pool.i32(Shape{batch}, {3, 7});
   EXPECT_THROW(cpu.decode_attention(fused), Error);
+}
+
+// Each pick becomes its sequence's next id and is kept at the position it follows; positions
+// step on, except at the cache's last one, and lengths are the positions plus the new token.
+TEST(CpuDecodeAdvance, MakesTheNextStepsInputs) {
+  CpuBackend cpu(1);
+  test::TensorPool pool(cpu);
+  const int64_t cap = 5;
+  const Tensor picks = pool.i32(Shape{3}, {7, 8, 9}), ids = pool.i32(Shape{3}, {0, 0, 0}),
+               pos = pool.i32(Shape{3}, {0, 3, 4}), lengths = pool.i32(Shape{3}, {1, 4, 5}),
+               tokens = pool.i32(Shape{3, cap}, std::vector<int32_t>(3 * cap, -1));
+  cpu.decode_advance({picks, ids, pos, lengths, tokens});
+  EXPECT_EQ(pool.read_i32(ids), (std::vector<int32_t>{7, 8, 9}));
+  EXPECT_EQ(pool.read_i32(pos), (std::vector<int32_t>{1, 4, 4}));
+  EXPECT_EQ(pool.read_i32(lengths), (std::vector<int32_t>{2, 5, 5}));
+  std::vector<int32_t> want(3 * cap, -1);
+  want[0] = 7, want[cap + 3] = 8, want[2 * cap + 4] = 9;
+  EXPECT_EQ(pool.read_i32(tokens), want);
+  // Tensors that do not match the batch are refused.
+  EXPECT_THROW(cpu.decode_advance({picks, ids, pos, pool.i32(Shape{2}, {1, 1}), tokens}), Error);
 }
 
 }  // namespace

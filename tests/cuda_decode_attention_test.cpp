@@ -1,6 +1,7 @@
 // Generation's KV-cache ops on the GPU against the CPU reference on random inputs, in f32 and
 // bf16: kv_append, and decode_attention both split over the keys (few sequences and heads: the
-// flash-decoding partials and their combine) and in one block per (sequence, head). As in
+// flash-decoding partials and their combine) and in one block per (sequence, head); and the
+// greedy chain's decode_advance. As in
 // cuda_ops_test.cpp the CPU runs in f32 on the inputs rounded to the dtype under test.
 #include <gtest/gtest.h>
 
@@ -203,6 +204,29 @@ TEST_P(CudaDecode, AttentionAppendsTheNewRowFirst) {
     EXPECT_LT(test::rel_err(gp.read(got.cache.k), cp.read(want.cache.k)), tol()) << "k cache";
     EXPECT_EQ(gp.read(got.cache.v), cp.read(want.cache.v)) << "v cache";
   }
+}
+
+// The greedy chain's next inputs from random picks and positions, the cache's last position
+// among them, against the CPU: integers, so equal.
+TEST_P(CudaDecode, AdvanceMatchesTheCpu) {
+  const int64_t batch = 300, cap = 17;  // more sequences than one block of threads
+  std::vector<int32_t> picks, pos, lengths;
+  for (int64_t b = 0; b < batch; ++b) {
+    picks.push_back(static_cast<int32_t>((b * 7919 + 13) % 50257));
+    pos.push_back(static_cast<int32_t>((b * 31) % cap));
+    lengths.push_back(pos.back() + 1);
+  }
+  const std::vector<int32_t> ids(batch, 0), tokens(batch * cap, -1);
+  auto run = [&](Backend& be, auto& pool) {
+    const DecodeAdvance a{pool.i32(Shape{batch}, picks), pool.i32(Shape{batch}, ids),
+                          pool.i32(Shape{batch}, pos), pool.i32(Shape{batch}, lengths),
+                          pool.i32(Shape{batch, cap}, tokens)};
+    be.decode_advance(a);
+    return std::vector{pool.read_i32(a.ids), pool.read_i32(a.positions), pool.read_i32(a.lengths),
+                       pool.read_i32(a.tokens)};
+  };
+  const auto want = run(cpu, cp), got = run(test::gpu_ref(), gp);
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace

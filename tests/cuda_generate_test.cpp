@@ -3,6 +3,7 @@
 // flash-decoding kernel, kv_append, per-sequence positions), the same weights on both sides.
 // In f32 every step's logits agree and greedy picks the same tokens; in bf16 the first steps'
 // logits agree within bf16's rounding (later tokens may part where two logits nearly tie).
+// Greedy steps chained on the device (recorded and replayed) give the single steps' picks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -78,6 +79,25 @@ TEST_P(CudaGenerate, PrefillAndDecodeMatchTheCpu) {
       for (Model* m : {&ref, &dev}) m->decode(next);
   }
   EXPECT_EQ(dev.kv_lengths(), ref.kv_lengths());
+}
+
+// The same kernels in the same order on one GPU: chained steps (a recorded step with the argmax
+// and the next inputs on the device) pick what single steps and their argmax pick, bitwise.
+TEST_P(CudaGenerate, ChainedGreedyStepsEqualSingleSteps) {
+  const auto& [family, dt] = GetParam();
+  const ModelConfig cfg = test::lm_family(family);
+  Batch b = test::random_batch(cfg, 2, 7, 3);
+  b.lengths = {7, 4};
+  const int64_t steps = 40;
+  std::vector<std::vector<int32_t>> picks;
+  for (const int64_t chunk : {0, 7, 40}) {
+    Model m(cfg, test::gpu_ref(), dt);
+    m.init_parameters(7);
+    m.plan(2, 7, 7 + steps + 1);
+    picks.push_back(test::greedy_picks(m, b, steps, chunk));
+  }
+  EXPECT_EQ(picks[1], picks[0]) << "chunks of 7";
+  EXPECT_EQ(picks[2], picks[0]) << "one chunk";
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, CudaGenerate,

@@ -96,6 +96,30 @@ INSTANTIATE_TEST_SUITE_P(Families, CachedDecode,
                          ::testing::Values("gpt2", "llama", "neox", "qwen2"),
                          [](const auto& i) { return i.param; });
 
+// Greedy steps chained on the device give the picks of one decode and argmax per step, the same
+// code on the same machine (bitwise), in chunks that do and do not divide the steps, with two
+// prompts of different lengths.
+TEST_P(CachedDecode, ChainedGreedyStepsEqualSingleSteps) {
+  const ModelConfig cfg = test::lm_family(GetParam());
+  CpuBackend cpu(2);
+  Batch b = test::random_batch(cfg, 2, 7, 3);
+  b.lengths = {7, 4};
+  const int64_t steps = 20;
+  std::vector<std::vector<int32_t>> picks, lengths;
+  for (const int64_t chunk : {0, 1, 6, 20}) {
+    Model m(cfg, cpu);
+    m.init_parameters(7);
+    m.plan(2, 7, 7 + steps + 1);
+    picks.push_back(test::greedy_picks(m, b, steps, chunk));
+    lengths.push_back(m.kv_lengths());
+  }
+  ASSERT_EQ(picks[0].size(), 2u * steps);
+  for (size_t i = 1; i < picks.size(); ++i) {
+    EXPECT_EQ(picks[i], picks[0]) << GetParam() << " chunking " << i;
+    EXPECT_EQ(lengths[i], lengths[0]) << GetParam() << " chunking " << i;
+  }
+}
+
 // The ops of one decode step of `batch` sequences (prompts of 8 and 5 tokens) on the trace.
 std::vector<OpRecord> decode_step_ops(const ModelConfig& cfg, int64_t batch, int64_t capacity) {
   TraceBackend trace;

@@ -9,6 +9,7 @@
 
 #include "config/model_config.h"
 #include "data/batch.h"
+#include "model/model.h"
 #include "test_util.h"
 
 namespace hwt::test {
@@ -118,6 +119,32 @@ void drop_key_bias(const std::string& name, const ModelConfig& m, std::vector<T>
   const auto q = static_cast<std::ptrdiff_t>(m.hidden);
   const auto k = static_cast<std::ptrdiff_t>(m.kv() * m.head_dim());
   std::fill(values.begin() + q, values.begin() + q + k, T{0});
+}
+
+// Greedy picks of `steps` decode steps after prefilling `b` (a model planned with a KV cache):
+// a pick per sequence per step, by one decode() and predictions() a step (chunk 0) or chained
+// on the device in chunks of `chunk` steps (Model::decode_greedy).
+inline std::vector<int32_t> greedy_picks(Model& m, const Batch& b, int64_t steps, int64_t chunk) {
+  m.prefill(b);
+  const std::vector<int32_t> prefilled = m.predictions().tokens;
+  std::vector<int32_t> ids, picks;
+  for (int64_t i = 0; i < b.batch; ++i)
+    ids.push_back(
+        prefilled[static_cast<size_t>(i * b.seq + b.lengths[static_cast<size_t>(i)] - 1)]);
+  for (int64_t done = 0; done < steps;) {
+    const int64_t n = chunk == 0 ? 1 : std::min(chunk, steps - done);
+    std::vector<int32_t> got;
+    if (chunk == 0) {
+      m.decode(ids);
+      got = m.predictions().tokens;
+    } else {
+      got = m.decode_greedy(ids, n);
+    }
+    picks.insert(picks.end(), got.begin(), got.end());
+    ids.assign(got.end() - b.batch, got.end());
+    done += n;
+  }
+  return picks;
 }
 
 }  // namespace hwt::test

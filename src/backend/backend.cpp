@@ -30,6 +30,17 @@ int64_t HeadNormShape::checked_width(const Tensor& qkv, const Tensor& saved, con
   return w;
 }
 
+int64_t DecodeAdvance::checked_batch() const {
+  const int64_t batch = picks.numel();
+  for (const Tensor* t : {&picks, &ids, &positions, &lengths, &tokens})
+    HWT_CHECK(t->dtype == DType::I32, "decode_advance: {} is not i32", t->str());
+  HWT_CHECK(ids.numel() == batch && positions.numel() == batch && lengths.numel() == batch &&
+                tokens.shape.rank == 2 && tokens.dim(0) == batch && tokens.dim(1) >= 1,
+            "decode_advance: picks {} ids {} positions {} lengths {} tokens {}", picks.str(),
+            ids.str(), positions.str(), lengths.str(), tokens.str());
+  return batch;
+}
+
 std::string_view phase_name(Phase p) {
   switch (p) {
     case Phase::Forward:

@@ -287,6 +287,18 @@ struct DecodeAttention {
   int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 
+// Generation's greedy decode chain: the next decode step's inputs made on the device from this
+// step's picks (its argmax), so that steps follow each other without the host. All i32 [batch]
+// but tokens, i32 [batch, capacity]: tokens[b, positions[b]] = picks[b] (the pick that follows
+// the token at that position); ids[b] = picks[b]; positions[b] = min(positions[b] + 1,
+// capacity - 1) (a full cache keeps its last position, as Model::decode does); lengths[b] =
+// positions[b] + 1, the cache and the new token.
+struct DecodeAdvance {
+  Tensor picks, ids, positions, lengths, tokens;
+  // The batch, after checking the tensors' dtypes and sizes (InternalError if they differ).
+  int64_t checked_batch() const;
+};
+
 // out[r] = table[ids[r]] + pos[r % seq] (pos optional), or pos[positions[r]] when positions
 // (I32 [rows]) is given.
 struct EmbeddingFwd {
@@ -467,6 +479,7 @@ struct LossScaleUpdate {
   X(attention_backward, AttentionBwd)      \
   X(kv_append, KvAppend)                   \
   X(decode_attention, DecodeAttention)     \
+  X(decode_advance, DecodeAdvance)         \
   X(embedding_forward, EmbeddingFwd)       \
   X(embedding_backward, EmbeddingBwd)      \
   X(tt_embedding_forward, TtEmbeddingFwd)  \

@@ -53,8 +53,8 @@ Model::~Model() {
 }
 
 void Model::drop_decode_graphs() {
-  for (const auto& [batch, steps] : decode_steps_)
-    if (steps > 1) backend_.drop_kept(decode_graph_key(batch));
+  for (const auto& [key, steps] : decode_steps_)
+    if (steps > 1) backend_.drop_kept(key);
   decode_steps_.clear();
 }
 
@@ -100,6 +100,7 @@ void Model::plan(int64_t max_batch, int64_t max_seq, int64_t kv_capacity, Recomp
   if (kv_capacity > 0) {
     for (auto& b : blocks_) b->plan_kv_cache(arena_, dt, max_batch, kv_capacity);
     arena_.set_owner("step");
+    chain_tokens_ = arena_.reserve(DType::I32, max_batch * kv_capacity);
   }
   const bool rope = cfg_.position == Position::Rope;
   rope_rows_ = std::max(max_seq, kv_capacity);
@@ -271,7 +272,7 @@ void Model::prefill(Batch b) {
   kv_step_ = KvStep::None;
 }
 
-void Model::decode(std::span<const int32_t> ids) {
+void Model::start_decode(std::span<const int32_t> ids) {
   HWT_CHECK(ids.size() == kv_lengths_.size(), "decode of {} tokens for {} cached sequences",
             ids.size(), kv_lengths_.size());
   Batch b;
@@ -283,30 +284,70 @@ void Model::decode(std::span<const int32_t> ids) {
   for (const int32_t n : kv_lengths_) b.lengths.push_back(n + 1);  // the cache and itself
   set_inputs(b, kv_lengths_);  // each sequence's position: its cached length
   targets_ = HeadTargets{};
+}
+
+void Model::decode(std::span<const int32_t> ids) {
+  start_decode(ids);
   kv_step_ = KvStep::Decode;
-  run_decode_step();
+  run_decode_step(false);
   kv_step_ = KvStep::None;
   for (int32_t& n : kv_lengths_) ++n;
+}
+
+std::vector<int32_t> Model::decode_greedy(std::span<const int32_t> ids, int64_t steps) {
+  HWT_CHECK(steps >= 1, "decode_greedy of {} steps", steps);
+  start_decode(ids);
+  kv_step_ = KvStep::Decode;
+  for (int64_t s = 0; s < steps; ++s) run_decode_step(true);
+  kv_step_ = KvStep::None;
+  const int64_t cap = kv_capacity_;
+  std::vector<int32_t> tokens(static_cast<size_t>(batch_ * cap));
+  backend_.download(tokens.data(), arena_.view(chain_tokens_, Shape{batch_, cap}));
+  // Each step's pick sits at the position the step ran at (decode_advance).
+  std::vector<int32_t> picks;
+  picks.reserve(static_cast<size_t>(steps * batch_));
+  for (int64_t s = 0; s < steps; ++s)
+    for (size_t b = 0; b < kv_lengths_.size(); ++b) {
+      int32_t& n = kv_lengths_[b];
+      n = std::min<int32_t>(n, static_cast<int32_t>(cap - 1));
+      picks.push_back(tokens[b * static_cast<size_t>(cap) + static_cast<size_t>(n)]);
+      ++n;
+    }
+  return picks;
 }
 
 // Every input of a decode step (ids, positions, lengths) is in device memory, so a recorded step
 // is right for any later token of the same batch size. The first step runs as it is: it may grow
 // scratch or tune GEMMs, which a record may not.
-void Model::run_decode_step() {
-  int64_t& steps = decode_steps_[batch_];
-  const uint64_t key = decode_graph_key(batch_);
-  if (!decode_graphs_ || steps++ == 0) return forward(false, 0);
+void Model::run_decode_step(bool chained) {
+  const auto step = [&] {
+    forward(false, 0);
+    if (chained) advance_greedy();
+  };
+  const uint64_t key = decode_graph_key(batch_, chained);
+  int64_t& steps = decode_steps_[key];
+  if (!decode_graphs_ || steps++ == 0) return step();
   if (backend_.replay_kept(key)) return;
   try {
     backend_.begin_capture();
-    forward(false, 0);
+    step();
     backend_.end_capture_kept(key);
   } catch (const Error&) {
     // Something in the step cannot be recorded (nothing of it ran): every step runs as it is.
     backend_.abort_capture();
     decode_graphs_ = false;
-    forward(false, 0);
+    step();
   }
+}
+
+void Model::advance_greedy() {
+  const StepContext c = context();
+  backend_.set_scope("generate", Phase::Other);
+  const Tensor picks = arena_.view(token_pred_, Shape{batch_});
+  backend_.argmax_rows({heads_->token_logits(c), picks, heads_->token_classes()});
+  backend_.decode_advance({picks, input_view(Input::Ids), input_view(Input::Positions),
+                           input_view(Input::Lengths),
+                           arena_.view(chain_tokens_, Shape{batch_, kv_capacity_})});
 }
 
 LossSums Model::losses() {

@@ -75,6 +75,12 @@ class Model {
   // On a backend with graphs (CUDA) the second decode step of a batch size is recorded and the
   // later ones launch that record again: one launch per token instead of one per op.
   void decode(std::span<const int32_t> ids);
+  // Greedy decode steps chained on the device: the first runs `ids` as decode() does, each later
+  // one the argmax of the step before, whose inputs the device makes itself (decode_advance), so
+  // the host waits once for all of them. Returns their picks, `steps` rows of a token per
+  // sequence: what `steps` rounds of decode() and predictions() give. A sequence whose cache is
+  // full keeps only the last of its picks there (its caller has ended it).
+  std::vector<int32_t> decode_greedy(std::span<const int32_t> ids, int64_t steps);
   const std::vector<int32_t>& kv_lengths() const { return kv_lengths_; }
 
   LossSums losses();          // downloads: synchronises
@@ -128,21 +134,26 @@ class Model {
   std::vector<int32_t> host_inputs_;  // the step's inputs on their way to inputs_
   ActivationArena::Slot final_out_ = 0, final_mean_ = 0, final_rstd_ = 0, dres_ = 0, dfinal_ = 0;
   ActivationArena::Slot loss_sums_ = 0, seq_pred_ = 0, token_pred_ = 0;
+  ActivationArena::Slot chain_tokens_ = 0;  // decode_greedy's picks, [batch, kv capacity]
   ActivationArena::Slot rope_cos_ = 0, rope_sin_ = 0;
   int64_t rope_rows_ = 0;  // positions the rotary tables cover
   // Generation: the cache's capacity, the step's kind, each sequence's cached length.
   int64_t kv_capacity_ = 0;
   KvStep kv_step_ = KvStep::None;
   std::vector<int32_t> kv_lengths_;
-  // Decode steps run per batch size decoded, and whether steps may be recorded (decode's
-  // graphs).
-  std::map<int64_t, int64_t> decode_steps_;
+  // Decode steps run per kind of step (decode_graph_key), and whether steps may be recorded
+  // (decode's graphs).
+  std::map<uint64_t, int64_t> decode_steps_;
   bool decode_graphs_ = true;
   const uint64_t graph_owner_;  // this model's part of the backend's kept-graph keys
-  uint64_t decode_graph_key(int64_t batch) const {
-    return (graph_owner_ << 20) | static_cast<uint64_t>(batch);
+  // A decode step's kept-graph key: its batch size, and whether it is a chained greedy step.
+  uint64_t decode_graph_key(int64_t batch, bool chained) const {
+    return (graph_owner_ << 21) | (uint64_t{chained} << 20) | static_cast<uint64_t>(batch);
   }
-  void run_decode_step();
+  // Caps the cached lengths and uploads a decode step's inputs.
+  void start_decode(std::span<const int32_t> ids);
+  void run_decode_step(bool chained);
+  void advance_greedy();  // a chained step's argmax and next inputs
   void drop_decode_graphs();
   BlockScratch scratch_{};
   std::vector<int64_t> grad_stage_;  // per parameter

@@ -226,27 +226,53 @@ std::vector<Generation> generate(Model& model, const Tokenizer& tok,
   }
   t = Clock::now();
   int64_t decoded = 0;
-  for (uint64_t step = 1;; ++step) {
-    const bool running =
-        std::any_of(seqs.begin(), seqs.end(), [](const Sequence& s) { return !s.done; });
-    if (!running) break;
+  // Steps a sequence can still take before it ends by length (max_new_tokens or the cache).
+  auto steps_left = [&](const Sequence& s) {
+    const int64_t made = std::ssize(s.g.tokens);
+    return std::min(o.max_new_tokens - made, plan.kv_capacity - std::ssize(s.g.prompt_ids) - made);
+  };
+  // Greedy steps run in chunks chained on the device (Model::decode_greedy): the host reads a
+  // chunk's picks at once instead of waiting for every step. A chunk is sized to take about
+  // kChunkSeconds, so that streamed text still flows, and never outlasts the longest sequence's
+  // length; a sequence that ends inside one (end of text, a stop string) runs along to its end.
+  constexpr double kChunkSeconds = 0.02;
+  constexpr int64_t kMaxChunk = 32;
+  int64_t chunk = 1;
+  for (uint64_t step = 1;;) {
+    int64_t left = 0;
+    for (const Sequence& s : seqs)
+      if (!s.done) left = std::max(left, steps_left(s));
+    if (left == 0) break;
     // Finished sequences run along with their last token; their results are ignored.
     std::vector<int32_t> ids;
     for (const Sequence& s : seqs)
       ids.push_back(s.g.tokens.empty() ? s.g.prompt_ids.back() : s.g.tokens.back());
+    if (greedy) {
+      const int64_t n = std::min(chunk, left);
+      const auto started = Clock::now();
+      const std::vector<int32_t> picks = model.decode_greedy(ids, n);
+      for (int64_t k = 0; k < n; ++k)
+        for (size_t i = 0; i < seqs.size(); ++i) {
+          if (seqs[i].done) continue;
+          ++decoded;
+          take(i, picks[static_cast<size_t>(k) * seqs.size() + i]);
+        }
+      const double per_step = seconds_since(started) / static_cast<double>(n);
+      chunk = std::clamp<int64_t>(static_cast<int64_t>(kChunkSeconds / std::max(per_step, 1e-9)), 1,
+                                  kMaxChunk);
+      continue;
+    }
     model.decode(ids);
     const int64_t padded = model.token_logits().cols();
-    const std::vector<int32_t> picks = greedy ? model.predictions().tokens : std::vector<int32_t>{};
-    const std::vector<float> rows =
-        greedy ? std::vector<float>{} : download_rows(be, model.token_logits(), 0, std::ssize(ids));
+    const std::vector<float> rows = download_rows(be, model.token_logits(), 0, std::ssize(ids));
     for (size_t i = 0; i < seqs.size(); ++i) {
       if (seqs[i].done) continue;
       ++decoded;
-      take(i, greedy ? picks[i]
-                     : sample_token(std::span(rows).subspan(i * static_cast<size_t>(padded),
-                                                            static_cast<size_t>(vocab)),
-                                    o.sampling, step));
+      take(i, sample_token(std::span(rows).subspan(i * static_cast<size_t>(padded),
+                                                   static_cast<size_t>(vocab)),
+                           o.sampling, step));
     }
+    ++step;
   }
   if (speed) {
     speed->decode_tokens += decoded;

@@ -1,5 +1,6 @@
-// CpuBackend: generation's KV cache: appending k and v, and attention of one query row per
-// sequence over the cached keys (a direct softmax; the CPU has no need to split the keys).
+// CpuBackend: generation's KV cache: appending k and v, attention of one query row per sequence
+// over the cached keys (a direct softmax; the CPU has no need to split the keys), and the greedy
+// chain's next inputs.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -130,6 +131,21 @@ void CpuBackend::decode_attention(const DecodeAttention& a) {
       const float w = static_cast<float>(p[static_cast<size_t>(j)] / z);
       for (int64_t i = 0; i < D; ++i) o[i] += w * vh[j * D + i];
     }
+  }
+}
+
+void CpuBackend::decode_advance(const DecodeAdvance& a) {
+  const int64_t batch = a.checked_batch(), cap = a.tokens.dim(1);
+  const int32_t* picks = a.picks.as<int32_t>();
+  int32_t *ids = a.ids.as<int32_t>(), *pos = a.positions.as<int32_t>();
+  int32_t *lengths = a.lengths.as<int32_t>(), *tokens = a.tokens.as<int32_t>();
+  for (int64_t b = 0; b < batch; ++b) {
+    HWT_CHECK(pos[b] >= 0 && pos[b] < cap, "decode_advance: position {} outside capacity {}",
+              pos[b], cap);
+    tokens[b * cap + pos[b]] = picks[b];
+    ids[b] = picks[b];
+    pos[b] = std::min(pos[b] + 1, static_cast<int32_t>(cap - 1));
+    lengths[b] = pos[b] + 1;
   }
 }
 

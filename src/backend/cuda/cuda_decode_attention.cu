@@ -1,6 +1,7 @@
 // Generation's KV cache on the GPU: appending k and v, and attention of one query row per
 // sequence over the cached keys, split over the keys when batch x heads leaves multiprocessors
-// idle (flash-decoding: Dao et al. 2023, "Flash-Decoding for long-context inference").
+// idle (flash-decoding: Dao et al. 2023, "Flash-Decoding for long-context inference"); and the
+// greedy chain's step from one decode step's picks to the next step's inputs.
 #include <algorithm>
 
 #include "backend/cuda/cuda_common.cuh"
@@ -349,6 +350,19 @@ void decode_typed(const Launch& l, const KvArgs& a, const void* qkv, void* k, vo
     run(decode_launch<T, V, 32, kMaxHeadDim / (32 * V)>);
 }
 
+__global__ void decode_advance_kernel(const int* picks, int* ids, int* positions, int* lengths,
+                                      int* tokens, int64_t batch, int capacity) {
+  for (int64_t b = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; b < batch;
+       b += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int pick = picks[b], p = positions[b];
+    tokens[b * capacity + p] = pick;
+    ids[b] = pick;
+    const int next = min(p + 1, capacity - 1);
+    positions[b] = next;
+    lengths[b] = next + 1;
+  }
+}
+
 }  // namespace
 
 void kv_append(const Launch& l, const KvArgs& a, void* qkv, const int* start, int64_t seq, void* k,
@@ -367,6 +381,13 @@ void kv_append(const Launch& l, const KvArgs& a, void* qkv, const int* start, in
       a.dt, T,
       (kv_append_kernel<T><<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(
           a, static_cast<const T*>(qkv), start, seq, static_cast<T*>(k), static_cast<T*>(v))));
+}
+
+void decode_advance(const Launch& l, const int* picks, int* ids, int* positions, int* lengths,
+                    int* tokens, int64_t batch, int64_t capacity) {
+  if (batch == 0) return;
+  decode_advance_kernel<<<grid_for(l, batch), kBlockThreads, 0, l.stream>>>(
+      picks, ids, positions, lengths, tokens, batch, static_cast<int>(capacity));
 }
 
 int64_t decode_splits(const Launch& l, const KvArgs& a) {

@@ -294,6 +294,11 @@ void decode_attention(const Launch& l, const KvArgs& a, const void* qkv, void* k
                       unsigned* done, const int* start = nullptr, const float* rope_cos = nullptr,
                       const float* rope_sin = nullptr, int rope_half = 0);
 
+// Generation's greedy chain (DecodeAdvance): the next decode step's ids, positions and lengths
+// from this step's picks, each pick also kept in tokens [batch, capacity] at its position.
+void decode_advance(const Launch& l, const int* picks, int* ids, int* positions, int* lengths,
+                    int* tokens, int64_t batch, int64_t capacity);
+
 // ---- embeddings and pooling (cuda_embedding.cu)
 // positions: each row's row of pos (null: row % seq).
 void embedding_forward(const Launch& l, DType dt, const int* ids, const void* table,

@@ -1,5 +1,5 @@
-// CudaBackend: generation's KV cache (kv_append, decode_attention): checks, then the kernels of
-// cuda_decode_attention.cu.
+// CudaBackend: generation's KV cache (kv_append, decode_attention) and greedy chain
+// (decode_advance): checks, then the kernels of cuda_decode_attention.cu.
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 
@@ -93,6 +93,17 @@ void CudaBackend::decode_attention(const DecodeAttention& a) {
                          a.lengths.as<int>(), a.out.data, a.scale, splits, partials, done,
                          a.start.defined() ? a.start.as<int>() : nullptr, t.cos, t.sin, t.half);
   cuda::check_launch("decode_attention");
+}
+
+void CudaBackend::decode_advance(const DecodeAdvance& a) {
+  const int64_t batch = a.checked_batch();
+  for (const Tensor* t : {&a.picks, &a.ids, &a.positions, &a.lengths, &a.tokens})
+    cuda::expect_on_device(*t, "decode_advance tensor");
+  // Positions come from the device; they lie in [0, capacity) as Model::decode sets them and
+  // this op keeps them.
+  cuda::decode_advance(launch_, a.picks.as<int>(), a.ids.as<int>(), a.positions.as<int>(),
+                       a.lengths.as<int>(), a.tokens.as<int>(), batch, a.tokens.dim(1));
+  cuda::check_launch("decode_advance");
 }
 
 }  // namespace hwt

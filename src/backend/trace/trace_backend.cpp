@@ -446,6 +446,16 @@ void TraceBackend::decode_attention(const DecodeAttention& a) {
   set_io(r, read, written);
 }
 
+void TraceBackend::decode_advance(const DecodeAdvance& a) {
+  const int64_t batch = a.checked_batch();
+  OpRecord& r = record(Op::decode_advance, OpKind::Elementwise, DType::I32);
+  r.rows = batch;
+  r.elements = batch;
+  // One element of each [batch] tensor read, each written but picks, and one token per sequence.
+  const Io one = io(a.picks);
+  set_io(r, one * 2.0, one * 4.0);
+}
+
 void TraceBackend::attention_backward(const AttentionBwd& a) {
   const AttentionDims& d = a.dims;
   OpRecord& r = record(Op::attention_backward, OpKind::Attention, a.qkv.dtype);
