@@ -297,21 +297,28 @@ void Model::decode(std::span<const int32_t> ids) {
 std::vector<int32_t> Model::decode_greedy(std::span<const int32_t> ids, int64_t steps) {
   HWT_CHECK(steps >= 1, "decode_greedy of {} steps", steps);
   start_decode(ids);
+  const auto last = static_cast<int32_t>(kv_capacity_ - 1);
+  const std::vector<int32_t> first = kv_lengths_;  // the first step's positions
   kv_step_ = KvStep::Decode;
-  for (int64_t s = 0; s < steps; ++s) run_decode_step(true);
+  for (int64_t s = 0; s < steps; ++s) {
+    // The host's copy follows the device's positions (decode_advance): a step that reads them
+    // from the host (a tensor-train table's learned positions) needs it.
+    if (s > 0)
+      for (int32_t& n : kv_lengths_) n = std::min(n + 1, last);
+    run_decode_step(true);
+  }
   kv_step_ = KvStep::None;
+  for (int32_t& n : kv_lengths_) ++n;  // as decode() leaves them
   const int64_t cap = kv_capacity_;
   std::vector<int32_t> tokens(static_cast<size_t>(batch_ * cap));
   backend_.download(tokens.data(), arena_.view(chain_tokens_, Shape{batch_, cap}));
-  // Each step's pick sits at the position the step ran at (decode_advance).
+  // Each step's pick sits at the position the step ran at.
   std::vector<int32_t> picks;
   picks.reserve(static_cast<size_t>(steps * batch_));
   for (int64_t s = 0; s < steps; ++s)
-    for (size_t b = 0; b < kv_lengths_.size(); ++b) {
-      int32_t& n = kv_lengths_[b];
-      n = std::min<int32_t>(n, static_cast<int32_t>(cap - 1));
-      picks.push_back(tokens[b * static_cast<size_t>(cap) + static_cast<size_t>(n)]);
-      ++n;
+    for (size_t b = 0; b < first.size(); ++b) {
+      const int64_t at = std::min<int64_t>(first[b] + s, last);
+      picks.push_back(tokens[b * static_cast<size_t>(cap) + static_cast<size_t>(at)]);
     }
   return picks;
 }
