@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # hwt's GPT-2 encoder beside the native ones (bench/tokenizer_native.py: tiktoken and Hugging
 # Face `tokenizers`, Rust) on the same machine and texts, one after the other (nothing else
-# running), then hwt's encode_parallel over more threads for the scaling. Texts: tiny
+# running), then hwt's encode_documents over more threads for the scaling. Texts: tiny
 # Shakespeare and the 233 State of the Union addresses joined (as bench/tokenizer_vs_baselines.sh).
 #   bench/tokenizer_native_vs_hwt.sh HWT_BENCH [REPEATS] [THREAD COUNTS... (default 2 4 8)]
 # Needs data/node_modules (scripts/setup.sh) and Python with tiktoken and tokenizers.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPT-2 encoders in one call on the same texts: hwt (bench_tokenizer_gpt2: 1 thread and
-# encode_parallel on --threads), gpt-3-encoder and tiktoken 1.0.22 (WASM) under node
+# encode_documents on --threads), gpt-3-encoder and tiktoken 1.0.22 (WASM) under node
 # (bench/tokenizer_baselines.js, which checks their ids against hwt's), and optionally an
 # earlier build of bench_tokenizer_gpt2 (BEFORE) to compare with. Texts: tiny Shakespeare and the
 # 233 State of the Union addresses joined (in file-name order, as they are on disk).

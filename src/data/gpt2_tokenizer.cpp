@@ -4,9 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
-#include <thread>
 
 #include "core/error.h"
 
@@ -55,60 +52,19 @@ std::vector<int32_t> Gpt2Tokenizer::encode_prefix(std::string_view text, int64_t
   return ids;
 }
 
-namespace {
-
-// Runs `work` on `threads` threads, the caller's among them, and returns when all are done.
-template <class Work>
-void on_threads(size_t threads, const Work& work) {
-  std::vector<std::jthread> workers;
-  for (size_t t = 1; t < threads; ++t) workers.emplace_back(work);
-  work();
-}
-
-}  // namespace
-
-std::vector<int32_t> Gpt2Tokenizer::encode_parallel(std::string_view text, int threads) const {
-  const size_t workers = static_cast<size_t>(std::max(threads, 1));
-  // Several parts per thread, taken in turn: a thread whose parts encode faster takes more, so
-  // uneven text leaves no thread idle. A cut never falls inside "<|endoftext|>" (it has no
-  // whitespace), so each part's special tokens are the whole text's.
-  const size_t max_parts =
-      std::clamp<size_t>(text.size() / kMinPartBytes, 1, workers * kPartsPerThread);
-  std::vector<std::string_view> parts;
+std::vector<std::string_view> Gpt2Tokenizer::independent_parts(std::string_view text,
+                                                               size_t parts) const {
+  const size_t max_parts = std::clamp<size_t>(text.size() / kMinPartBytes, 1, parts);
+  std::vector<std::string_view> out;
   size_t begin = 0;
   for (size_t k = 1; k <= max_parts && begin < text.size(); ++k) {
     const size_t end = k == max_parts ? text.size()
                                       : Gpt2Pretokenizer::next_cut(
                                             text, std::max(begin + 1, k * text.size() / max_parts));
-    parts.push_back(text.substr(begin, end - begin));
+    out.push_back(text.substr(begin, end - begin));
     begin = end;
   }
-  if (parts.size() <= 1 || workers == 1) return encode(text);
-  std::vector<std::vector<int32_t>> ids(parts.size());
-  std::vector<std::exception_ptr> errors(parts.size());
-  std::atomic<size_t> next{0};
-  on_threads(std::min(workers, parts.size()), [&] {
-    for (size_t k; (k = next.fetch_add(1)) < parts.size();) {
-      try {
-        ids[k] = encode(parts[k]);
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-    }
-  });
-  for (const std::exception_ptr& e : errors)
-    if (e) std::rethrow_exception(e);
-  // Joined on the threads too, each copying parts into place, rather than by one thread.
-  std::vector<size_t> offset(parts.size() + 1, 0);
-  for (size_t k = 0; k < parts.size(); ++k) offset[k + 1] = offset[k] + ids[k].size();
-  std::vector<int32_t> out(offset.back());
-  next = 0;
-  on_threads(std::min(workers, parts.size()), [&] {
-    for (size_t k; (k = next.fetch_add(1)) < parts.size();) {
-      std::copy(ids[k].begin(), ids[k].end(), out.begin() + static_cast<std::ptrdiff_t>(offset[k]));
-      std::vector<int32_t>().swap(ids[k]);
-    }
-  });
+  if (out.empty()) out.push_back(text);
   return out;
 }
 

@@ -30,13 +30,13 @@ class Gpt2Tokenizer final : public Tokenizer {
   // Safe to call from several threads at once on one tokenizer, and they do not wait for each
   // other: each call takes its own piece cache from a pool (piece_cache.h) for its duration.
   std::vector<int32_t> encode_prefix(std::string_view text, int64_t max_tokens) const override;
-  // Exactly encode(text), by up to `threads` threads (the caller's among them), which take in
-  // turn the parts of the text, cut where a piece provably starts (Gpt2Pretokenizer::next_cut):
-  // up to kPartsPerThread per thread, each at least kMinPartBytes; text without such cut
-  // points (no ASCII space after a non-space) is encoded by fewer threads.
+  // Cut where a piece provably starts (Gpt2Pretokenizer::next_cut), never inside
+  // "<|endoftext|>" (it holds no whitespace); each part at least kMinPartBytes (a part's fixed
+  // cost stays small beside its encoding), fewer parts where the text lacks cut points (no ASCII
+  // space after a non-space).
   static constexpr size_t kMinPartBytes = size_t{1} << 16;
-  static constexpr size_t kPartsPerThread = 4;
-  std::vector<int32_t> encode_parallel(std::string_view text, int threads) const override;
+  std::vector<std::string_view> independent_parts(std::string_view text,
+                                                  size_t parts) const override;
   std::string decode(const std::vector<int32_t>& ids) const override;
   nlohmann::json to_json() const override;
   // Loads the installed files; InputError unless they are the ones the JSON was written with.

@@ -1,8 +1,8 @@
 // Encoding a corpus of documents on several threads with ids identical to encoding them one
-// after another: each thread takes whole documents, and the results are joined in document
-// order; with fewer documents than threads, each document is split over the threads instead
-// where its tokenizer can (Tokenizer::encode_parallel). It relies only on Tokenizer::encode being
-// const and safe to call from several threads at once.
+// after another: the documents are cut into parts where their tokenizer can cut them exactly
+// (Tokenizer::independent_parts), threads take the parts in turn, and the results are joined
+// in order, on the threads too. It relies only on Tokenizer::encode being const and safe to
+// call from several threads at once.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "data/token_stream.h"
 #include "data/tokenizer.h"
 
 namespace hwt {
@@ -23,10 +24,9 @@ struct EncodeProgress {
 // The ids of `docs`, each encoded alone, with `separator` between consecutive documents when it
 // is >= 0. `threads` <= 0 uses every core. `report`, when set, is called on this thread about
 // every `report_every_s` seconds while documents remain.
-std::vector<int32_t> encode_documents(const Tokenizer& tok,
-                                      const std::vector<std::string_view>& docs, int32_t separator,
-                                      int64_t threads,
-                                      const std::function<void(const EncodeProgress&)>& report = {},
-                                      double report_every_s = 2.0);
+TokenStream encode_documents(const Tokenizer& tok, const std::vector<std::string_view>& docs,
+                             int32_t separator, int64_t threads,
+                             const std::function<void(const EncodeProgress&)>& report = {},
+                             double report_every_s = 2.0);
 
 }  // namespace hwt

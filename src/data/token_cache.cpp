@@ -102,7 +102,7 @@ TokenStream cached_tokens(const Corpus& corpus, const Tokenizer& tok, int32_t se
     say(fmt::format("token cache: {} is stale ({}); rebuilding it", path, found.problem));
 
   const auto start = std::chrono::steady_clock::now();
-  std::vector<int32_t> ids = encode();
+  const TokenStream ids = encode();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   try {

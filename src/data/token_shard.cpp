@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 #include "core/files.h"
@@ -41,16 +43,8 @@ int token_width(int64_t vocab_size) {
 }
 
 void write_token_shard(const std::string& path, const TokenShardIdentity& identity,
-                       int64_t vocab_size, const std::vector<int32_t>& ids) {
+                       int64_t vocab_size, const TokenStream& ids) {
   const int width = token_width(vocab_size);
-  std::vector<uint16_t> narrow;
-  if (width == 2) narrow.reserve(ids.size());
-  for (const int32_t id : ids) {
-    HWT_CHECK(id >= 0 && id < vocab_size, "token id {} outside a vocabulary of {}", id, vocab_size);
-    if (width == 2) narrow.push_back(static_cast<uint16_t>(id));
-  }
-  const std::string_view payload = width == 2 ? bytes_of(narrow.data(), narrow.size() * 2)
-                                              : bytes_of(ids.data(), ids.size() * 4);
   Header h{};
   std::memcpy(h.magic, kMagic, sizeof kMagic);
   h.version = kTokenShardVersion;
@@ -58,14 +52,33 @@ void write_token_shard(const std::string& path, const TokenShardIdentity& identi
   h.count = ids.size();
   h.tokenizer = fingerprint(identity.tokenizer_json);
   h.corpus = identity.corpus;
-  h.checksum = fingerprint(payload);
   h.json_bytes = identity.tokenizer_json.size();
   h.payload_at = payload_offset(h.json_bytes);
   AtomicFileWriter w(path);
-  w.write(&h, sizeof h);
+  w.write(&h, sizeof h);  // written again below with the payload's checksum
   w.write(identity.tokenizer_json);
   w.write(std::string(h.payload_at - sizeof h - h.json_bytes, '\0'));
-  w.write(payload);
+  // The payload a chunk at a time, read from wherever the stream holds its ids.
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::vector<int32_t> chunk;
+  std::vector<uint16_t> narrow;
+  uint64_t checksum = kFingerprintStart;
+  for (size_t first = 0; first < ids.size(); first += kChunk) {
+    chunk.resize(std::min(kChunk, ids.size() - first));
+    ids.read(static_cast<int64_t>(first), std::ssize(chunk), chunk.data());
+    narrow.clear();
+    for (const int32_t id : chunk) {
+      HWT_CHECK(id >= 0 && id < vocab_size, "token id {} outside a vocabulary of {}", id,
+                vocab_size);
+      if (width == 2) narrow.push_back(static_cast<uint16_t>(id));
+    }
+    const std::string_view payload = width == 2 ? bytes_of(narrow.data(), narrow.size() * 2)
+                                                : bytes_of(chunk.data(), chunk.size() * 4);
+    checksum = fingerprint(payload, checksum);
+    w.write(payload);
+  }
+  h.checksum = checksum;
+  w.write_at(0, bytes_of(&h, sizeof h));
   w.commit();
 }
 

@@ -36,7 +36,7 @@ int token_width(int64_t vocab_size);
 
 // Writes `ids` (each below vocab_size) to `path` atomically; hwt::Error when it cannot.
 void write_token_shard(const std::string& path, const TokenShardIdentity& identity,
-                       int64_t vocab_size, const std::vector<int32_t>& ids);
+                       int64_t vocab_size, const TokenStream& ids);
 
 // The shard at `path` when it exists; either its ids (mapped, not read) or why they cannot be
 // used: another tokenizer or corpus, another version, a truncated file, a bad checksum.

@@ -8,36 +8,73 @@
 namespace hwt {
 
 TokenStream::TokenStream(std::vector<int32_t> ids) {
+  if (ids.empty()) return;
   auto held = std::make_shared<const std::vector<int32_t>>(std::move(ids));
-  ids_ = held->data();
+  runs_.push_back({reinterpret_cast<const std::byte*>(held->data()), held->size()});
+  starts_.push_back(0);
   size_ = held->size();
+  owner_ = std::move(held);
+}
+
+TokenStream::TokenStream(std::vector<std::vector<int32_t>> parts) {
+  auto held = std::make_shared<const std::vector<std::vector<int32_t>>>(std::move(parts));
+  for (const std::vector<int32_t>& p : *held) {
+    if (p.empty()) continue;
+    runs_.push_back({reinterpret_cast<const std::byte*>(p.data()), p.size()});
+    starts_.push_back(size_);
+    size_ += p.size();
+  }
   owner_ = std::move(held);
 }
 
 TokenStream::TokenStream(std::shared_ptr<const void> owner, const void* ids, int width,
                          size_t count)
-    : owner_(std::move(owner)), ids_(ids), width_(width), size_(count) {
+    : owner_(std::move(owner)), width_(width), size_(count) {
   HWT_CHECK(width == 2 || width == 4, "token width {}", width);
+  if (count == 0) return;
+  runs_.push_back({static_cast<const std::byte*>(ids), count});
+  starts_.push_back(0);
 }
 
 void TokenStream::read(int64_t first, int64_t count, int32_t* out) const {
   HWT_CHECK(first >= 0 && count >= 0 && static_cast<size_t>(first + count) <= size_,
             "ids [{}, {}) of a stream of {}", first, first + count, size_);
-  if (count == 0) return;
-  if (width_ == 4) {
-    std::memcpy(out, static_cast<const int32_t*>(ids_) + first,
-                static_cast<size_t>(count) * sizeof(int32_t));
-    return;
+  size_t at = static_cast<size_t>(first), left = static_cast<size_t>(count);
+  // The run holding `at`: the last that starts at or before it.
+  size_t r =
+      static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), at) - starts_.begin()) -
+      1;
+  for (; left > 0; ++r) {
+    const size_t skip = at - starts_[r], n = std::min(left, runs_[r].count - skip);
+    const std::byte* in = runs_[r].ids + skip * static_cast<size_t>(width_);
+    if (width_ == 4) {
+      std::memcpy(out, in, n * sizeof(int32_t));
+    } else {
+      const auto* narrow = reinterpret_cast<const uint16_t*>(in);
+      std::copy(narrow, narrow + n, out);
+    }
+    out += n;
+    at += n;
+    left -= n;
   }
-  const uint16_t* in = static_cast<const uint16_t*>(ids_) + first;
-  std::copy(in, in + count, out);
 }
 
 TokenStream TokenStream::slice(size_t first, size_t count) const {
   HWT_CHECK(first + count <= size_, "slice [{}, {}) of a stream of {}", first, first + count,
             size_);
-  const auto* bytes = static_cast<const std::byte*>(ids_);
-  return TokenStream(owner_, bytes + first * static_cast<size_t>(width_), width_, count);
+  TokenStream s;
+  s.owner_ = owner_;
+  s.width_ = width_;
+  s.size_ = count;
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    const size_t begin = std::max(first, starts_[r]);
+    const size_t end = std::min(first + count, starts_[r] + runs_[r].count);
+    if (begin >= end) continue;
+    s.runs_.push_back(
+        {runs_[r].ids + (begin - starts_[r]) * static_cast<size_t>(width_), end - begin});
+    s.starts_.push_back(begin - first);
+  }
+  return s;
 }
 
 std::vector<int32_t> TokenStream::to_vector() const {

@@ -1,7 +1,9 @@
-// The token ids of a language-modelling split: held in memory, or a read-only view of a token
-// shard's mapping (uint16 or uint32 ids), read a window at a time without copying the stream.
+// The token ids of a language-modelling split: held in memory (one vector, or the consecutive
+// parts a corpus was encoded in), or a read-only view of a token shard's mapping (uint16 or
+// uint32 ids), read a window at a time without copying the stream.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -13,6 +15,8 @@ class TokenStream {
   TokenStream() = default;
   // Ids held in memory (implicit: a vector of ids is a stream).
   TokenStream(std::vector<int32_t> ids);
+  // The parts one after another, held where they are rather than copied into one vector.
+  explicit TokenStream(std::vector<std::vector<int32_t>> parts);
   // `count` ids of `width` bytes (2 or 4, native byte order) at `ids`, which `owner` keeps alive.
   TokenStream(std::shared_ptr<const void> owner, const void* ids, int width, size_t count);
 
@@ -27,8 +31,15 @@ class TokenStream {
   bool operator==(const TokenStream& other) const { return to_vector() == other.to_vector(); }
 
  private:
+  // Consecutive runs of ids in storage; `starts` holds each run's index in the stream.
+  struct Run {
+    const std::byte* ids;
+    size_t count;
+  };
+
   std::shared_ptr<const void> owner_;
-  const void* ids_ = nullptr;
+  std::vector<Run> runs_;
+  std::vector<size_t> starts_;
   int width_ = 4;
   size_t size_ = 0;
 };

@@ -51,11 +51,13 @@ class Tokenizer {
   // The first max_tokens ids of encode(text), without tokenising the rest (long e-mails are
   // cut to data.max_len anyway).
   virtual std::vector<int32_t> encode_prefix(std::string_view text, int64_t max_tokens) const = 0;
-  // Exactly encode(text), on up to `threads` threads where the kind can split one text (GPT-2's
-  // byte-level BPE); on the calling thread alone otherwise.
-  virtual std::vector<int32_t> encode_parallel(std::string_view text, int threads) const {
-    (void)threads;
-    return encode(text);
+  // `text` cut into at most `parts` consecutive pieces whose encodings, joined, are exactly
+  // encode(text), so that threads can share one long text (encode_documents); the whole text as
+  // one piece where the kind cannot cut it (all but GPT-2's byte-level BPE).
+  virtual std::vector<std::string_view> independent_parts(std::string_view text,
+                                                          size_t parts) const {
+    (void)parts;
+    return {text};
   }
   // Text of `ids`: [PAD] and [CLS] are dropped, [UNK] is written as "[UNK]".
   virtual std::string decode(const std::vector<int32_t>& ids) const = 0;
