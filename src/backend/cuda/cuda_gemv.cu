@@ -7,9 +7,11 @@
 // of w begin while the kernel before it, which computes x, still runs. Accumulation is fp32; the
 // bias and activation are applied to the fp32 sum as cuBLASLt's epilogues do. Where it is used
 // (gemv_fits) follows from timing it against cuBLASLt inside CUDA graphs
-// (`bench_kernels "decode linear"`, docs/benchmarks.md): ahead at one row for k up to 4096, behind
-// for longer rows (one warp's loop over k grows, and x's share of shared memory caps the warps
-// in flight) and for more rows (the multiply-adds per weight byte grow with the rows).
+// (`bench_kernels "decode linear"`, docs/benchmarks.md): at one row for k up to 4096 level with
+// it or up to 10% behind on a plain product read from memory, while its fused forms (norm,
+// gating, residual) spare the separate kernels cuBLASLt would need; behind for longer rows (one
+// warp's loop over k grows, and x's share of shared memory caps the warps in flight) and for
+// more rows (the multiply-adds per weight byte grow with the rows).
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
 #include "core/activation_math.h"
