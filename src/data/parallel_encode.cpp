@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include "core/integer_math.h"
+
 namespace hwt {
 namespace {
 
@@ -16,11 +18,11 @@ namespace {
 constexpr size_t kPartsPerThread = 16;
 
 // Calls work(k) for every k < count on `threads` new threads, which take the k in turn; this
-// thread waits, calling `report` about every `report_every_s` seconds when it is set. The first
+// thread waits, calling `report` about every `report_every_s` seconds. The first
 // exception stops the others after their current k and is rethrown here.
 template <class Work>
 void on_threads(size_t count, int64_t threads, const Work& work,
-                const std::function<void()>& report = {}, double report_every_s = 1.0) {
+                const std::function<void()>& report, double report_every_s) {
   std::atomic<size_t> next{0};
   std::mutex m;
   std::condition_variable finished;
@@ -61,8 +63,7 @@ std::vector<Part> cut_into_parts(const Tokenizer& tok, const std::vector<std::st
   const size_t wanted = threads > 1 ? static_cast<size_t>(threads) * kPartsPerThread : 1;
   std::vector<Part> parts;
   for (size_t d = 0; d < docs.size(); ++d) {
-    const size_t share =
-        bytes_total ? (docs[d].size() * wanted + bytes_total - 1) / bytes_total : 1;
+    const size_t share = bytes_total ? ceil_div(docs[d].size() * wanted, bytes_total) : 1;
     for (const std::string_view p : tok.independent_parts(docs[d], std::max<size_t>(share, 1)))
       parts.push_back({d, p});
   }

@@ -1,8 +1,8 @@
 // Encoding a corpus of documents on several threads with ids identical to encoding them one
 // after another: the documents are cut into parts where their tokenizer can cut them exactly
-// (Tokenizer::independent_parts), threads take the parts in turn, and the results are joined
-// in order, on the threads too. It relies only on Tokenizer::encode being const and safe to
-// call from several threads at once.
+// (Tokenizer::independent_parts), threads take the parts in turn, and the stream returned reads
+// the parts in order where they were encoded, never copied together. It relies only on
+// Tokenizer::encode being const and safe to call from several threads at once.
 #pragma once
 
 #include <cstdint>

@@ -10,30 +10,28 @@ namespace hwt {
 TokenStream::TokenStream(std::vector<int32_t> ids) {
   if (ids.empty()) return;
   auto held = std::make_shared<const std::vector<int32_t>>(std::move(ids));
-  runs_.push_back({reinterpret_cast<const std::byte*>(held->data()), held->size()});
-  starts_.push_back(0);
-  size_ = held->size();
+  append_run(held->data(), held->size());
   owner_ = std::move(held);
 }
 
 TokenStream::TokenStream(std::vector<std::vector<int32_t>> parts) {
   auto held = std::make_shared<const std::vector<std::vector<int32_t>>>(std::move(parts));
-  for (const std::vector<int32_t>& p : *held) {
-    if (p.empty()) continue;
-    runs_.push_back({reinterpret_cast<const std::byte*>(p.data()), p.size()});
-    starts_.push_back(size_);
-    size_ += p.size();
-  }
+  for (const std::vector<int32_t>& p : *held) append_run(p.data(), p.size());
   owner_ = std::move(held);
 }
 
 TokenStream::TokenStream(std::shared_ptr<const void> owner, const void* ids, int width,
                          size_t count)
-    : owner_(std::move(owner)), width_(width), size_(count) {
+    : owner_(std::move(owner)), width_(width) {
   HWT_CHECK(width == 2 || width == 4, "token width {}", width);
+  append_run(ids, count);
+}
+
+void TokenStream::append_run(const void* ids, size_t count) {
   if (count == 0) return;
   runs_.push_back({static_cast<const std::byte*>(ids), count});
-  starts_.push_back(0);
+  starts_.push_back(size_);
+  size_ += count;
 }
 
 void TokenStream::read(int64_t first, int64_t count, int32_t* out) const {
@@ -65,14 +63,11 @@ TokenStream TokenStream::slice(size_t first, size_t count) const {
   TokenStream s;
   s.owner_ = owner_;
   s.width_ = width_;
-  s.size_ = count;
   for (size_t r = 0; r < runs_.size(); ++r) {
     const size_t begin = std::max(first, starts_[r]);
     const size_t end = std::min(first + count, starts_[r] + runs_[r].count);
-    if (begin >= end) continue;
-    s.runs_.push_back(
-        {runs_[r].ids + (begin - starts_[r]) * static_cast<size_t>(width_), end - begin});
-    s.starts_.push_back(begin - first);
+    if (begin < end)
+      s.append_run(runs_[r].ids + (begin - starts_[r]) * static_cast<size_t>(width_), end - begin);
   }
   return s;
 }

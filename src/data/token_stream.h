@@ -31,6 +31,9 @@ class TokenStream {
   bool operator==(const TokenStream& other) const { return to_vector() == other.to_vector(); }
 
  private:
+  // Adds `count` ids at `ids` after the last run (none when count is 0).
+  void append_run(const void* ids, size_t count);
+
   // Consecutive runs of ids in storage; `starts` holds each run's index in the stream.
   struct Run {
     const std::byte* ids;
