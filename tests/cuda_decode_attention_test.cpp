@@ -35,12 +35,8 @@ class CudaDecode : public ::testing::TestWithParam<DType> {
   test::DevPool gp{test::gpu() ? test::gpu_ref() : static_cast<Backend&>(cpu), GetParam()};
 };
 
-std::string dtype_label(const ::testing::TestParamInfo<DType>& i) {
-  return std::string(dtype_name(i.param));
-}
-
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaDecode, ::testing::Values(DType::F32, DType::BF16),
-                         dtype_label);
+                         test::dtype_label);
 
 TEST_P(CudaDecode, AttentionMatchesTheCpu) {
   // One sequence of 4 heads over 1000 positions splits the keys; 16 x 32 heads does not;

@@ -46,12 +46,8 @@ class CudaModernOps : public ::testing::TestWithParam<DType> {
   }
 };
 
-std::string dtype_label(const ::testing::TestParamInfo<DType>& i) {
-  return std::string(dtype_name(i.param));
-}
-
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaModernOps,
-                         ::testing::Values(DType::F32, DType::BF16, DType::F16), dtype_label);
+                         ::testing::Values(DType::F32, DType::BF16, DType::F16), test::dtype_label);
 
 struct NormShape {
   int64_t rows, cols, width;
@@ -408,7 +404,7 @@ class CudaGqaAttention : public CudaModernOps {
 };
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaGqaAttention,
-                         ::testing::Values(DType::F32, DType::BF16, DType::F16), dtype_label);
+                         ::testing::Values(DType::F32, DType::BF16, DType::F16), test::dtype_label);
 
 // fp32: the generic kernels (exact fp32); bf16/f16: the Hopper kernels (64, 128, 125 padded)
 // and the mma.sync ones (32, 36 padded, 256). Tolerances as cuda_ops_test.cpp's attention.

@@ -63,12 +63,8 @@ class CudaOps : public ::testing::TestWithParam<DType> {
   }
 };
 
-std::string dtype_label(const ::testing::TestParamInfo<DType>& i) {
-  return std::string(dtype_name(i.param));
-}
-
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaOps, ::testing::Values(DType::F32, DType::BF16, DType::F16),
-                         dtype_label);
+                         test::dtype_label);
 
 TEST_P(CudaOps, ConvertAndFill) {
   const int64_t n = 1027;
@@ -574,7 +570,7 @@ class CudaAttention : public CudaOps {
 };
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaAttention,
-                         ::testing::Values(DType::F32, DType::BF16, DType::F16), dtype_label);
+                         ::testing::Values(DType::F32, DType::BF16, DType::F16), test::dtype_label);
 
 TEST_P(CudaAttention, ForwardBackwardEveryPath) {
   uint64_t seed = 70;
@@ -942,7 +938,7 @@ class CudaOptimizer : public ::testing::TestWithParam<DType> {
 };
 
 INSTANTIATE_TEST_SUITE_P(ComputeCopy, CudaOptimizer,
-                         ::testing::Values(DType::F32, DType::BF16, DType::F16), dtype_label);
+                         ::testing::Values(DType::F32, DType::BF16, DType::F16), test::dtype_label);
 
 TEST_P(CudaOptimizer, AdamW) {
   std::map<Backend*, std::pair<Tensor, Tensor>> st;

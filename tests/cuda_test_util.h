@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -133,6 +134,11 @@ class DevPool {
 // A tensor of any float dtype on any backend, as host floats.
 inline std::vector<float> read_floats(Backend& be, Tensor t) {
   return DevPool(be, t.dtype).read(t);
+}
+
+// The dtype's name as a parameterised test's label: "f32", "bf16", "f16".
+inline std::string dtype_label(const ::testing::TestParamInfo<DType>& i) {
+  return std::string(dtype_name(i.param));
 }
 
 // Relative-error tolerance for outputs of the given activation dtype.

@@ -213,12 +213,8 @@ class CudaNormWidth : public ::testing::TestWithParam<DType> {
   test::DevPool gp{test::gpu() ? test::gpu_ref() : static_cast<Backend&>(cpu), GetParam()};
 };
 
-std::string dtype_label(const ::testing::TestParamInfo<DType>& i) {
-  return std::string(dtype_name(i.param));
-}
-
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaNormWidth,
-                         ::testing::Values(DType::F32, DType::BF16, DType::F16), dtype_label);
+                         ::testing::Values(DType::F32, DType::BF16, DType::F16), test::dtype_label);
 
 // Widths as model.hidden_multiple pads them: register-cached rows (40, 1008 in bf16), uncached
 // ones (1008 in f32, 2056), and rows too narrow to vectorise in 16-bit types (12).
