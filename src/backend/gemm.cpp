@@ -139,6 +139,18 @@ GemmShape matmul_shape(const Matmul& a) {
   HWT_CHECK(a.act == Activation::None || (a.beta == 0.0f && a.pre_act.defined()),
             "matmul with an activation needs beta = 0 and pre_act");
   HWT_CHECK(!is_gated(a.act), "a gated activation runs as glu_forward after the GEMM, not fused");
+  if (is_fp8(a.a.dtype) || is_fp8(a.b.dtype)) {
+    HWT_CHECK(is_fp8(a.a.dtype) && is_fp8(a.b.dtype) &&
+                  !(a.a.dtype == DType::F8E5M2 && a.b.dtype == DType::F8E5M2),
+              "fp8 matmul of {} and {}: both fp8, not both e5m2", dtype_name(a.a.dtype),
+              dtype_name(a.b.dtype));
+    HWT_CHECK(rank == 2 && !a.trans_a && a.trans_b, "fp8 matmul: rank 2, a · bᵀ only");
+    HWT_CHECK(is_float(a.c.dtype) && !a.bias.defined() && a.act == Activation::None,
+              "fp8 matmul into {}: c bf16, f16 or f32, no bias or activation", a.c.str());
+    HWT_CHECK(a.a_scale_inv.numel() == 1 && a.b_scale_inv.numel() == 1 &&
+                  a.a_scale_inv.dtype == DType::F32 && a.b_scale_inv.dtype == DType::F32,
+              "fp8 matmul: a_scale_inv and b_scale_inv f32 [1]");
+  }
   return s;
 }
 

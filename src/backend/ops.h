@@ -35,6 +35,19 @@ struct Convert {
   Tensor dst, src;
 };
 
+// out = fp8(x · scale), rounded to nearest even and saturating (core/fp8.h's quantize_fp8): the
+// operand copy of an fp8 GEMM, whose value is out / scale. out's dtype (F8E4M3 or F8E5M2) picks
+// the format. With `transpose`, x is seen as a [rows, cols] matrix and out is its transpose
+// [cols, rows]: the K-major copy a backward GEMM reads. scale: f32 [1], in the backend's memory
+// (the delayed-scaling state). What the cast saw is added to what earlier casts left: amax (f32
+// [1]) becomes the larger of itself and the largest |x| over x's finite values, and counts (i32
+// [3]) gain the values that saturated, the non-zero values that became zero, and the NaN or
+// infinite ones.
+struct Fp8Cast {
+  Tensor x, out, scale, amax, counts;
+  bool transpose = false;
+};
+
 // Inverted dropout: keep element i with probability 1 - p (Philox draw of (seed, i)), scale
 // 1/(1-p).
 struct Dropout {
@@ -82,6 +95,10 @@ struct LinearBwd {
 // ([batch, M, K]). c has a's dtype, or f32 (weight
 // gradients). bias (optional, [N], a's dtype) and act work as in LinearFwd, which is this with
 // trans_b; an activation needs beta = 0 and pre_act. Every GEMM of the linear ops runs as one.
+// fp8 operands (Fp8Cast's copies; E4M3 or E5M2 each, not both E5M2) stand for their codes times
+// a_scale_inv and b_scale_inv (f32 [1] each, 1 / the cast's scale); both are K-major, c = a · bᵀ
+// (trans_b only, as Hopper's fp8 tensor cores read them), rank 2, and c is bf16, f16 or f32,
+// with no bias or activation.
 struct Matmul {
   Tensor a, b, c;
   bool trans_a = false, trans_b = false;
@@ -89,6 +106,7 @@ struct Matmul {
   Tensor bias{};
   Activation act = Activation::None;
   Tensor pre_act{};
+  Tensor a_scale_inv{}, b_scale_inv{};
 };
 
 // Every norm op takes `width`, the true width of rows stored padded (model.hidden_multiple):
@@ -459,6 +477,7 @@ struct LossScaleUpdate {
   X(copy, Copy)                            \
   X(fill, Fill)                            \
   X(convert, Convert)                      \
+  X(fp8_cast, Fp8Cast)                     \
   X(linear_forward, LinearFwd)             \
   X(fused_linear_forward, FusedLinearFwd)  \
   X(linear_backward, LinearBwd)            \

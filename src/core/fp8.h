@@ -15,9 +15,9 @@
 #include <span>
 #include <string_view>
 
-namespace hwt {
+#include "core/dtype.h"
 
-enum class Fp8Format : uint8_t { E4M3, E5M2 };
+namespace hwt {
 
 std::string_view fp8_format_name(Fp8Format f);
 

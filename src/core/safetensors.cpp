@@ -73,7 +73,8 @@ class PipelinedWriter {
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;  // the reference implementation's limit
 constexpr const char* kMetadataKey = "__metadata__";
 constexpr const char* kChecksumKey = "tensor_xxh3_64";
-constexpr std::array kDTypes = {DType::F32, DType::F16, DType::BF16, DType::I32};
+constexpr std::array kDTypes = {DType::F32, DType::F16,    DType::BF16,
+                                DType::I32, DType::F8E4M3, DType::F8E5M2};
 
 std::string_view format_name(DType t) {
   switch (t) {
@@ -85,6 +86,10 @@ std::string_view format_name(DType t) {
       return "BF16";
     case DType::I32:
       return "I32";
+    case DType::F8E4M3:
+      return "F8_E4M3";
+    case DType::F8E5M2:
+      return "F8_E5M2";
   }
   return "?";
 }

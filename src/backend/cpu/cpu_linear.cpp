@@ -8,6 +8,7 @@
 #include "backend/cpu/vector_math.h"
 #include "backend/fused_linear.h"
 #include "backend/gemm.h"
+#include "core/fp8.h"
 #include "core/integer_math.h"
 
 namespace hwt {
@@ -19,6 +20,17 @@ void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const
               static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
               static_cast<blasint>(lda), b, static_cast<blasint>(ldb), beta, c,
               static_cast<blasint>(ldc));
+}
+
+// An fp8 operand's values: its codes times its scale_inv.
+std::vector<float> dequantize(const Tensor& t, const Tensor& scale_inv) {
+  expect_f32(scale_inv, "fp8 scale_inv");
+  const Fp8Format f = fp8_format(t.dtype);
+  const float s = *scale_inv.as<float>();
+  const uint8_t* codes = t.as<uint8_t>();
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = fp8_to_float(codes[i], f) * s;
+  return v;
 }
 
 }  // namespace
@@ -69,10 +81,19 @@ void CpuBackend::linear_backward(const LinearBwd& a) {
 }
 
 void CpuBackend::matmul(const Matmul& a) {
+  const GemmShape s = matmul_shape(a);
+  if (is_fp8(a.a.dtype)) {
+    // The reference of an fp8 GEMM: the operands' values, multiplied in fp32.
+    std::vector<float> av = dequantize(a.a, a.a_scale_inv), bv = dequantize(a.b, a.b_scale_inv);
+    Matmul m = a;
+    m.a = Tensor{av.data(), a.a.shape, DType::F32};
+    m.b = Tensor{bv.data(), a.b.shape, DType::F32};
+    m.a_scale_inv = m.b_scale_inv = Tensor{};
+    return matmul(m);
+  }
   expect_f32(a.a, "a");
   expect_f32(a.b, "b");
   expect_f32(a.c, "c");
-  const GemmShape s = matmul_shape(a);
   const bool act = a.act != Activation::None;
   // The product lands in z (pre_act with an activation). A bias is added after the product, in
   // the activation's pass; when the product accumulates (beta != 0) it is laid into z first.

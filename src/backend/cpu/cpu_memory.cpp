@@ -13,6 +13,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/vector_math.h"
 #include "core/bf16.h"
+#include "core/fp8.h"
 #include "core/host_memory.h"
 #include "core/integer_math.h"
 
@@ -101,6 +102,10 @@ void CpuBackend::fill(const Fill& a) {
       break;
     case DType::BF16:
       std::fill_n(t.as<uint16_t>(), n, float_to_bf16(value));
+      break;
+    case DType::F8E4M3:
+    case DType::F8E5M2:
+      std::fill_n(t.as<uint8_t>(), n, float_to_fp8(value, fp8_format(t.dtype)));
       break;
     case DType::F16:
       fail("cpu backend: fill of f16 is not supported");

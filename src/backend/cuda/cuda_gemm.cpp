@@ -19,10 +19,14 @@ cudaDataType_t cuda_type(DType t) {
       return CUDA_R_16BF;
     case DType::F16:
       return CUDA_R_16F;
+    case DType::F8E4M3:
+      return CUDA_R_8F_E4M3;
+    case DType::F8E5M2:
+      return CUDA_R_8F_E5M2;
     case DType::I32:
       break;
   }
-  fail("cuda backend: GEMM operands must be f32, bf16 or f16, got {}", dtype_name(t));
+  fail("cuda backend: GEMM operands must be f32, bf16, f16 or fp8, got {}", dtype_name(t));
 }
 
 // Largest power of two (at most 256) dividing the address.
@@ -125,7 +129,7 @@ cublasLtMatmulAlgo_t Gemm::fastest(const Plan& p, const GemmDesc& g,
 
 Gemm::Plan Gemm::make_plan(const GemmDesc& g, cudaStream_t stream) {
   Plan p;
-  const bool fp32 = g.ab_type == DType::F32;
+  const bool fp32 = g.a_type == DType::F32;
   const cublasComputeType_t compute =
       fp32 && tf32_ ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   check(cublasLtMatmulDescCreate(&p.op, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
@@ -143,10 +147,15 @@ Gemm::Plan Gemm::make_plan(const GemmDesc& g, cudaStream_t stream) {
     set_desc(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
     set_desc(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, g.ldd);
   }
-  p.a = g.trans_a ? make_layout(g.ab_type, g.k, g.m, g.lda, g.batch, g.stride_a)
-                  : make_layout(g.ab_type, g.m, g.k, g.lda, g.batch, g.stride_a);
-  p.b = g.trans_b ? make_layout(g.ab_type, g.n, g.k, g.ldb, g.batch, g.stride_b)
-                  : make_layout(g.ab_type, g.k, g.n, g.ldb, g.batch, g.stride_b);
+  if (is_fp8(g.a_type)) {
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, g.a_scale);
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, g.b_scale);
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<int8_t>(g.fast_accum));
+  }
+  p.a = g.trans_a ? make_layout(g.a_type, g.k, g.m, g.lda, g.batch, g.stride_a)
+                  : make_layout(g.a_type, g.m, g.k, g.lda, g.batch, g.stride_a);
+  p.b = g.trans_b ? make_layout(g.b_type, g.n, g.k, g.ldb, g.batch, g.stride_b)
+                  : make_layout(g.b_type, g.k, g.n, g.ldb, g.batch, g.stride_b);
   p.d = make_layout(g.d_type, g.m, g.n, g.ldd, g.batch, g.stride_d);
 
   cublasLtMatmulPreference_t pref = nullptr;
@@ -165,8 +174,8 @@ Gemm::Plan Gemm::make_plan(const GemmDesc& g, cudaStream_t stream) {
     p.algo = found > 1 ? fastest(p, g, results, found, stream) : results[0].algo;
     p.ok = true;
   } else if (g.epilogue == Epilogue::None) {
-    fail("cuda backend: cuBLASLt has no algorithm for a {}x{}x{} {} GEMM (status {})", g.m, g.n,
-         g.k, dtype_name(g.ab_type), static_cast<int>(st));
+    fail("cuda backend: cuBLASLt has no algorithm for a {}x{}x{} {} x {} GEMM (status {})", g.m,
+         g.n, g.k, dtype_name(g.a_type), dtype_name(g.b_type), static_cast<int>(st));
   }
   return p;
 }
@@ -180,7 +189,7 @@ Gemm::Key Gemm::key(const GemmDesc& g) {
           g.lda,
           g.ldb,
           g.ldd,
-          static_cast<int64_t>(g.ab_type),
+          static_cast<int64_t>(g.a_type),
           static_cast<int64_t>(g.d_type),
           g.batch,
           g.stride_a,
@@ -193,8 +202,8 @@ Gemm::Key Gemm::key(const GemmDesc& g) {
           alignment(g.bias),
           alignment(g.aux),
           g.beta != 0.0f,
-          0,
-          0,
+          static_cast<int64_t>(g.b_type),
+          g.fast_accum,
           0};
 }
 
@@ -212,6 +221,10 @@ bool Gemm::run(const GemmDesc& g, cudaStream_t stream) {
   if (g.epilogue != Epilogue::None) set_desc(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);
   if (g.epilogue == Epilogue::GeluAuxBias)
     set_desc(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
+  if (is_fp8(g.a_type)) {
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, g.a_scale);
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, g.b_scale);
+  }
   check(cublasLtMatmul(handle_, p.op, &g.alpha, g.a, p.a, g.b, p.b, &g.beta, g.d, p.d, g.d, p.d,
                        &p.algo, workspace_, workspace_bytes_, stream),
         "cublasLtMatmul");

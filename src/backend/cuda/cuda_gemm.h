@@ -1,9 +1,9 @@
 // cuBLASLt GEMMs in column-major terms: D[m,n] = alpha · op(A)[m,k] · op(B)[k,n] + beta · D,
-// optionally strided-batched, with bias / GELU epilogues. One plan (descriptors and an
-// algorithm) is cached per shape, dtype, epilogue and pointer alignment. The algorithm is the
-// heuristic's first choice, or with autotuning the fastest of its first few, timed once on the
-// first call's operands (that call synchronises, so it cannot be captured into a CUDA graph;
-// later ones never synchronise).
+// optionally strided-batched, with bias / GELU epilogues, in f32, tf32, bf16, f16 or fp8. One plan
+// (descriptors and an algorithm) is cached per shape, dtype, epilogue and pointer alignment. The
+// algorithm is the heuristic's first choice, or with autotuning the fastest of its first few, timed
+// once on the first call's operands (that call synchronises, so it cannot be captured into a CUDA
+// graph; later ones never synchronise).
 #pragma once
 
 #include <cublasLt.h>
@@ -28,12 +28,18 @@ struct GemmDesc {
   int64_t ldb = 0;
   void* d = nullptr;
   int64_t ldd = 0;
-  DType ab_type = DType::F32, d_type = DType::F32;
+  DType a_type = DType::F32, b_type = DType::F32, d_type = DType::F32;
   float alpha = 1.0f, beta = 0.0f;
   int64_t batch = 1, stride_a = 0, stride_b = 0, stride_d = 0;
   Epilogue epilogue = Epilogue::None;
   const void* bias = nullptr;  // d_type elements, length m
   void* aux = nullptr;         // GeluAuxBias: the pre-activation, d_type, leading dim ldd
+  // fp8 operands (trans_a and not trans_b, as Hopper's fp8 GEMMs take them): each stands for its
+  // codes times its factor (device f32). fast_accum: cuBLASLt's fast accumulation, which keeps
+  // the tensor cores' partial sums rather than adding them into fp32 as it goes.
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
+  bool fast_accum = false;
 };
 
 class Gemm {

@@ -47,6 +47,20 @@ void fill(const Launch& l, void* p, DType dt, int64_t n, float value);
 void convert(const Launch& l, void* dst, DType dst_dt, const void* src, DType src_dt, int64_t n);
 void dropout(const Launch& l, DType dt, const void* x, void* y, int64_t n, DropArgs d);
 
+// ---- fp8 casts (cuda_fp8.cu): Fp8Cast (ops.h). x [rows, cols] of x_dt; out [rows, cols], or
+// [cols, rows] with transpose, of out_dt (F8E4M3 or F8E5M2); *amax raised, counts[0..2] added to.
+struct Fp8CastArgs {
+  DType x_dt = DType::F32, out_dt = DType::F8E4M3;
+  const void* x = nullptr;
+  void* out = nullptr;
+  int64_t rows = 0, cols = 0;
+  const float* scale = nullptr;
+  float* amax = nullptr;
+  int32_t* counts = nullptr;
+  bool transpose = false;
+};
+void fp8_cast(const Launch& l, const Fp8CastArgs& a);
+
 // ---- runtime pruning (cuda_prune.cu): x[i] = 0 where |x[i]| <= tau, in place; *zeros += the
 // zeros x then holds. (DynaProp runs inside the optimizer kernels: OptCommon.)
 void prune_small(const Launch& l, DType dt, void* x, int64_t n, float tau,

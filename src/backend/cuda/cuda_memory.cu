@@ -1,5 +1,7 @@
 // Fill, dtype conversion and standalone dropout: grid-stride elementwise kernels with 16-byte
 // accesses where the pointers allow.
+#include <cuda_fp8.h>
+
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
 #include "core/integer_math.h"
@@ -97,6 +99,13 @@ void fill(const Launch& l, void* p, DType dt, int64_t n, float value) {
     case DType::I32:
       fill_kernel<<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(static_cast<int32_t*>(p), n,
                                                                   static_cast<int32_t>(value));
+      break;
+    case DType::F8E4M3:
+    case DType::F8E5M2:
+      fill_kernel<<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(
+          static_cast<uint8_t*>(p), n,
+          static_cast<uint8_t>(__nv_cvt_float_to_fp8(value, __NV_SATFINITE,
+                                                     dt == DType::F8E4M3 ? __NV_E4M3 : __NV_E5M2)));
       break;
   }
 }

@@ -33,7 +33,8 @@ GemmDesc column_major(const GemmShape& s, const Matmul& a, void* out) {
   g.ldb = s.lead_a();
   g.d = out;
   g.ldd = s.lead_c();
-  g.ab_type = a.a.dtype;
+  g.a_type = a.b.dtype;
+  g.b_type = a.a.dtype;
   g.d_type = a.c.dtype;
   g.alpha = a.alpha;
   g.beta = a.beta;
@@ -53,6 +54,7 @@ bool CudaBackend::gemm(const GemmDesc& g) {
 }
 
 void CudaBackend::matmul(const Matmul& a) {
+  if (is_fp8(a.a.dtype)) return fp8_matmul(a);
   cuda::expect_float(a.a, "a");
   cuda::expect_dtype(a.b, a.a.dtype, "b");
   cuda::expect_dtype(a.c, a.c.dtype == DType::F32 ? DType::F32 : a.a.dtype, "c");
@@ -102,6 +104,44 @@ void CudaBackend::matmul(const Matmul& a) {
   cuda::bias_act(launch_, a.c.dtype, z, bias_done || !a.bias.defined() ? nullptr : a.bias.data,
                  a.c.data, s.batch * s.m, s.n, a.act);
   cuda::check_launch("matmul");
+}
+
+// a · bᵀ of fp8 operands: cuBLASLt's A is b (its codes' factor b_scale_inv), its B is a.
+void CudaBackend::fp8_matmul(const Matmul& a) {
+  const GemmShape s = matmul_shape(a);
+  cuda::expect_float(a.c, "c");
+  GemmDesc g = column_major(s, a, a.c.data);
+  g.a_scale = a.b_scale_inv.as<float>();
+  g.b_scale = a.a_scale_inv.as<float>();
+  gemm(g);
+  cuda::check_launch("matmul");
+}
+
+void CudaBackend::fp8_cast(const Fp8Cast& a) {
+  cuda::expect_float(a.x, "fp8_cast x");
+  HWT_CHECK(is_fp8(a.out.dtype) && a.out.numel() == a.x.numel(), "fp8_cast {} -> {}", a.x.str(),
+            a.out.str());
+  cuda::expect_dtype(a.scale, DType::F32, "fp8_cast scale");
+  cuda::expect_dtype(a.amax, DType::F32, "fp8_cast amax");
+  cuda::expect_dtype(a.counts, DType::I32, "fp8_cast counts");
+  HWT_CHECK(a.scale.numel() == 1 && a.amax.numel() == 1 && a.counts.numel() == 3,
+            "fp8_cast scale {}, amax {}, counts {}", a.scale.str(), a.amax.str(), a.counts.str());
+  cuda::Fp8CastArgs c;
+  c.x_dt = a.x.dtype;
+  c.out_dt = a.out.dtype;
+  c.x = a.x.data;
+  c.out = a.out.data;
+  c.rows = a.x.rows();
+  c.cols = a.x.cols();
+  if (a.transpose)
+    HWT_CHECK(a.out.rows() == c.cols && a.out.cols() == c.rows, "fp8_cast transposes {} into {}",
+              a.x.str(), a.out.str());
+  c.scale = a.scale.as<float>();
+  c.amax = a.amax.as<float>();
+  c.counts = a.counts.as<int32_t>();
+  c.transpose = a.transpose;
+  cuda::fp8_cast(launch_, c);
+  cuda::check_launch("fp8_cast");
 }
 
 void CudaBackend::linear_forward(const LinearFwd& a) {

@@ -176,6 +176,14 @@ void TraceBackend::convert(const Convert& a) {
   set_io(r, io(a.src), io(a.dst));
 }
 
+void TraceBackend::fp8_cast(const Fp8Cast& a) {
+  OpRecord& r = record(Op::fp8_cast, OpKind::Elementwise, a.out.dtype);
+  r.elements = a.x.numel();
+  r.flops = n(a.x);  // the multiplication by the scale
+  set_io(r, io(a.x) + io(a.scale), io(a.out) + io(a.amax) + io(a.counts));
+  if (a.transpose) r.detail = "transposed";
+}
+
 void TraceBackend::linear_forward(const LinearFwd& a) {
   OpRecord& r = record(Op::linear_forward, OpKind::Gemm, a.x.dtype);
   const int64_t m = a.x.rows(), nn = a.w.dim(0);

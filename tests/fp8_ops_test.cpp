@@ -1,0 +1,106 @@
+// The CPU backend's fp8 ops, the reference of the device's: the cast (core/fp8.h's quantize_fp8
+// over the tensor, as it is and transposed, its figures added to earlier ones) and the fp8
+// product (the operands' values multiplied in fp32).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/error.h"
+#include "core/fp8.h"
+#include "fp8_test_util.h"
+
+namespace hwt {
+namespace {
+
+class CpuFp8 : public ::testing::Test {
+ protected:
+  CpuBackend be{2};
+  Tensor make(DType dt, Shape s) {
+    bufs_.emplace_back(be, static_cast<size_t>(s.numel()) * dtype_size(dt));
+    return bufs_.back().tensor(dt, s);
+  }
+  template <class T>
+  Tensor hold(DType dt, Shape s, const std::vector<T>& v) {
+    Tensor t = make(dt, s);
+    be.upload(t, v.data());
+    return t;
+  }
+
+ private:
+  std::vector<DeviceBuffer> bufs_;
+};
+
+TEST_F(CpuFp8, CastIsQuantizeFp8AsItIsAndTransposed) {
+  const int64_t rows = 9, cols = 13;
+  const std::vector<float> x = test::wide_values(rows * cols, 7);
+  for (const DType dt : {DType::F8E4M3, DType::F8E5M2})
+    for (const bool transpose : {false, true}) {
+      SCOPED_TRACE(testing::Message() << dtype_name(dt) << (transpose ? " transposed" : ""));
+      const float scale = dt == DType::F8E4M3 ? 2.0f : 1.0f;
+      std::vector<uint8_t> want(x.size());
+      const Fp8Counts c = quantize_fp8(x, scale, fp8_format(dt), want);
+      ASSERT_GT(c.overflow, 0);  // the values exercise every count
+      ASSERT_GT(c.underflow, 0);
+      ASSERT_EQ(c.non_finite, 3);
+      // Earlier figures: an amax below this cast's, counts to be added to.
+      const Tensor amax = hold(DType::F32, Shape{1}, std::vector<float>{0.5f});
+      const Tensor counts = hold(DType::I32, Shape{3}, std::vector<int32_t>{1, 2, 3});
+      const Tensor out = make(dt, transpose ? Shape{cols, rows} : Shape{rows, cols});
+      be.fp8_cast({hold(DType::F32, Shape{rows, cols}, x), out,
+                   hold(DType::F32, Shape{1}, std::vector<float>{scale}), amax, counts, transpose});
+      const uint8_t* got = out.as<uint8_t>();
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          EXPECT_EQ(got[transpose ? j * rows + i : i * cols + j], want[size_t(i * cols + j)])
+              << i << "," << j;
+      EXPECT_EQ(*amax.as<float>(), c.amax);
+      EXPECT_EQ(counts.as<int32_t>()[0], 1 + c.overflow);
+      EXPECT_EQ(counts.as<int32_t>()[1], 2 + c.underflow);
+      EXPECT_EQ(counts.as<int32_t>()[2], 3 + c.non_finite);
+      // A larger earlier amax stays.
+      *amax.as<float>() = 1e30f;
+      be.fp8_cast({hold(DType::F32, Shape{rows, cols}, x), out,
+                   hold(DType::F32, Shape{1}, std::vector<float>{scale}), amax, counts, transpose});
+      EXPECT_EQ(*amax.as<float>(), 1e30f);
+    }
+}
+
+TEST_F(CpuFp8, MatmulIsTheProductOfTheValues) {
+  const int64_t m = 3, n = 5, k = 32;
+  const std::vector<uint8_t> a = test::finite_fp8_codes(m * k, Fp8Format::E4M3, 1),
+                             b = test::finite_fp8_codes(n * k, Fp8Format::E5M2, 2);
+  const float sa = 0.25f, sb = 1.0f / 4096;
+  Matmul mm{hold(DType::F8E4M3, Shape{m, k}, a), hold(DType::F8E5M2, Shape{n, k}, b),
+            make(DType::F32, Shape{m, n})};
+  mm.trans_b = true;
+  mm.a_scale_inv = hold(DType::F32, Shape{1}, std::vector<float>{sa});
+  mm.b_scale_inv = hold(DType::F32, Shape{1}, std::vector<float>{sb});
+  be.matmul(mm);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0, size = 0;
+      for (int64_t q = 0; q < k; ++q) {
+        const double t = double(fp8_to_float(a[size_t(i * k + q)], Fp8Format::E4M3)) * sa *
+                         double(fp8_to_float(b[size_t(j * k + q)], Fp8Format::E5M2)) * sb;
+        want += t;
+        size += std::fabs(t);
+      }
+      // fp32 accumulation of 32 terms against double: a few ulps of the terms' magnitude.
+      EXPECT_NEAR(mm.c.as<float>()[i * n + j], want, 1e-6 * size + 1e-30) << i << "," << j;
+    }
+  // Hopper's fp8 GEMMs read both operands K-major: a · bᵀ only, and not both E5M2.
+  Matmul plain = mm;
+  plain.trans_b = false;
+  plain.b = hold(DType::F8E5M2, Shape{k, n}, b);
+  EXPECT_THROW(be.matmul(plain), Error);
+  Matmul both_e5m2 = mm;
+  both_e5m2.a = hold(DType::F8E5M2, Shape{m, k}, a);
+  EXPECT_THROW(be.matmul(both_e5m2), Error);
+}
+
+}  // namespace
+}  // namespace hwt
