@@ -245,7 +245,7 @@ void decode_linears(Bench& k) {
     g.ldb = p.k;
     g.d = y.data;
     g.ldd = p.n;
-    g.ab_type = g.d_type = DType::BF16;
+    g.a_type = g.b_type = g.d_type = DType::BF16;
     const int calls = std::max(20, copies);
     int next = 0;
     const double linear_ms = graph_ms(
@@ -268,6 +268,110 @@ void decode_linears(Bench& k) {
         "\"speedup\": {:.2f}}}",
         name, linear_ms, gemm_ms, weight_gb / linear_ms * 1e3, weight_gb / gemm_ms * 1e3,
         gemm_ms / linear_ms));
+  }
+}
+#endif
+
+#ifdef HWT_WITH_CUDA
+// The linear layers' GEMMs of a training step in fp8 against bf16, each alone: Llama-3.2-1B's
+// (batch 4 x 2048 tokens) and GPT-2 XL's (16 x 1024). bf16 runs the products linear_forward and
+// linear_backward run (row-major y = x·Wᵀ, dx = dy·W, dW += dyᵀ·x into f32). fp8 runs the same
+// sizes as Hopper's fp8 GEMMs take them, a · bᵀ of K-major operands (the backward's from
+// transposed copies, which fp8_cast makes), E4M3 activations and weights, E5M2 gradients, into
+// the same output (bf16, or f32 accumulated for dW): through the backend's matmul (cuBLASLt's
+// default accumulation) and with cuBLASLt's fast accumulation (what Transformer Engine uses in
+// the forward). Median device times of 20 calls; the casts are not timed here.
+void fp8_gemms(Bench& k) {
+  auto& cuda = dynamic_cast<CudaBackend&>(k.be());
+  cuda::Gemm lt(false, false);
+  struct Layer {
+    const char* name;
+    int64_t tokens, out, in;
+  };
+  const Layer layers[] = {
+      {"llama3_2_1b qkv", 8192, 3072, 2048},       {"llama3_2_1b attn out", 8192, 2048, 2048},
+      {"llama3_2_1b gate|up", 8192, 16384, 2048},  {"llama3_2_1b down", 8192, 2048, 8192},
+      {"llama3_2_1b lm head", 8192, 128256, 2048}, {"gpt2_xl qkv", 16384, 4800, 1600},
+      {"gpt2_xl attn out", 16384, 1600, 1600},     {"gpt2_xl fc", 16384, 6400, 1600},
+      {"gpt2_xl fc out", 16384, 1600, 6400}};
+  const Tensor one = k.make(DType::F32, {1}, false), amax = k.make(DType::F32, {1}, false);
+  const Tensor counts = k.make(DType::I32, {3}, false);
+  cuda.fill({one, 1.0f});
+  cuda.fill({amax, 0.0f});
+  cuda.fill({counts, 0.0f});
+  for (const Layer& l : layers) {
+    const std::string name = fmt::format("fp8 gemm {}", l.name);
+    if (!k.wants(name)) continue;
+    const int64_t T = l.tokens, N = l.out, K = l.in;
+    const Tensor x = k.make(DType::BF16, {T, K}), w = k.make(DType::BF16, {N, K});
+    const Tensor dy = k.make(DType::BF16, {T, N}), y = k.make(DType::BF16, {T, N}, false);
+    const Tensor dx = k.make(DType::BF16, {T, K}, false), dw = k.make(DType::F32, {N, K});
+    // The fp8 copies: x and W as they are and transposed (E4M3), dy transposed (E5M2).
+    auto cast = [&](Tensor src, DType dt, bool transpose) {
+      const Tensor out = k.make(dt, transpose ? Shape{src.cols(), src.rows()} : src.shape, false);
+      cuda.fp8_cast({src, out, one, amax, counts, transpose});
+      return out;
+    };
+    const Tensor x8 = cast(x, DType::F8E4M3, false), xt8 = cast(x, DType::F8E4M3, true);
+    const Tensor w8 = cast(w, DType::F8E4M3, false), wt8 = cast(w, DType::F8E4M3, true);
+    const Tensor dy8 = cast(dy, DType::F8E5M2, false), dyt8 = cast(dy, DType::F8E5M2, true);
+    struct Role {
+      const char* name;
+      std::function<void()> bf16;
+      Matmul fp8;
+    };
+    const LinearBwd bwd{x, w, dy, {}, Activation::None, dx, dw, {}};
+    auto fp8 = [&](Tensor a, Tensor b, Tensor c, float beta) {
+      Matmul m{a, b, c};
+      m.trans_b = true;
+      m.beta = beta;
+      m.a_scale_inv = m.b_scale_inv = one;
+      return m;
+    };
+    const Role roles[] = {{"forward",
+                           [&] {
+                             cuda.linear_forward({x, w, {}, y, Activation::None, {}});
+                           },
+                           fp8(x8, w8, y, 0.0f)},
+                          {"input grad", [&] { cuda.matmul(linear_input_grad_product(bwd)); },
+                           fp8(dy8, wt8, dx, 0.0f)},
+                          {"weight grad", [&] { cuda.matmul(linear_weight_grad_product(bwd)); },
+                           fp8(dyt8, xt8, dw, 1.0f)}};
+    for (const Role& r : roles) {
+      const GemmShape s = matmul_shape(r.fp8);
+      cuda::GemmDesc
+          g;  // the fp8 product with fast accumulation, as CudaBackend::matmul lays it out
+      g.trans_a = true;
+      g.m = s.n;
+      g.n = s.m;
+      g.k = s.k;
+      g.a = r.fp8.b.data;
+      g.lda = s.k;
+      g.b = r.fp8.a.data;
+      g.ldb = s.k;
+      g.d = r.fp8.c.data;
+      g.ldd = s.n;
+      g.a_type = r.fp8.b.dtype;
+      g.b_type = r.fp8.a.dtype;
+      g.d_type = r.fp8.c.dtype;
+      g.beta = r.fp8.beta;
+      g.a_scale = g.b_scale = one.as<float>();
+      g.fast_accum = true;
+      const double bf16_ms = time_ms(cuda, r.bf16, 3, 20);
+      const double fp8_ms = time_ms(
+          cuda, [&] { cuda.matmul(r.fp8); }, 3, 20);
+      const double fast_ms = time_ms(
+          cuda, [&] { lt.run(g, cuda.stream()); }, 3, 20);
+      const double tflop =
+          2e-12 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+      emit(fmt::format(
+          "{{\"bench\": \"fp8_gemm\", \"op\": \"{} {}\", \"m\": {}, \"n\": {}, \"k\": {}, "
+          "\"bf16_ms\": {:.4f}, \"fp8_ms\": {:.4f}, \"fp8_fast_accum_ms\": {:.4f}, "
+          "\"bf16_TFLOPs\": {:.0f}, \"fp8_TFLOPs\": {:.0f}, \"fp8_fast_accum_TFLOPs\": {:.0f}, "
+          "\"speedup\": {:.2f}, \"speedup_fast_accum\": {:.2f}}}",
+          name, r.name, s.m, s.n, s.k, bf16_ms, fp8_ms, fast_ms, tflop / bf16_ms * 1e3,
+          tflop / fp8_ms * 1e3, tflop / fast_ms * 1e3, bf16_ms / fp8_ms, bf16_ms / fast_ms));
+    }
   }
 }
 #endif
@@ -474,6 +578,7 @@ void run_all(const std::string& only) {
 #ifdef HWT_WITH_CUDA
   decode_linears(k);
   decode_rotary_append(k);
+  fp8_gemms(k);
 #endif
 }
 
