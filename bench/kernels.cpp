@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "backend/trace/trace_backend.h"
@@ -271,6 +272,26 @@ void decode_linears(Bench& k) {
   }
 }
 #endif
+
+// The fp8 cast of a bf16 tensor, as it is and transposed: GPT-2 XL's fc output (16384 x 6400)
+// and Llama-3.2-1B's attention input (8192 x 2048), the bandwidth against the copy roofline.
+void fp8_casts(Bench& k) {
+  const Tensor one = k.make(DType::F32, {1}, false), amax = k.make(DType::F32, {1}, false);
+  const Tensor counts = k.make(DType::I32, {3}, false);
+  k.be().fill({one, 1.0f});
+  k.be().fill({amax, 0.0f});
+  k.be().fill({counts, 0.0f});
+  for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{16384, 6400}, {8192, 2048}})
+    for (const bool transpose : {false, true}) {
+      const Tensor x = k.make(DType::BF16, {rows, cols});
+      const Tensor out =
+          k.make(DType::F8E4M3, transpose ? Shape{cols, rows} : Shape{rows, cols}, false);
+      k.op(fmt::format("fp8_cast bf16 {}x{}{}", rows, cols, transpose ? " transposed" : ""),
+           [&](Backend& b) {
+             b.fp8_cast({x, out, one, amax, counts, transpose});
+           });
+    }
+}
 
 #ifdef HWT_WITH_CUDA
 // The linear layers' GEMMs of a training step in fp8 against bf16, each alone: Llama-3.2-1B's
@@ -575,6 +596,7 @@ void run_all(const std::string& only) {
   });
   attention_head_sizes(k);
   attention_grouped(k);
+  fp8_casts(k);
 #ifdef HWT_WITH_CUDA
   decode_linears(k);
   decode_rotary_append(k);
