@@ -55,8 +55,11 @@ TEST_P(CudaFp8, CastMatchesTheCpu) {
     int64_t rows, cols;
   };
   int64_t saturated = 0, flushed = 0;  // over every case: the inputs reach both counts
-  // One element short of a vector, odd tiles, several blocks, a row count not a multiple of 4.
-  for (const Size s : {Size{1, 15}, Size{67, 131}, Size{128, 192}, Size{3, 1000}, Size{501, 70}})
+  // One element short of a vector, odd tiles, several blocks, a row count not a multiple of 4;
+  // whole transposed tiles read and written 16 bytes a thread (128 x 192), read so but written
+  // in words (100 x 128), and read an element at a time but written so (128 x 70).
+  for (const Size s : {Size{1, 15}, Size{67, 131}, Size{128, 192}, Size{3, 1000}, Size{501, 70},
+                       Size{100, 128}, Size{128, 70}})
     for (const DType out_dt : {DType::F8E4M3, DType::F8E5M2})
       for (const bool transpose : {false, true}) {
         SCOPED_TRACE(testing::Message() << s.rows << "x" << s.cols << " " << dtype_name(out_dt)

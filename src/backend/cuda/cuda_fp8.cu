@@ -90,41 +90,75 @@ __global__ void cast_kernel(Fp8CastArgs a) {
 }
 
 // Transposed: a block casts a 64 x 64 tile of x into shared memory, reading rows, and writes it
-// out as the tile's columns, four bytes a store where the output rows allow.
+// out as the tile's columns. A whole tile is read 16 bytes of x a thread and written 16 bytes of
+// a column a thread where x's rows and out's rows allow it; edge tiles go an element at a time.
+// The tile's rows are 68 bytes apart: whole words for the codes' stores, and the four column
+// pieces a warp reads (rows 16 apart) fall in two banks, not one.
 constexpr int kTileT = 64;
 constexpr int kTileThreads = 256;
+constexpr int kTilePitch = kTileT + 4;
 
 template <class T, __nv_fp8_interpretation_t F>
 __global__ void __launch_bounds__(kTileThreads) cast_transpose_kernel(Fp8CastArgs a) {
-  __shared__ uint8_t tile[kTileT][kTileT + 4];
+  constexpr int V = kVec16<T>;
+  __shared__ __align__(16) uint8_t tile[kTileT][kTilePitch];
   const T* x = static_cast<const T*>(a.x);
   uint8_t* out = static_cast<uint8_t*>(a.out);
   const float scale = *a.scale;
-  const bool words = a.rows % 4 == 0;
-  const int c = threadIdx.x % kTileT;
-  constexpr int kRowStep = kTileThreads / kTileT;
+  const auto x_at = reinterpret_cast<uintptr_t>(x), out_at = reinterpret_cast<uintptr_t>(out);
+  const bool rows_in_vectors = a.cols % V == 0 && x_at % 16 == 0;
+  const bool columns_in_vectors = a.rows % 16 == 0 && out_at % 16 == 0;
+  const bool words = a.rows % 4 == 0 && out_at % 4 == 0;
   Tally t;
   // Row tiles on x (no practical limit), column tiles on y, looping past the grid's 65535.
   const int64_t r0 = int64_t{blockIdx.x} * kTileT;
   for (int64_t c0 = int64_t{blockIdx.y} * kTileT; c0 < a.cols; c0 += int64_t{gridDim.y} * kTileT) {
-#pragma unroll 4
-    for (int r = threadIdx.x / kTileT; r < kTileT; r += kRowStep) {
-      const int64_t gr = r0 + r, gc = c0 + c;
-      tile[r][c] = gr < a.rows && gc < a.cols ? cast_one<F>(to_f<T>(x[gr * a.cols + gc]), scale, t)
-                                              : uint8_t{0};
+    const bool whole = r0 + kTileT <= a.rows && c0 + kTileT <= a.cols;
+    if (whole && rows_in_vectors) {
+      constexpr int kChunks = kTileT / V;  // of a tile row
+      for (int w = threadIdx.x; w < kTileT * kChunks; w += kTileThreads) {
+        const int r = w / kChunks, cc = (w % kChunks) * V;
+        float xv[V];
+        load_floats<T, V>(x + (r0 + r) * a.cols + c0 + cc, xv);
+#pragma unroll
+        for (int q = 0; q < V; q += 4) {
+          uint32_t word = 0;
+#pragma unroll
+          for (int e = 0; e < 4; ++e) word |= uint32_t{cast_one<F>(xv[q + e], scale, t)} << (8 * e);
+          *reinterpret_cast<uint32_t*>(&tile[r][cc + q]) = word;
+        }
+      }
+    } else {
+      const int c = threadIdx.x % kTileT;
+      for (int r = threadIdx.x / kTileT; r < kTileT; r += kTileThreads / kTileT) {
+        const int64_t gr = r0 + r, gc = c0 + c;
+        tile[r][c] = gr < a.rows && gc < a.cols
+                         ? cast_one<F>(to_f<T>(x[gr * a.cols + gc]), scale, t)
+                         : uint8_t{0};
+      }
     }
     __syncthreads();
-    for (int w = threadIdx.x; w < kTileT * kTileT / 4; w += kTileThreads) {
-      const int j = w / (kTileT / 4), q = (w % (kTileT / 4)) * 4;
-      const int64_t oc = c0 + j, orow = r0 + q;
-      if (oc >= a.cols || orow >= a.rows) continue;
-      uint8_t* o = out + oc * a.rows + orow;
-      if (words) {
-        *reinterpret_cast<uint32_t*>(o) = uint32_t{tile[q][j]} | uint32_t{tile[q + 1][j]} << 8 |
-                                          uint32_t{tile[q + 2][j]} << 16 |
-                                          uint32_t{tile[q + 3][j]} << 24;
-      } else {
-        for (int e = 0; e < 4 && orow + e < a.rows; ++e) o[e] = tile[q + e][j];
+    if (whole && columns_in_vectors) {
+      // Four threads write a column's 64 bytes: one 16-byte store each.
+      static_assert(kTileT * kTileT / 16 == kTileThreads);
+      const int j = threadIdx.x / 4, q = (threadIdx.x % 4) * 16;
+      Pack<uint8_t, 16> p;
+#pragma unroll
+      for (int e = 0; e < 16; ++e) p.v[e] = tile[q + e][j];
+      store_pack<uint8_t, 16>(out + (c0 + j) * a.rows + r0 + q, p);
+    } else {
+      for (int w = threadIdx.x; w < kTileT * kTileT / 4; w += kTileThreads) {
+        const int j = w / (kTileT / 4), q = (w % (kTileT / 4)) * 4;
+        const int64_t oc = c0 + j, orow = r0 + q;
+        if (oc >= a.cols || orow >= a.rows) continue;
+        uint8_t* o = out + oc * a.rows + orow;
+        if (words) {
+          *reinterpret_cast<uint32_t*>(o) = uint32_t{tile[q][j]} | uint32_t{tile[q + 1][j]} << 8 |
+                                            uint32_t{tile[q + 2][j]} << 16 |
+                                            uint32_t{tile[q + 3][j]} << 24;
+        } else {
+          for (int e = 0; e < 4 && orow + e < a.rows; ++e) o[e] = tile[q + e][j];
+        }
       }
     }
     __syncthreads();  // the tile is rewritten by the next column tile
