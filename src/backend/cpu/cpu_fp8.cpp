@@ -1,6 +1,7 @@
 // CpuBackend: the fp8 cast, the reference of the device's: core/fp8.h's quantize_fp8 over the
 // tensor, laid out as it is or transposed.
 #include <algorithm>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -23,16 +24,16 @@ void CpuBackend::fp8_cast(const Fp8Cast& a) {
     HWT_CHECK(a.out.rows() == cols && a.out.cols() == rows, "fp8_cast transposes {} into {}",
               a.x.str(), a.out.str());
   const auto n = static_cast<size_t>(a.x.numel());
-  std::vector<uint8_t> codes(n);
-  const Fp8Counts c = quantize_fp8(std::span(a.x.as<const float>(), n), *a.scale.as<float>(),
-                                   fp8_format(a.out.dtype), codes);
   uint8_t* out = a.out.as<uint8_t>();
-  if (!a.transpose) {
-    std::copy(codes.begin(), codes.end(), out);
-  } else {
+  // Laid out as x, the codes go straight to out; transposed, through a row-major copy.
+  std::vector<uint8_t> row_major(a.transpose ? n : 0);
+  const Fp8Counts c =
+      quantize_fp8(std::span(a.x.as<const float>(), n), *a.scale.as<float>(),
+                   fp8_format(a.out.dtype), a.transpose ? std::span(row_major) : std::span(out, n));
+  if (a.transpose) {
 #pragma omp parallel for schedule(static)
     for (int64_t j = 0; j < cols; ++j)
-      for (int64_t i = 0; i < rows; ++i) out[j * rows + i] = codes[size_t(i * cols + j)];
+      for (int64_t i = 0; i < rows; ++i) out[j * rows + i] = row_major[size_t(i * cols + j)];
   }
   float& amax = *a.amax.as<float>();
   amax = std::max(amax, c.amax);
