@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -91,42 +92,221 @@ TEST_P(CudaFp8, CastMatchesTheCpu) {
 // technical report, section 3.3.2) before cuBLASLt adds them into fp32, so the error is bounded
 // by about 2^-13 of the magnitudes added per addition; 2^-10 of Σ|a·b| leaves room for that and
 // catches any wrong scale or operand (errors of order Σ|a·b|). The output's own rounding (half
-// an ulp: 2^-8 relative in bf16, 2^-11 in f16) comes on top.
+// an ulp: 2^-8 relative in bf16, 2^-11 in f16) comes on top. Plain, with a bias and tanh-GELU
+// (cuBLASLt's epilogue or the bias_act kernel after it), and accumulating into c.
 TEST_P(CudaFp8, MatmulMatchesTheCpu) {
   Backend& gpu = test::gpu_ref();
   const int64_t m = 96, n = 80, k = 160;  // multiples of 16, as fp8 GEMMs need
-  for (const DType b_dt : {DType::F8E4M3, DType::F8E5M2}) {
-    SCOPED_TRACE(dtype_name(b_dt));
-    const std::vector<uint8_t> a = test::finite_fp8_codes(m * k, Fp8Format::E4M3, 11);
-    const std::vector<uint8_t> b = test::finite_fp8_codes(n * k, fp8_format(b_dt), 12);
-    const float sa = 1.0f / 64, sb = b_dt == DType::F8E4M3 ? 1.0f / 32 : 1.0f / 8192;
-    auto run = [&](Backend& be, DType c_dt) {
-      test::DevPool p(be, c_dt);
-      Matmul mm{p.make(DType::F8E4M3, {m, k}), p.make(b_dt, {n, k}), p.poisoned(c_dt, {m, n})};
-      be.upload(mm.a, a.data());
-      be.upload(mm.b, b.data());
-      mm.trans_b = true;
-      mm.a_scale_inv = p.f32({1}, {sa});
-      mm.b_scale_inv = p.f32({1}, {sb});
-      be.matmul(mm);
-      return p.read(mm.c);
-    };
-    const std::vector<float> want = run(cpu, DType::F32), got = run(gpu, GetParam());
-    const double out_round = GetParam() == DType::F32    ? 0.0
-                             : GetParam() == DType::BF16 ? std::ldexp(1.0, -8)
-                                                         : std::ldexp(1.0, -11);
+  enum class Epilogue { Plain, BiasGelu, Accumulate };
+  for (const Epilogue e : {Epilogue::Plain, Epilogue::BiasGelu, Epilogue::Accumulate})
+    for (const DType b_dt : {DType::F8E4M3, DType::F8E5M2}) {
+      SCOPED_TRACE(testing::Message() << dtype_name(b_dt) << " epilogue " << static_cast<int>(e));
+      const std::vector<uint8_t> a = test::finite_fp8_codes(m * k, Fp8Format::E4M3, 11);
+      const std::vector<uint8_t> b = test::finite_fp8_codes(n * k, fp8_format(b_dt), 12);
+      const float sa = 1.0f / 64, sb = b_dt == DType::F8E4M3 ? 1.0f / 32 : 1.0f / 8192;
+      // Quarters and small integers: exact in every output dtype.
+      std::vector<float> bias(static_cast<size_t>(n)), c0(static_cast<size_t>(m * n));
+      for (size_t j = 0; j < bias.size(); ++j) bias[j] = static_cast<float>(j % 9) * 0.25f - 1.0f;
+      for (size_t i = 0; i < c0.size(); ++i) c0[i] = static_cast<float>(i % 7) - 3.0f;
+      struct Out {
+        std::vector<float> c, pre_act;
+      };
+      auto run = [&](Backend& be, DType c_dt) {
+        test::DevPool p(be, c_dt);
+        Matmul mm{p.make(DType::F8E4M3, {m, k}), p.make(b_dt, {n, k}),
+                  e == Epilogue::Accumulate ? p.act({m, n}, c0) : p.poisoned(c_dt, {m, n})};
+        be.upload(mm.a, a.data());
+        be.upload(mm.b, b.data());
+        mm.trans_b = true;
+        mm.a_scale_inv = p.f32({1}, {sa});
+        mm.b_scale_inv = p.f32({1}, {sb});
+        if (e == Epilogue::BiasGelu) {
+          mm.bias = p.act({n}, bias);
+          mm.act = Activation::GeluTanh;
+          mm.pre_act = p.poisoned(c_dt, {m, n});
+        }
+        if (e == Epilogue::Accumulate) mm.beta = 1.0f;
+        be.matmul(mm);
+        return Out{p.read(mm.c), mm.pre_act.defined() ? p.read(mm.pre_act) : std::vector<float>{}};
+      };
+      const Out want = run(cpu, DType::F32), got = run(gpu, GetParam());
+      const double out_round = GetParam() == DType::F32    ? 0.0
+                               : GetParam() == DType::BF16 ? std::ldexp(1.0, -8)
+                                                           : std::ldexp(1.0, -11);
+      int64_t wrong = 0;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          const size_t ij = size_t(i * n + j);
+          double size = 0;
+          for (int64_t q = 0; q < k; ++q)
+            size += std::fabs(double(fp8_to_float(a[size_t(i * k + q)], Fp8Format::E4M3)) * sa *
+                              fp8_to_float(b[size_t(j * k + q)], fp8_format(b_dt)) * sb);
+          const double w = want.c[ij], g = got.c[ij];
+          double tol = std::ldexp(size, -10) + out_round * std::fabs(w);
+          if (e == Epilogue::BiasGelu) {
+            // The activation (slope at most 1.13) may read the product as pre_act keeps it,
+            // rounded to the output dtype: twice the product's error and rounding covers it.
+            const double z = want.pre_act[ij];
+            const double z_tol = std::ldexp(size, -10) + out_round * std::fabs(z);
+            if (!(std::fabs(got.pre_act[ij] - z) <= z_tol)) ++wrong;
+            tol += 2.0 * z_tol;
+          }
+          if (!(std::fabs(g - w) <= tol)) ++wrong;
+        }
+      EXPECT_EQ(wrong, 0);
+    }
+}
+
+// A linear layer in fp8 on the device against the CPU's: inputs held in the test's dtype on
+// both sides, so every cast sees the same values and makes the same codes (and the same amax and
+// counts); the products then differ only as MatmulMatchesTheCpu allows. No activation here: the
+// device applies it to dy in the activation dtype, which moves some codes by one step.
+TEST_P(CudaFp8, LinearMatchesTheCpu) {
+  Backend& gpu = test::gpu_ref();
+  const int64_t m = 64, n = 96, k = 128;
+  const float sx = 32.0f, sw = 1024.0f, sdy = 2048.0f;
+  const std::vector<float> x = test::DevPool(gpu, GetParam()).rounded(test::randn(m * k, 21)),
+                           w = test::DevPool(gpu, GetParam()).rounded(test::randn(n * k, 22, 0.1f)),
+                           b = test::DevPool(gpu, GetParam()).rounded(test::randn(n, 23)),
+                           dy = test::DevPool(gpu, GetParam())
+                                    .rounded(test::randn(m * n, 24, 0.01f));
+  struct Out {
+    std::vector<float> y, dx, dw, db, amax;
+    std::vector<int32_t> counts;
+  };
+  auto run = [&](Backend& be, DType dt) {
+    test::Fp8LinearState l(be, m, n, k, sx, sw, sdy);
+    test::DevPool p(be, dt);
+    LinearFwd f{p.act({m, k}, x),
+                p.act({n, k}, w),
+                p.act({n}, b),
+                p.poisoned_act({m, n}),
+                Activation::None,
+                {},
+                l.fp8};
+    be.linear_forward(f);
+    LinearBwd bw{f.x,
+                 f.w,
+                 p.act({m, n}, dy),
+                 {},
+                 Activation::None,
+                 p.poisoned_act({m, k}),
+                 p.zeros({n, k}),
+                 p.zeros({n}),
+                 false,
+                 l.fp8};
+    be.linear_backward(bw);
+    Out o{p.read(f.y), p.read(bw.dx), p.read(bw.dw), p.read(bw.db), {}, {}};
+    for (const Fp8Scaled* s : {&l.x, &l.w, &l.dy}) {
+      o.amax.push_back(l.p.read(s->amax)[0]);
+      for (const int32_t c : l.p.read_i32(s->counts)) o.counts.push_back(c);
+    }
+    return o;
+  };
+  const Out want = run(cpu, DType::F32), got = run(gpu, GetParam());
+  EXPECT_EQ(got.amax, want.amax);
+  EXPECT_EQ(got.counts, want.counts);
+  const double out_round = GetParam() == DType::F32    ? 0.0
+                           : GetParam() == DType::BF16 ? std::ldexp(1.0, -8)
+                                                       : std::ldexp(1.0, -11);
+  const std::vector<float> xq = test::through_fp8(x, sx, Fp8Format::E4M3),
+                           wq = test::through_fp8(w, sw, Fp8Format::E4M3),
+                           dyq = test::through_fp8(dy, sdy, Fp8Format::E5M2);
+  // Σ|a·b| of each output: the scale of a product's error (MatmulMatchesTheCpu's reasoning).
+  auto sizes = [](const std::vector<float>& a, const std::vector<float>& bm, int64_t rows,
+                  int64_t cols, int64_t inner, bool a_t, bool b_t) {
+    std::vector<double> s(static_cast<size_t>(rows * cols), 0.0);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        for (int64_t q = 0; q < inner; ++q)
+          s[size_t(i * cols + j)] +=
+              std::fabs(double(a[size_t(a_t ? q * rows + i : i * inner + q)]) *
+                        bm[size_t(b_t ? j * inner + q : q * cols + j)]);
+    return s;
+  };
+  auto count_wrong = [&](const std::vector<float>& g, const std::vector<float>& wv,
+                         const std::vector<double>& size, double round) {
     int64_t wrong = 0;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) {
-        double size = 0;
-        for (int64_t q = 0; q < k; ++q)
-          size += std::fabs(double(fp8_to_float(a[size_t(i * k + q)], Fp8Format::E4M3)) * sa *
-                            fp8_to_float(b[size_t(j * k + q)], fp8_format(b_dt)) * sb);
-        const double w = want[size_t(i * n + j)], g = got[size_t(i * n + j)];
-        if (!(std::fabs(g - w) <= std::ldexp(size, -10) + out_round * std::fabs(w))) ++wrong;
-      }
-    EXPECT_EQ(wrong, 0);
+    for (size_t i = 0; i < g.size(); ++i)
+      if (!(std::fabs(g[i] - wv[i]) <= std::ldexp(size[i], -10) + round * std::fabs(wv[i])))
+        ++wrong;
+    return wrong;
+  };
+  std::vector<double> y_size = sizes(xq, wq, m, n, k, false, true);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) y_size[size_t(i * n + j)] += std::fabs(b[size_t(j)]);
+  EXPECT_EQ(count_wrong(got.y, want.y, y_size, out_round), 0) << "y";
+  EXPECT_EQ(count_wrong(got.dx, want.dx, sizes(dyq, wq, m, k, n, false, false), out_round), 0)
+      << "dx";
+  EXPECT_EQ(count_wrong(got.dw, want.dw, sizes(dyq, xq, n, k, m, true, false), 0.0), 0) << "dw";
+  // db sums dy in fp32 on both sides (no fp8 involved): a few ulps of Σ|dy| per column.
+  for (int64_t j = 0; j < n; ++j) {
+    double size = 0;
+    for (int64_t i = 0; i < m; ++i) size += std::fabs(dy[size_t(i * n + j)]);
+    EXPECT_NEAR(got.db[size_t(j)], want.db[size_t(j)], 1e-6 * size) << j;
   }
+}
+
+// The scale update against the CPU's over several steps: both follow core/fp8_scale_rule.h with
+// IEEE divisions and comparisons only, so the histories, scales and inverses must be equal bit for
+// bit. The amaxes include the values the rule treats apart (NaN, infinity, zero, one whose scale
+// overflows float); histories of 1 step, of fewer steps than a warp's lanes and of a length that
+// leaves a part-filled last chunk.
+TEST(CudaFp8Scaling, UpdateMatchesTheCpu) {
+  HWT_REQUIRE_GPU();
+  Backend& gpu = test::gpu_ref();
+  CpuBackend cpu(2);
+  const int64_t tensors = 37;
+  for (const int64_t len : {int64_t{1}, int64_t{5}, int64_t{1030}})
+    for (const AmaxAlgorithm algorithm : {AmaxAlgorithm::Max, AmaxAlgorithm::MostRecent})
+      for (const Fp8Format format : {Fp8Format::E4M3, Fp8Format::E5M2}) {
+        SCOPED_TRACE(testing::Message()
+                     << "history " << len << " algorithm " << static_cast<int>(algorithm) << " "
+                     << fp8_format_name(format));
+        const int margin = format == Fp8Format::E4M3 ? 0 : 2;
+        std::mt19937 rng(static_cast<unsigned>(len));
+        std::uniform_real_distribution<float> log2_amax(-20.0f, 20.0f);
+        auto amaxes = [&] {
+          std::vector<float> a(static_cast<size_t>(tensors));
+          for (float& v : a) v = std::exp2(log2_amax(rng));
+          a[1] = NAN;
+          a[2] = INFINITY;
+          a[3] = 0.0f;
+          a[4] = 1e-38f;
+          return a;
+        };
+        std::vector<float> history(static_cast<size_t>(tensors * len));
+        for (float& v : history) v = std::exp2(log2_amax(rng));
+        std::vector<float> scale(static_cast<size_t>(tensors));
+        for (float& v : scale) v = std::exp2(log2_amax(rng));
+        auto update_on = [&](test::DevPool& p) {
+          return Fp8ScaleUpdate{p.make(DType::F32, {tensors}),
+                                p.f32({tensors, len}, history),
+                                p.f32({tensors}, scale),
+                                p.poisoned(DType::F32, {tensors}),
+                                format,
+                                algorithm,
+                                margin};
+        };
+        test::DevPool cpu_pool(cpu, DType::F32), gpu_pool(gpu, DType::F32);
+        const Fp8ScaleUpdate want = update_on(cpu_pool), got = update_on(gpu_pool);
+        for (int step = 0; step < 3; ++step) {
+          const std::vector<float> a = amaxes();
+          cpu.upload(want.amax, a.data());
+          gpu.upload(got.amax, a.data());
+          cpu.fp8_scale_update(want);
+          gpu.fp8_scale_update(got);
+          for (const auto member : {&Fp8ScaleUpdate::amax, &Fp8ScaleUpdate::history,
+                                    &Fp8ScaleUpdate::scale, &Fp8ScaleUpdate::scale_inv}) {
+            const std::vector<float> w = cpu_pool.read(want.*member);
+            const std::vector<float> g = gpu_pool.read(got.*member);
+            int64_t wrong = 0;
+            for (size_t i = 0; i < w.size(); ++i)
+              if (std::isnan(w[i]) ? !std::isnan(g[i]) : g[i] != w[i]) ++wrong;
+            EXPECT_EQ(wrong, 0) << "step " << step;
+          }
+        }
+      }
 }
 
 }  // namespace

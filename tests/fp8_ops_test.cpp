@@ -69,29 +69,55 @@ TEST_F(CpuFp8, CastIsQuantizeFp8AsItIsAndTransposed) {
     }
 }
 
+// Plain, with a bias and an activation, and accumulating into c: the epilogue is the same as for
+// any other product.
 TEST_F(CpuFp8, MatmulIsTheProductOfTheValues) {
   const int64_t m = 3, n = 5, k = 32;
   const std::vector<uint8_t> a = test::finite_fp8_codes(m * k, Fp8Format::E4M3, 1),
                              b = test::finite_fp8_codes(n * k, Fp8Format::E5M2, 2);
   const float sa = 0.25f, sb = 1.0f / 4096;
-  Matmul mm{hold(DType::F8E4M3, Shape{m, k}, a), hold(DType::F8E5M2, Shape{n, k}, b),
-            make(DType::F32, Shape{m, n})};
-  mm.trans_b = true;
-  mm.a_scale_inv = hold(DType::F32, Shape{1}, std::vector<float>{sa});
-  mm.b_scale_inv = hold(DType::F32, Shape{1}, std::vector<float>{sb});
-  be.matmul(mm);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double want = 0, size = 0;
-      for (int64_t q = 0; q < k; ++q) {
-        const double t = double(fp8_to_float(a[size_t(i * k + q)], Fp8Format::E4M3)) * sa *
-                         double(fp8_to_float(b[size_t(j * k + q)], Fp8Format::E5M2)) * sb;
-        want += t;
-        size += std::fabs(t);
-      }
-      // fp32 accumulation of 32 terms against double: a few ulps of the terms' magnitude.
-      EXPECT_NEAR(mm.c.as<float>()[i * n + j], want, 1e-6 * size + 1e-30) << i << "," << j;
+  const std::vector<float> bias = {0.5f, -1.0f, 2.0f, 0.0f, -3.0f};
+  const std::vector<float> c0 = {1, -2, 3, -4, 5, 6, -7, 8, 9, -10, 11, 12, -13, 14, 15};
+  enum class Epilogue { Plain, BiasGelu, Accumulate };
+  Matmul mm;
+  for (const Epilogue e : {Epilogue::Plain, Epilogue::BiasGelu, Epilogue::Accumulate}) {
+    SCOPED_TRACE(static_cast<int>(e));
+    mm = Matmul{hold(DType::F8E4M3, Shape{m, k}, a), hold(DType::F8E5M2, Shape{n, k}, b),
+                hold(DType::F32, Shape{m, n}, c0)};
+    mm.trans_b = true;
+    mm.a_scale_inv = hold(DType::F32, Shape{1}, std::vector<float>{sa});
+    mm.b_scale_inv = hold(DType::F32, Shape{1}, std::vector<float>{sb});
+    if (e == Epilogue::BiasGelu) {
+      mm.bias = hold(DType::F32, Shape{n}, bias);
+      mm.act = Activation::GeluTanh;
+      mm.pre_act = make(DType::F32, Shape{m, n});
     }
+    if (e == Epilogue::Accumulate) mm.beta = 1.0f;
+    be.matmul(mm);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0, size = 0;
+        for (int64_t q = 0; q < k; ++q) {
+          const double t = double(fp8_to_float(a[size_t(i * k + q)], Fp8Format::E4M3)) * sa *
+                           double(fp8_to_float(b[size_t(j * k + q)], Fp8Format::E5M2)) * sb;
+          want += t;
+          size += std::fabs(t);
+        }
+        const size_t ij = size_t(i * n + j);
+        if (e == Epilogue::BiasGelu) {
+          want = activate(Activation::GeluTanh, float(want + bias[size_t(j)]));
+          size += std::fabs(bias[size_t(j)]);
+        }
+        if (e == Epilogue::Accumulate) {
+          want += c0[ij];
+          size += std::fabs(c0[ij]);
+        }
+        // fp32 accumulation of 32 terms against double: a few ulps of the terms' magnitude; the
+        // activation's slope (at most 1.13) and its own rounding can double that.
+        const double tol = (e == Epilogue::BiasGelu ? 2e-6 : 1e-6) * size + 1e-30;
+        EXPECT_NEAR(mm.c.as<float>()[ij], want, tol) << i << "," << j;
+      }
+  }
   // Hopper's fp8 GEMMs read both operands K-major: a · bᵀ only, and not both E5M2.
   Matmul plain = mm;
   plain.trans_b = false;

@@ -1,6 +1,5 @@
 // The fp8 formats (core/fp8.h) against the OCP 8-bit float specification's values and against a
-// brute-force nearest-value search, and delayed scaling (train/fp8_scaling.h) against amax
-// histories worked by hand.
+// brute-force nearest-value search.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,9 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "core/error.h"
 #include "core/fp8.h"
-#include "train/fp8_scaling.h"
 
 namespace hwt {
 namespace {
@@ -154,95 +151,6 @@ TEST(Fp8, QuantizeCountsWhatTheCastLost) {
   EXPECT_EQ(fp8_to_float(s[0], Fp8Format::E4M3) / 100.0f, 2.88f);
   EXPECT_EQ(scaled.amax, 3.0f);
   EXPECT_EQ(scaled.overflow + scaled.underflow + scaled.non_finite, 0);
-}
-
-TEST(Fp8Scaling, MaxOverTheHistoryWindow) {
-  Fp8DelayedScaling s({3, AmaxAlgorithm::Max, 0}, {Fp8Format::E4M3});
-  EXPECT_EQ(s.scale(0), 1.0f);
-  const float amaxes[] = {2, 4, 1, 1, 1};
-  const float expected[] = {224, 112, 112, 112, 448};  // 448 / max of the last three
-  for (int step = 0; step < 5; ++step) {
-    s.record(0, amaxes[step] / 2);
-    s.record(0, amaxes[step]);  // two casts of one tensor: the step's amax is the larger
-    s.update();
-    EXPECT_EQ(s.scale(0), expected[step]) << "step " << step;
-  }
-}
-
-TEST(Fp8Scaling, MostRecentMarginAndFormats) {
-  Fp8DelayedScaling s({16, AmaxAlgorithm::MostRecent, 1}, {Fp8Format::E4M3, Fp8Format::E5M2});
-  s.record(0, 2.0f);
-  s.record(1, 8.0f);
-  s.update();
-  EXPECT_EQ(s.scale(0), 448.0f / 2 / 2);  // margin 1 halves the scale
-  EXPECT_EQ(s.scale(1), 57344.0f / 8 / 2);
-  s.record(0, 8.0f);
-  s.record(1, 1.0f);
-  s.update();
-  EXPECT_EQ(s.scale(0), 448.0f / 8 / 2);
-  EXPECT_EQ(s.scale(1), 57344.0f / 2);
-}
-
-TEST(Fp8Scaling, KeepsTheScaleWithoutEvidence) {
-  Fp8DelayedScaling s({2, AmaxAlgorithm::Max, 0}, {Fp8Format::E4M3});
-  s.record(0, 7.0f);
-  s.update();
-  EXPECT_EQ(s.scale(0), 64.0f);
-  s.record(0, NAN);  // a NaN amax keeps the scale while it is in the window
-  s.update();
-  EXPECT_EQ(s.scale(0), 64.0f);
-  s.record(0, INFINITY);
-  s.update();
-  EXPECT_EQ(s.scale(0), 64.0f);
-  s.update();  // no cast in a step (amax 0); the infinity is still in the window
-  EXPECT_EQ(s.scale(0), 64.0f);
-  s.update();  // the window holds only zeros: no evidence, the scale stays
-  EXPECT_EQ(s.scale(0), 64.0f);
-  s.record(0, 0.5f);
-  s.update();
-  EXPECT_EQ(s.scale(0), 896.0f);
-  EXPECT_FALSE(s.collapsed());
-}
-
-TEST(Fp8Scaling, ACollapsedScaleIsNamed) {
-  Fp8DelayedScaling s({4, AmaxAlgorithm::Max, 0}, {Fp8Format::E5M2, Fp8Format::E4M3});
-  s.record(0, 1.0f);
-  s.record(1, 1e-38f);  // 448 / 1e-38 is past float's range
-  s.update();
-  const auto why = s.collapsed();
-  ASSERT_TRUE(why);
-  EXPECT_NE(why->find("fp8 tensor 1: its scale became infinite"), std::string::npos) << *why;
-}
-
-// Saved mid-step and restored into a fresh object, the scaling goes on bit for bit as the run that
-// was not interrupted.
-TEST(Fp8Scaling, StateRestoresExactly) {
-  const Fp8ScalingOptions o{5, AmaxAlgorithm::Max, 0};
-  const std::vector<Fp8Format> formats = {Fp8Format::E4M3, Fp8Format::E5M2};
-  Fp8DelayedScaling run(o, formats);
-  std::mt19937 rng(3);
-  std::uniform_real_distribution<float> amax(0.01f, 50.0f);
-  for (int step = 0; step < 7; ++step) {
-    run.record(0, amax(rng));
-    run.record(1, amax(rng));
-    run.update();
-  }
-  run.record(0, amax(rng));  // a step in progress
-  Fp8DelayedScaling resumed(o, formats);
-  resumed.restore(run.state());
-  EXPECT_EQ(resumed.state(), run.state());
-  for (int step = 0; step < 9; ++step) {
-    const float a = amax(rng), b = amax(rng);
-    for (Fp8DelayedScaling* s : {&run, &resumed}) {
-      s->record(0, a);
-      s->record(1, b);
-      s->update();
-    }
-    EXPECT_EQ(resumed.scale(0), run.scale(0)) << step;
-    EXPECT_EQ(resumed.scale(1), run.scale(1)) << step;
-  }
-  EXPECT_THROW(resumed.restore(std::vector<float>(3)), InputError);
-  EXPECT_THROW(Fp8DelayedScaling({0, AmaxAlgorithm::Max, 0}, formats), InputError);
 }
 
 }  // namespace

@@ -2,12 +2,15 @@
 // finite fp8 values.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "backend/fp8_linear.h"
 #include "core/fp8.h"
 #include "core/philox.h"
+#include "cuda_test_util.h"
 #include "test_util.h"
 
 namespace hwt::test {
@@ -38,5 +41,37 @@ inline std::vector<uint8_t> finite_fp8_codes(int64_t n, Fp8Format f, uint64_t se
   }
   return v;
 }
+
+// Host values quantised with `scale` and brought back: what an fp8 GEMM multiplies.
+inline std::vector<float> through_fp8(const std::vector<float>& x, float scale, Fp8Format f) {
+  std::vector<uint8_t> codes(x.size());
+  quantize_fp8(x, scale, f, codes);
+  std::vector<float> v(x.size());
+  for (size_t i = 0; i < v.size(); ++i) v[i] = fp8_to_float(codes[i], f) / scale;
+  return v;
+}
+
+inline float max_abs(const std::vector<float>& v) {
+  float m = 0.0f;
+  for (const float x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+// A linear layer's fp8 state in a pool (on any backend): x, w and dy scaled by the given scales
+// with no figures yet, every product in fp8, and the workspace an [m, k] by [n, k] layer needs.
+struct Fp8LinearState {
+  DevPool p;
+  Fp8Scaled x, w, dy;
+  Fp8Linear fp8;
+
+  Fp8LinearState(Backend& be, int64_t m, int64_t n, int64_t k, float sx, float sw, float sdy)
+      : p(be, DType::F32), x(scaled(sx)), w(scaled(sw)), dy(scaled(sdy)) {
+    const auto bytes = static_cast<int64_t>(fp8_linear_workspace_bytes(m, n, k));
+    fp8 = {x, w, dy, true, true, true, p.make(DType::F8E4M3, {bytes})};
+  }
+  Fp8Scaled scaled(float s) {
+    return {p.f32({1}, {s}), p.f32({1}, {1.0f / s}), p.f32({1}, {0.0f}), p.i32({3}, {0, 0, 0})};
+  }
+};
 
 }  // namespace hwt::test

@@ -1,5 +1,6 @@
 #include "backend/gemm.h"
 
+#include "backend/fp8_linear.h"
 #include "core/error.h"
 
 namespace hwt {
@@ -145,8 +146,7 @@ GemmShape matmul_shape(const Matmul& a) {
               "fp8 matmul of {} and {}: both fp8, not both e5m2", dtype_name(a.a.dtype),
               dtype_name(a.b.dtype));
     HWT_CHECK(rank == 2 && !a.trans_a && a.trans_b, "fp8 matmul: rank 2, a · bᵀ only");
-    HWT_CHECK(is_float(a.c.dtype) && !a.bias.defined() && a.act == Activation::None,
-              "fp8 matmul into {}: c bf16, f16 or f32, no bias or activation", a.c.str());
+    HWT_CHECK(is_float(a.c.dtype), "fp8 matmul into {}: c bf16, f16 or f32", a.c.str());
     HWT_CHECK(a.a_scale_inv.numel() == 1 && a.b_scale_inv.numel() == 1 &&
                   a.a_scale_inv.dtype == DType::F32 && a.b_scale_inv.dtype == DType::F32,
               "fp8 matmul: a_scale_inv and b_scale_inv f32 [1]");
@@ -174,6 +174,7 @@ GemmCall plain_gemm(const GemmShape& shape, DType dtype) {
 }
 
 Matmul linear_forward_product(const LinearFwd& a) {
+  if (a.fp8.forward) return fp8_forward_product(a);
   Matmul m;
   m.a = as_matrix(a.x);
   m.b = a.w;
@@ -187,6 +188,7 @@ Matmul linear_forward_product(const LinearFwd& a) {
 
 Matmul linear_input_grad_product(const LinearBwd& a) {
   HWT_CHECK(a.dx.defined(), "linear backward without dx has no input-gradient product");
+  if (a.fp8.input_grad) return fp8_input_grad_product(a);
   Matmul m;
   m.a = as_matrix(a.dy);
   m.b = a.w;
@@ -196,6 +198,7 @@ Matmul linear_input_grad_product(const LinearBwd& a) {
 }
 
 Matmul linear_weight_grad_product(const LinearBwd& a) {
+  if (a.fp8.weight_grad) return fp8_weight_grad_product(a);
   Matmul m;
   m.a = as_matrix(a.dy);
   m.b = as_matrix(a.x);

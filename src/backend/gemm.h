@@ -67,7 +67,8 @@ GemmCall plain_gemm(const GemmShape& shape, DType dtype);
 GemmShape matmul_shape(const Matmul& m);
 GemmCall gemm_call(const Matmul& m, GemmRole role);
 
-// The linear ops' products: y = act(x·wᵀ + b), dx (+)= dy·w and dw += dyᵀ·x (dw in f32).
+// The linear ops' products: y = act(x·wᵀ + b), dx (+)= dy·w and dw += dyᵀ·x (dw in f32); in fp8
+// where the op's Fp8Linear says so (backend/fp8_linear.h: their casts run first).
 Matmul linear_forward_product(const LinearFwd& a);
 Matmul linear_input_grad_product(const LinearBwd& a);
 Matmul linear_weight_grad_product(const LinearBwd& a);

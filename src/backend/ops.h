@@ -13,6 +13,7 @@
 
 #include "backend/optimizer_hyper.h"
 #include "core/activation_math.h"
+#include "core/fp8_scale_rule.h"
 #include "core/norm_kind.h"
 #include "core/pooling.h"
 #include "core/tensor.h"
@@ -42,10 +43,25 @@ struct Convert {
 // (the delayed-scaling state). What the cast saw is added to what earlier casts left: amax (f32
 // [1]) becomes the larger of itself and the largest |x| over x's finite values, and counts (i32
 // [3]) gain the values that saturated, the non-zero values that became zero, and the NaN or
-// infinite ones.
+// infinite ones. amax and counts both undefined: a cast whose figures are already kept (a second
+// layout of a tensor cast before with the same scale).
 struct Fp8Cast {
   Tensor x, out, scale, amax, counts;
   bool transpose = false;
+};
+
+// Delayed scaling's end of a step for T fp8 tensors of one format (train/fp8_scaling.h). amax
+// f32 [T]: what this step's casts of each tensor saw; history f32 [T, H]: each tensor's amaxes
+// of its last H steps, oldest first; scale, scale_inv f32 [T]. Per tensor the history moves on
+// by one step (the oldest leaves, amax comes in last), the next scale follows
+// core/fp8_scale_rule.h from the window's largest amax (Max) or from amax (MostRecent), scale_inv
+// becomes 1 / scale, and amax is zeroed for the next step's casts. Device-side, so a captured
+// step needs no host read.
+struct Fp8ScaleUpdate {
+  Tensor amax, history, scale, scale_inv;
+  Fp8Format format = Fp8Format::E4M3;
+  AmaxAlgorithm algorithm = AmaxAlgorithm::Max;
+  int margin = 0;  // the scale leaves a headroom of 2^margin
 };
 
 // Inverted dropout: keep element i with probability 1 - p (Philox draw of (seed, i)), scale
@@ -56,12 +72,30 @@ struct Dropout {
   bool active() const { return p > 0.0f; }
 };
 
+// One fp8 tensor's delayed-scaling state (train/fp8_scaling.h's views): the scale its casts
+// multiply by and its inverse (f32 [1]), the amax they raise (f32 [1]), their counts (i32 [3]).
+struct Fp8Scaled {
+  Tensor scale, scale_inv, amax, counts;
+};
+
+// The fp8 form of a linear layer's products (train.precision = "fp8"): each runs in fp8 where
+// its flag says so and as without this otherwise (the per-GEMM choice). x and w are cast to
+// E4M3, dy to E5M2, each with its own scale; the casts land in `workspace` (a one-byte dtype, at
+// least fp8_linear_workspace_bytes, backend/fp8_linear.h), which the products use in turn.
+struct Fp8Linear {
+  Fp8Scaled x, w, dy;
+  bool forward = false, input_grad = false, weight_grad = false;
+  Tensor workspace;
+  bool any() const { return forward || input_grad || weight_grad; }
+};
+
 // y[M,N] = act(x[M,K] · wᵀ + b); w is [N,K]. With an activation, pre_act keeps x·wᵀ + b.
 // Gated activations are not fused here (GluFwd follows the linear instead).
 struct LinearFwd {
   Tensor x, w, b, y;
   Activation act = Activation::None;
   Tensor pre_act;
+  Fp8Linear fp8{};
 };
 
 // An inference linear with its neighbours fused in (generation's steps; nothing is kept for a
@@ -89,6 +123,7 @@ struct LinearBwd {
   Activation act = Activation::None;
   Tensor dx, dw, db;
   bool accumulate_dx = false;
+  Fp8Linear fp8{};
 };
 
 // c = act(alpha · op(a) · op(b) + beta · c + bias), rank 2 ([M,K]) or batched rank 3
@@ -97,8 +132,8 @@ struct LinearBwd {
 // trans_b; an activation needs beta = 0 and pre_act. Every GEMM of the linear ops runs as one.
 // fp8 operands (Fp8Cast's copies; E4M3 or E5M2 each, not both E5M2) stand for their codes times
 // a_scale_inv and b_scale_inv (f32 [1] each, 1 / the cast's scale); both are K-major, c = a · bᵀ
-// (trans_b only, as Hopper's fp8 tensor cores read them), rank 2, and c is bf16, f16 or f32,
-// with no bias or activation.
+// (trans_b only, as Hopper's fp8 tensor cores read them), rank 2, and c is bf16, f16 or f32
+// (bias, activation and beta as for any other product).
 struct Matmul {
   Tensor a, b, c;
   bool trans_a = false, trans_b = false;
@@ -478,6 +513,7 @@ struct LossScaleUpdate {
   X(fill, Fill)                            \
   X(convert, Convert)                      \
   X(fp8_cast, Fp8Cast)                     \
+  X(fp8_scale_update, Fp8ScaleUpdate)      \
   X(linear_forward, LinearFwd)             \
   X(fused_linear_forward, FusedLinearFwd)  \
   X(linear_backward, LinearBwd)            \

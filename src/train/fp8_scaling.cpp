@@ -9,74 +9,139 @@
 #include "core/error.h"
 
 namespace hwt {
+namespace {
 
-Fp8DelayedScaling::Fp8DelayedScaling(const Fp8ScalingOptions& o, std::vector<Fp8Format> formats)
-    : o_(o), formats_(std::move(formats)) {
+size_t state_bytes(int64_t tensors, int64_t history) {
+  return static_cast<size_t>(tensors * (3 + history)) * sizeof(float) +
+         static_cast<size_t>(tensors * 3) * sizeof(int32_t);
+}
+
+}  // namespace
+
+Fp8DelayedScaling::Fp8DelayedScaling(Backend& backend, const Fp8ScalingOptions& o, Fp8Format format,
+                                     std::vector<std::string> names)
+    : backend_(backend),
+      o_(o),
+      format_(format),
+      names_(std::move(names)),
+      tensors_(std::ssize(names_)) {
   if (o_.history < 1) fail_input("fp8 amax history of {} steps: it needs at least one", o_.history);
-  scales_.assign(formats_.size(), 1.0f);
-  history_.assign(formats_.size() * static_cast<size_t>(o_.history), 0.0f);
+  if (o_.margin < 0 || o_.margin > 64)
+    fail_input("fp8 scaling margin {}: it is a power of two from 0 to 64", o_.margin);
+  buf_ = DeviceBuffer(backend_, state_bytes(tensors_, o_.history));
+  if (tensors_ == 0) return;
+  backend_.fill({scales(), 1.0f});
+  backend_.fill({scale_invs(), 1.0f});
+  backend_.fill({amaxes(), 0.0f});
+  backend_.fill({histories(), 0.0f});
+  backend_.fill({all_counts(), 0.0f});
 }
 
-float Fp8DelayedScaling::scale(int64_t tensor) const {
-  return scales_.at(static_cast<size_t>(tensor));
+Tensor Fp8DelayedScaling::floats(int64_t offset, Shape shape) const {
+  return buf_.tensor(DType::F32, shape, static_cast<size_t>(offset) * sizeof(float));
 }
 
-void Fp8DelayedScaling::record(int64_t tensor, float amax) {
-  HWT_CHECK(tensor >= 0 && tensor < tensors(), "fp8 tensor {} of {}", tensor, tensors());
-  float& slot = ring(tensor)[next_];
-  // A NaN amax is kept: it must reach update(), which then keeps the old scale.
-  slot = std::isnan(amax) || std::isnan(slot) ? NAN : std::max(slot, amax);
+Tensor Fp8DelayedScaling::all_counts() const {
+  return buf_.tensor(DType::I32, Shape{tensors_, 3},
+                     static_cast<size_t>(tensors_ * (3 + o_.history)) * sizeof(float));
+}
+
+Tensor Fp8DelayedScaling::scale(int64_t t) const {
+  HWT_CHECK(t >= 0 && t < tensors_, "fp8 tensor {} of {}", t, tensors_);
+  return floats(t, Shape{1});
+}
+
+Tensor Fp8DelayedScaling::scale_inv(int64_t t) const {
+  HWT_CHECK(t >= 0 && t < tensors_, "fp8 tensor {} of {}", t, tensors_);
+  return floats(tensors_ + t, Shape{1});
+}
+
+Tensor Fp8DelayedScaling::amax(int64_t t) const {
+  HWT_CHECK(t >= 0 && t < tensors_, "fp8 tensor {} of {}", t, tensors_);
+  return floats(2 * tensors_ + t, Shape{1});
+}
+
+Tensor Fp8DelayedScaling::counts(int64_t t) const {
+  HWT_CHECK(t >= 0 && t < tensors_, "fp8 tensor {} of {}", t, tensors_);
+  return buf_.tensor(DType::I32, Shape{3},
+                     static_cast<size_t>(tensors_ * (3 + o_.history)) * sizeof(float) +
+                         static_cast<size_t>(t * 3) * sizeof(int32_t));
 }
 
 void Fp8DelayedScaling::update() {
-  for (int64_t t = 0; t < tensors(); ++t) {
-    const float* h = ring(t);
-    float amax = h[next_];
-    if (o_.algorithm == AmaxAlgorithm::Max)
-      for (int64_t i = 0; i < o_.history; ++i)
-        amax = std::isnan(h[i]) || std::isnan(amax) ? NAN : std::max(amax, h[i]);
-    if (amax > 0.0f && std::isfinite(amax))
-      scales_[static_cast<size_t>(t)] =
-          fp8_max(formats_[static_cast<size_t>(t)]) / amax / std::ldexp(1.0f, o_.margin);
+  if (tensors_ == 0) return;
+  backend_.fp8_scale_update(
+      {amaxes(), histories(), scales(), scale_invs(), format_, o_.algorithm, o_.margin});
+}
+
+std::vector<float> Fp8DelayedScaling::read_scales() const {
+  std::vector<float> s(static_cast<size_t>(tensors_));
+  if (tensors_ > 0) backend_.download(s.data(), scales());
+  return s;
+}
+
+std::vector<Fp8Counts> Fp8DelayedScaling::read_counts() const {
+  std::vector<float> amax(static_cast<size_t>(tensors_));
+  std::vector<int32_t> counts(static_cast<size_t>(tensors_ * 3));
+  if (tensors_ > 0) {
+    backend_.download(amax.data(), amaxes());
+    backend_.download(counts.data(), all_counts());
   }
-  next_ = (next_ + 1) % o_.history;
-  for (int64_t t = 0; t < tensors(); ++t) ring(t)[next_] = 0.0f;  // the oldest step leaves
+  std::vector<Fp8Counts> out(static_cast<size_t>(tensors_));
+  for (size_t t = 0; t < out.size(); ++t)
+    out[t] = {amax[t], counts[3 * t], counts[3 * t + 1], counts[3 * t + 2]};
+  return out;
+}
+
+std::vector<Fp8Counts> Fp8DelayedScaling::take_counts() {
+  std::vector<Fp8Counts> c = read_counts();
+  if (tensors_ > 0) backend_.fill({all_counts(), 0.0f});
+  return c;
 }
 
 std::optional<std::string> Fp8DelayedScaling::collapsed() const {
-  for (int64_t t = 0; t < tensors(); ++t) {
-    const float s = scales_[static_cast<size_t>(t)];
-    if (std::isinf(s))
+  const std::vector<float> scales = read_scales();
+  for (size_t t = 0; t < scales.size(); ++t) {
+    if (std::isinf(scales[t]))
       return fmt::format(
           "fp8 tensor {}: its scale became infinite (its amax fell below {:g} over the last {} "
           "steps)",
-          t, fp8_max(formats_[static_cast<size_t>(t)]) / std::numeric_limits<float>::max(),
-          o_.history);
-    if (s == 0.0f)
+          names_[t], fp8_max(format_) / std::numeric_limits<float>::max(), o_.history);
+    if (scales[t] == 0.0f)
       return fmt::format("fp8 tensor {}: its scale fell to zero (its amax grew past float's range)",
-                         t);
+                         names_[t]);
   }
   return std::nullopt;
 }
 
 std::vector<float> Fp8DelayedScaling::state() const {
-  std::vector<float> s = scales_;
-  for (int64_t t = 0; t < tensors(); ++t)
-    for (int64_t i = 1; i <= o_.history; ++i) s.push_back(ring(t)[(next_ + i) % o_.history]);
+  // scale, scale_inv and amax lead the buffer; scale_inv follows from scale and is not kept.
+  std::vector<float> all(static_cast<size_t>(tensors_ * (3 + o_.history)));
+  if (tensors_ > 0) backend_.download(all.data(), floats(0, Shape{tensors_ * (3 + o_.history)}));
+  const auto t = static_cast<size_t>(tensors_);
+  std::vector<float> s(all.begin(), all.begin() + static_cast<int64_t>(t));
+  s.insert(s.end(), all.begin() + static_cast<int64_t>(3 * t), all.end());
+  s.insert(s.end(), all.begin() + static_cast<int64_t>(2 * t),
+           all.begin() + static_cast<int64_t>(3 * t));
   return s;
 }
 
 void Fp8DelayedScaling::restore(const std::vector<float>& state) {
-  const size_t expected = formats_.size() * static_cast<size_t>(1 + o_.history);
+  const auto t = static_cast<size_t>(tensors_);
+  const size_t expected = t * static_cast<size_t>(2 + o_.history);
   if (state.size() != expected)
     fail_input("fp8 scaling state of {} values where {} tensors with a history of {} need {}",
-               state.size(), tensors(), o_.history, expected);
-  std::copy_n(state.begin(), formats_.size(), scales_.begin());
-  // Saved oldest first, ending with the step in progress: it goes back into slot next_ = 0.
-  next_ = 0;
-  auto it = state.begin() + static_cast<int64_t>(formats_.size());
-  for (int64_t t = 0; t < tensors(); ++t)
-    for (int64_t i = 1; i <= o_.history; ++i) ring(t)[i % o_.history] = *it++;
+               state.size(), tensors_, o_.history, expected);
+  if (tensors_ == 0) return;
+  std::vector<float> all(t * static_cast<size_t>(3 + o_.history));
+  const auto scale_end = state.begin() + static_cast<int64_t>(t);
+  const auto history_end = state.end() - static_cast<int64_t>(t);
+  std::copy(state.begin(), scale_end, all.begin());
+  std::transform(state.begin(), scale_end, all.begin() + static_cast<int64_t>(t),
+                 [](float s) { return 1.0f / s; });
+  std::copy(history_end, state.end(), all.begin() + static_cast<int64_t>(2 * t));
+  std::copy(scale_end, history_end, all.begin() + static_cast<int64_t>(3 * t));
+  backend_.upload(floats(0, Shape{static_cast<int64_t>(all.size())}), all.data());
 }
 
 }  // namespace hwt

@@ -1,12 +1,13 @@
 // Delayed scaling for fp8 training, the rule of NVIDIA Transformer Engine's DelayedScaling
-// recipe, on the host: the reference that the device's update is tested against, and the form
-// the scaling state takes in a checkpoint.
+// recipe, kept in the backend's memory for a group of fp8 tensors of one format (a GEMM operand or
+// gradient each).
 //
-// Each fp8 tensor of a step (a GEMM operand or gradient) is cast with a scale chosen from the
-// amaxes of earlier steps, since its own amax is known only once the cast has run. After every
-// step, per tensor:
+// Each tensor is cast with a scale chosen from the amaxes of earlier steps, since its own amax is
+// known only once the cast has run: the casts (Fp8Cast) read scale(t) and raise amax(t), and
+// after every step update() runs the backend's fp8_scale_update, which per tensor does
 //   amax  = the largest amax in the last `history` steps ("max") or the latest ("most_recent")
 //   scale = fp8_max(format) / amax / 2^margin, kept as it was where amax is 0 or not finite
+// (core/fp8_scale_rule.h) without a host read, so a captured step can hold it.
 // Transformer Engine's defaults (transformer_engine.common.recipe.DelayedScaling, releases 1.x
 // to 2.x): history 1024, "max", margin 0, E4M3 in the forward and E5M2 for gradients ("HYBRID").
 #pragma once
@@ -16,11 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
 #include "core/fp8.h"
+#include "core/fp8_scale_rule.h"
 
 namespace hwt {
-
-enum class AmaxAlgorithm : uint8_t { Max, MostRecent };
 
 struct Fp8ScalingOptions {
   int64_t history = 1024;  // steps of amax kept per tensor
@@ -30,35 +31,59 @@ struct Fp8ScalingOptions {
 
 class Fp8DelayedScaling {
  public:
-  // One scale per tensor, all starting at 1 with an empty history.
-  Fp8DelayedScaling(const Fp8ScalingOptions& o, std::vector<Fp8Format> formats);
+  // A tensor of `format` per name (the names its messages use), each starting at scale 1 with
+  // an empty history.
+  Fp8DelayedScaling(Backend& backend, const Fp8ScalingOptions& o, Fp8Format format,
+                    std::vector<std::string> names);
 
-  int64_t tensors() const { return std::ssize(formats_); }
-  float scale(int64_t tensor) const;
-  // The amax the cast of `tensor` saw in this step (the largest, if it is cast more than once).
-  void record(int64_t tensor, float amax);
-  // Ends the step: every tensor's scale from its history, which then moves on by one step.
+  int64_t tensors() const { return tensors_; }
+  const std::vector<std::string>& names() const { return names_; }
+  Fp8Format format() const { return format_; }
+  const Fp8ScalingOptions& options() const { return o_; }
+
+  // Tensor t's state in the backend's memory: the scale its casts multiply by, its inverse for
+  // the GEMMs that read the cast (f32 [1] each), the amax this step's casts raised (f32 [1]), and
+  // the saturated, flushed-to-zero and non-finite values its casts met so far (i32 [3]).
+  Tensor scale(int64_t t) const;
+  Tensor scale_inv(int64_t t) const;
+  Tensor amax(int64_t t) const;
+  Tensor counts(int64_t t) const;
+
+  // Ends the step: every tensor's history moves on by this step's amax and its scale follows.
   void update();
+
+  // Host reads (they synchronise). Per tensor: its scale; what its casts met (amax: this step's;
+  // the counts since the last take_counts, which zeroes them: int32 on the device, so taken
+  // often enough they stay exact).
+  std::vector<float> read_scales() const;
+  std::vector<Fp8Counts> read_counts() const;
+  std::vector<Fp8Counts> take_counts();
 
   // A scale that can no longer serve, with the tensor and the reason; nullopt while all can. The
   // run stops on it: an infinite scale means the tensor's values fell to (near) zero for the
-  // whole history, a zero scale that they grew past float's range.
+  // whole history, a zero scale that they grew past float's range. A host read.
   std::optional<std::string> collapsed() const;
 
-  // The state a checkpoint keeps: per tensor its scale, then its history from oldest to newest.
-  // Restoring it continues exactly where the saved run was.
+  // What a checkpoint keeps: per tensor its scale, then its history from oldest to newest, then
+  // this step's amaxes. Restoring it continues exactly where the saved run was.
   std::vector<float> state() const;
   void restore(const std::vector<float>& state);
 
  private:
+  Backend& backend_;
   Fp8ScalingOptions o_;
-  std::vector<Fp8Format> formats_;
-  std::vector<float> scales_;
-  std::vector<float> history_;  // [tensor][history], a ring; slot next_ is this step's
-  int64_t next_ = 0;
+  Fp8Format format_;
+  std::vector<std::string> names_;
+  int64_t tensors_;
+  // f32 scale [T], scale_inv [T], amax [T], history [T, H], then i32 counts [T, 3].
+  DeviceBuffer buf_;
 
-  float* ring(int64_t tensor) { return history_.data() + tensor * o_.history; }
-  const float* ring(int64_t tensor) const { return history_.data() + tensor * o_.history; }
+  Tensor floats(int64_t offset, Shape shape) const;
+  Tensor scales() const { return floats(0, Shape{tensors_}); }
+  Tensor scale_invs() const { return floats(tensors_, Shape{tensors_}); }
+  Tensor amaxes() const { return floats(2 * tensors_, Shape{tensors_}); }
+  Tensor histories() const { return floats(3 * tensors_, Shape{tensors_, o_.history}); }
+  Tensor all_counts() const;
 };
 
 }  // namespace hwt

@@ -6,6 +6,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/vector_math.h"
+#include "backend/fp8_linear.h"
 #include "backend/fused_linear.h"
 #include "backend/gemm.h"
 #include "core/fp8.h"
@@ -36,6 +37,7 @@ std::vector<float> dequantize(const Tensor& t, const Tensor& scale_inv) {
 }  // namespace
 
 void CpuBackend::linear_forward(const LinearFwd& a) {
+  cast_forward_operands(*this, a);
   matmul(linear_forward_product(a));
 }
 
@@ -71,7 +73,11 @@ void CpuBackend::linear_backward(const LinearBwd& a) {
       }
     }
   }
-  if (a.dx.defined()) matmul(linear_input_grad_product(a));
+  if (a.dx.defined()) {
+    cast_input_grad_operands(*this, a);
+    matmul(linear_input_grad_product(a));
+  }
+  cast_weight_grad_operands(*this, a);
   matmul(linear_weight_grad_product(a));
   if (bias) {
     float* db = a.db.as<float>();

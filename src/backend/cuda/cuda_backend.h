@@ -74,7 +74,6 @@ class CudaBackend final : public Backend {
   void outside_capture(std::string_view call);
   // cuda::Gemm::run, except that inside a capture a new shape may not be autotuned.
   bool gemm(const cuda::GemmDesc& g);
-  void fp8_matmul(const Matmul& a);
   void check_device_errors();
   // Records a slow path once (take_notices returns it).
   void notice(std::string text);

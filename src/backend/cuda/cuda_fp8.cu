@@ -3,6 +3,7 @@
 // GEMM reads), with what the cast saw (amax, saturated, flushed to zero, not finite) reduced per
 // block and added to the tensor's running figures with one atomic each. The conversion is the
 // hardware's (cvt.rn.satfinite on sm_89 and later, cuda_fp8.h's emulation before); NaN stays NaN.
+// Also delayed scaling's end-of-step update of the scales (Fp8ScaleUpdate).
 #include <cuda_fp8.h>
 
 #include <algorithm>
@@ -48,6 +49,7 @@ __device__ __forceinline__ uint8_t cast_one(float x, float scale, Tally& t) {
 // The block's tally added to the tensor's figures: amax by an integer maximum (a non-negative
 // float orders as its bits do), the counts by sums.
 __device__ __forceinline__ void add_tally(Tally t, const Fp8CastArgs& a) {
+  if (a.amax == nullptr) return;  // a cast that keeps no figures (the same for every thread)
   __shared__ int red[32];
   __shared__ float red_max[32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -183,7 +185,44 @@ void cast_typed(const Launch& l, const Fp8CastArgs& a) {
     cast_kernel<T, F, 1><<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(a);
 }
 
+// One warp per tensor. Its history moves down by one step a warp-wide chunk at a time: every
+// lane reads its next element before any lane of the chunk writes, and a later chunk reads only
+// elements no earlier chunk wrote, so the shift needs no copy.
+__global__ void scale_update_kernel(Fp8ScaleUpdateArgs a) {
+  const int64_t t = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (t >= a.tensors) return;  // the whole warp: t is the same for its lanes
+  float* h = a.history + t * a.len;
+  const float newest = a.amax[t];
+  float window = newest;
+  for (int64_t base = 0; base < a.len; base += 32) {
+    const int64_t i = base + lane;
+    float v = 0.0f;
+    if (i < a.len) v = i + 1 < a.len ? h[i + 1] : newest;
+    __syncwarp();
+    if (i < a.len) {
+      h[i] = v;
+      window = fp8_amax_join(window, v);
+    }
+  }
+  for (int offset = 16; offset > 0; offset >>= 1)
+    window = fp8_amax_join(window, __shfl_xor_sync(0xffffffffu, window, offset));
+  if (lane != 0) return;
+  if (a.algorithm == AmaxAlgorithm::MostRecent) window = newest;
+  const float scale = fp8_next_scale(window, a.scale[t], a.max_value, a.margin);
+  a.scale[t] = scale;
+  a.scale_inv[t] = 1.0f / scale;
+  a.amax[t] = 0.0f;
+}
+
 }  // namespace
+
+void fp8_scale_update(const Launch& l, const Fp8ScaleUpdateArgs& a) {
+  if (a.tensors == 0) return;
+  constexpr int kWarps = kBlockThreads / 32;
+  const auto blocks = static_cast<unsigned>(ceil_div(a.tensors, int64_t{kWarps}));
+  scale_update_kernel<<<blocks, kBlockThreads, 0, l.stream>>>(a);
+}
 
 void fp8_cast(const Launch& l, const Fp8CastArgs& a) {
   if (a.rows * a.cols == 0) return;

@@ -12,6 +12,7 @@
 #include "backend/optimizer_hyper.h"
 #include "core/activation_math.h"
 #include "core/dtype.h"
+#include "core/fp8_scale_rule.h"
 #include "core/hostdevice.h"
 
 namespace hwt::cuda {
@@ -48,7 +49,8 @@ void convert(const Launch& l, void* dst, DType dst_dt, const void* src, DType sr
 void dropout(const Launch& l, DType dt, const void* x, void* y, int64_t n, DropArgs d);
 
 // ---- fp8 casts (cuda_fp8.cu): Fp8Cast (ops.h). x [rows, cols] of x_dt; out [rows, cols], or
-// [cols, rows] with transpose, of out_dt (F8E4M3 or F8E5M2); *amax raised, counts[0..2] added to.
+// [cols, rows] with transpose, of out_dt (F8E4M3 or F8E5M2); *amax raised, counts[0..2] added to
+// (both null: no figures kept).
 struct Fp8CastArgs {
   DType x_dt = DType::F32, out_dt = DType::F8E4M3;
   const void* x = nullptr;
@@ -60,6 +62,17 @@ struct Fp8CastArgs {
   bool transpose = false;
 };
 void fp8_cast(const Launch& l, const Fp8CastArgs& a);
+
+// ---- delayed scaling (cuda_fp8.cu): Fp8ScaleUpdate (ops.h) for `tensors` tensors with a
+// history of `len` steps each; max_value is the format's largest finite value.
+struct Fp8ScaleUpdateArgs {
+  float *amax = nullptr, *history = nullptr, *scale = nullptr, *scale_inv = nullptr;
+  int64_t tensors = 0, len = 0;
+  float max_value = 448.0f;
+  AmaxAlgorithm algorithm = AmaxAlgorithm::Max;
+  int margin = 0;
+};
+void fp8_scale_update(const Launch& l, const Fp8ScaleUpdateArgs& a);
 
 // ---- runtime pruning (cuda_prune.cu): x[i] = 0 where |x[i]| <= tau, in place; *zeros += the
 // zeros x then holds. (DynaProp runs inside the optimizer kernels: OptCommon.)

@@ -5,8 +5,10 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/fp8_linear.h"
 #include "backend/fused_linear.h"
 #include "backend/gemm.h"
+#include "core/fp8.h"
 
 namespace hwt {
 
@@ -38,6 +40,10 @@ GemmDesc column_major(const GemmShape& s, const Matmul& a, void* out) {
   g.d_type = a.c.dtype;
   g.alpha = a.alpha;
   g.beta = a.beta;
+  if (is_fp8(a.a.dtype)) {  // cuBLASLt's A is b: it goes with b's factor
+    g.a_scale = a.b_scale_inv.as<float>();
+    g.b_scale = a.a_scale_inv.as<float>();
+  }
   g.batch = s.batch;
   g.stride_a = s.k * s.n;
   g.stride_b = s.m * s.k;
@@ -54,17 +60,21 @@ bool CudaBackend::gemm(const GemmDesc& g) {
 }
 
 void CudaBackend::matmul(const Matmul& a) {
-  if (is_fp8(a.a.dtype)) return fp8_matmul(a);
-  cuda::expect_float(a.a, "a");
-  cuda::expect_dtype(a.b, a.a.dtype, "b");
-  cuda::expect_dtype(a.c, a.c.dtype == DType::F32 ? DType::F32 : a.a.dtype, "c");
-  const GemmShape s = matmul_shape(a);
+  const GemmShape s = matmul_shape(a);  // and the rules of fp8 operands
+  const bool fp8 = is_fp8(a.a.dtype);
+  if (fp8) {
+    cuda::expect_float(a.c, "c");
+  } else {
+    cuda::expect_float(a.a, "a");
+    cuda::expect_dtype(a.b, a.a.dtype, "b");
+    cuda::expect_dtype(a.c, a.c.dtype == DType::F32 ? DType::F32 : a.a.dtype, "c");
+  }
   const bool act = a.act != Activation::None;
   if (act) cuda::expect_same(a.pre_act, a.c, "pre_act");
   if (a.bias.defined()) cuda::expect_dtype(a.bias, a.c.dtype, "bias");
   void* z = act ? a.pre_act.data : a.c.data;
   // One row times a weight matrix (batch-1 decode): a matrix-vector kernel reads w once.
-  if (!s.trans_a && s.trans_b && s.batch == 1 && a.alpha == 1.0f && a.beta == 0.0f &&
+  if (!fp8 && !s.trans_a && s.trans_b && s.batch == 1 && a.alpha == 1.0f && a.beta == 0.0f &&
       a.c.dtype == a.a.dtype && cuda::gemv_fits(a.a.dtype, s.m, s.k, a.a.data, a.b.data)) {
     cuda::GemvArgs g;
     g.dt = a.a.dtype;
@@ -106,26 +116,19 @@ void CudaBackend::matmul(const Matmul& a) {
   cuda::check_launch("matmul");
 }
 
-// a · bᵀ of fp8 operands: cuBLASLt's A is b (its codes' factor b_scale_inv), its B is a.
-void CudaBackend::fp8_matmul(const Matmul& a) {
-  const GemmShape s = matmul_shape(a);
-  cuda::expect_float(a.c, "c");
-  GemmDesc g = column_major(s, a, a.c.data);
-  g.a_scale = a.b_scale_inv.as<float>();
-  g.b_scale = a.a_scale_inv.as<float>();
-  gemm(g);
-  cuda::check_launch("matmul");
-}
-
 void CudaBackend::fp8_cast(const Fp8Cast& a) {
   cuda::expect_float(a.x, "fp8_cast x");
   HWT_CHECK(is_fp8(a.out.dtype) && a.out.numel() == a.x.numel(), "fp8_cast {} -> {}", a.x.str(),
             a.out.str());
   cuda::expect_dtype(a.scale, DType::F32, "fp8_cast scale");
-  cuda::expect_dtype(a.amax, DType::F32, "fp8_cast amax");
-  cuda::expect_dtype(a.counts, DType::I32, "fp8_cast counts");
-  HWT_CHECK(a.scale.numel() == 1 && a.amax.numel() == 1 && a.counts.numel() == 3,
+  HWT_CHECK(a.scale.numel() == 1 && a.amax.defined() == a.counts.defined(),
             "fp8_cast scale {}, amax {}, counts {}", a.scale.str(), a.amax.str(), a.counts.str());
+  if (a.amax.defined()) {
+    cuda::expect_dtype(a.amax, DType::F32, "fp8_cast amax");
+    cuda::expect_dtype(a.counts, DType::I32, "fp8_cast counts");
+    HWT_CHECK(a.amax.numel() == 1 && a.counts.numel() == 3, "fp8_cast amax {}, counts {}",
+              a.amax.str(), a.counts.str());
+  }
   cuda::Fp8CastArgs c;
   c.x_dt = a.x.dtype;
   c.out_dt = a.out.dtype;
@@ -144,7 +147,29 @@ void CudaBackend::fp8_cast(const Fp8Cast& a) {
   cuda::check_launch("fp8_cast");
 }
 
+void CudaBackend::fp8_scale_update(const Fp8ScaleUpdate& a) {
+  for (const Tensor* t : {&a.amax, &a.history, &a.scale, &a.scale_inv})
+    cuda::expect_dtype(*t, DType::F32, "fp8_scale_update");
+  cuda::Fp8ScaleUpdateArgs c;
+  c.tensors = a.amax.numel();
+  HWT_CHECK(a.history.shape.rank == 2 && a.history.rows() == c.tensors && a.history.cols() >= 1 &&
+                a.scale.numel() == c.tensors && a.scale_inv.numel() == c.tensors,
+            "fp8_scale_update amax {}, history {}, scale {}, scale_inv {}", a.amax.str(),
+            a.history.str(), a.scale.str(), a.scale_inv.str());
+  c.amax = a.amax.as<float>();
+  c.history = a.history.as<float>();
+  c.scale = a.scale.as<float>();
+  c.scale_inv = a.scale_inv.as<float>();
+  c.len = a.history.cols();
+  c.max_value = fp8_max(a.format);
+  c.algorithm = a.algorithm;
+  c.margin = a.margin;
+  cuda::fp8_scale_update(launch_, c);
+  cuda::check_launch("fp8_scale_update");
+}
+
 void CudaBackend::linear_forward(const LinearFwd& a) {
+  cast_forward_operands(*this, a);
   matmul(linear_forward_product(a));
 }
 
@@ -209,8 +234,10 @@ void CudaBackend::linear_backward(const LinearBwd& a) {
   }
   if (a.dx.defined()) {
     cuda::expect_dtype(a.dx, a.x.dtype, "dx");
+    cast_input_grad_operands(*this, a);
     matmul(linear_input_grad_product(a));
   }
+  cast_weight_grad_operands(*this, a);
   matmul(linear_weight_grad_product(a));
   cuda::check_launch("linear_backward");
 }

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "backend/fp8_linear.h"
 #include "backend/gemm.h"
 #include "backend/ttm_table.h"
 
@@ -184,7 +185,16 @@ void TraceBackend::fp8_cast(const Fp8Cast& a) {
   if (a.transpose) r.detail = "transposed";
 }
 
+void TraceBackend::fp8_scale_update(const Fp8ScaleUpdate& a) {
+  OpRecord& r = record(Op::fp8_scale_update, OpKind::Optimizer, DType::F32);
+  r.elements = a.history.numel();
+  r.flops = n(a.history);  // one comparison per amax of the window
+  set_io(r, io(a.amax) + io(a.history) + io(a.scale),
+         io(a.amax) + io(a.history) + io(a.scale) + io(a.scale_inv));
+}
+
 void TraceBackend::linear_forward(const LinearFwd& a) {
+  cast_forward_operands(*this, a);
   OpRecord& r = record(Op::linear_forward, OpKind::Gemm, a.x.dtype);
   const int64_t m = a.x.rows(), nn = a.w.dim(0);
   r.gemms.push_back(gemm_call(linear_forward_product(a), GemmRole::LinearForward));
@@ -220,6 +230,8 @@ void TraceBackend::fused_linear_forward(const FusedLinearFwd& a) {
 }
 
 void TraceBackend::linear_backward(const LinearBwd& a) {
+  if (a.dx.defined()) cast_input_grad_operands(*this, a);
+  cast_weight_grad_operands(*this, a);
   OpRecord& r = record(Op::linear_backward, OpKind::Gemm, a.dy.dtype);
   const int64_t m = a.x.rows(), k = a.x.cols(), nn = a.w.dim(0);
   if (a.dx.defined())

@@ -1,0 +1,140 @@
+#include "backend/fp8_linear.h"
+
+#include <algorithm>
+
+#include "backend/backend.h"
+#include "core/error.h"
+
+namespace hwt {
+namespace {
+
+struct Dims {
+  int64_t m, n, k;
+};
+
+// fp8 GEMMs need every dimension a multiple of 16 (analysis/fp8_choice.h chooses only such).
+Dims dims(const Tensor& x, const Tensor& w) {
+  const Dims d{x.rows(), w.dim(0), x.cols()};
+  HWT_CHECK(d.m % 16 == 0 && d.n % 16 == 0 && d.k % 16 == 0,
+            "fp8 linear of x{} and w{}: every dimension must be a multiple of 16", x.shape.str(),
+            w.shape.str());
+  return d;
+}
+
+// A [rows, cols] fp8 copy at `offset` bytes into the workspace.
+Tensor copy_at(const Fp8Linear& f, int64_t offset, DType dt, int64_t rows, int64_t cols) {
+  HWT_CHECK(static_cast<size_t>(offset + rows * cols) <= f.workspace.bytes(),
+            "fp8 linear workspace {} too small for {} bytes", f.workspace.str(),
+            offset + rows * cols);
+  Tensor t = f.workspace;
+  if (t.data) t.data = static_cast<uint8_t*>(t.data) + offset;
+  t.dtype = dt;
+  t.shape = Shape{rows, cols};
+  return t;
+}
+
+Tensor as_matrix(const Tensor& t) {
+  return t.view(Shape{t.rows(), t.cols()});
+}
+
+// The cast of `src` into `out` with s's scale, keeping s's figures when `first`.
+Fp8Cast cast(const Tensor& src, const Tensor& out, const Fp8Scaled& s, bool first, bool transpose) {
+  return {as_matrix(src), out, s.scale, first ? s.amax : Tensor{}, first ? s.counts : Tensor{},
+          transpose};
+}
+
+Matmul fp8_product(Tensor a, Tensor b, Tensor c, const Tensor& a_scale_inv,
+                   const Tensor& b_scale_inv) {
+  Matmul m;
+  m.a = a;
+  m.b = b;
+  m.c = c;
+  m.trans_b = true;
+  m.a_scale_inv = a_scale_inv;
+  m.b_scale_inv = b_scale_inv;
+  return m;
+}
+
+// A product's two copies at the start of the workspace: a [a_rows, a_cols] (E4M3 or E5M2), then
+// b [b_rows, b_cols] (E4M3: x or w).
+struct Copies {
+  Tensor a, b;
+};
+Copies copies(const Fp8Linear& f, DType a_dt, int64_t a_rows, int64_t a_cols, int64_t b_rows,
+              int64_t b_cols) {
+  return {copy_at(f, 0, a_dt, a_rows, a_cols),
+          copy_at(f, a_rows * a_cols, DType::F8E4M3, b_rows, b_cols)};
+}
+
+Copies forward_copies(const LinearFwd& a) {  // x, w
+  const Dims d = dims(a.x, a.w);
+  return copies(a.fp8, DType::F8E4M3, d.m, d.k, d.n, d.k);
+}
+
+Copies input_grad_copies(const LinearBwd& a) {  // dy, wᵀ
+  const Dims d = dims(a.x, a.w);
+  return copies(a.fp8, DType::F8E5M2, d.m, d.n, d.k, d.n);
+}
+
+Copies weight_grad_copies(const LinearBwd& a) {  // dyᵀ, xᵀ
+  const Dims d = dims(a.x, a.w);
+  return copies(a.fp8, DType::F8E5M2, d.n, d.m, d.k, d.m);
+}
+
+// Whether the backward's input-grad product cast dy before the weight-grad product does.
+bool input_grad_cast_dy(const LinearBwd& a) {
+  return a.fp8.input_grad && a.dx.defined();
+}
+
+}  // namespace
+
+size_t fp8_linear_workspace_bytes(int64_t m, int64_t n, int64_t k) {
+  return static_cast<size_t>(std::max({m * k + n * k, m * n + k * n, n * m + k * m}));
+}
+
+void cast_forward_operands(Backend& be, const LinearFwd& a) {
+  if (!a.fp8.forward) return;
+  const Copies c = forward_copies(a);
+  be.fp8_cast(cast(a.x, c.a, a.fp8.x, true, false));
+  be.fp8_cast(cast(a.w, c.b, a.fp8.w, true, false));
+}
+
+void cast_input_grad_operands(Backend& be, const LinearBwd& a) {
+  if (!input_grad_cast_dy(a)) return;
+  const Copies c = input_grad_copies(a);
+  be.fp8_cast(cast(a.dy, c.a, a.fp8.dy, true, false));
+  be.fp8_cast(cast(a.w, c.b, a.fp8.w, !a.fp8.forward, true));
+}
+
+void cast_weight_grad_operands(Backend& be, const LinearBwd& a) {
+  if (!a.fp8.weight_grad) return;
+  const Copies c = weight_grad_copies(a);
+  be.fp8_cast(cast(a.dy, c.a, a.fp8.dy, !input_grad_cast_dy(a), true));
+  be.fp8_cast(cast(a.x, c.b, a.fp8.x, !a.fp8.forward, true));
+}
+
+Matmul fp8_forward_product(const LinearFwd& a) {
+  const Copies c = forward_copies(a);
+  Matmul m = fp8_product(c.a, c.b, as_matrix(a.y), a.fp8.x.scale_inv, a.fp8.w.scale_inv);
+  m.bias = a.b;
+  m.act = a.act;
+  if (a.act != Activation::None) m.pre_act = as_matrix(a.pre_act);
+  return m;
+}
+
+Matmul fp8_input_grad_product(const LinearBwd& a) {
+  const Copies c = input_grad_copies(a);
+  Matmul m = fp8_product(c.a, c.b, as_matrix(a.dx), a.fp8.dy.scale_inv, a.fp8.w.scale_inv);
+  m.beta = a.accumulate_dx ? 1.0f : 0.0f;
+  return m;
+}
+
+Matmul fp8_weight_grad_product(const LinearBwd& a) {
+  const Copies c = weight_grad_copies(a);
+  Matmul m = fp8_product(c.a, c.b, a.dw.view(Shape{a.w.dim(0), a.w.cols()}), a.fp8.dy.scale_inv,
+                         a.fp8.x.scale_inv);
+  m.beta = 1.0f;
+  return m;
+}
+
+}  // namespace hwt

@@ -1,0 +1,36 @@
+// The fp8 form of the linear ops' products (Fp8Linear in ops.h), described once for every
+// backend: which casts each product needs, where they land in the workspace, and the fp8 product
+// that reads them. A backend runs a product as cast_*_operands(*this, a), then matmul of gemm.h's
+// linear_*_product(a), which is this file's fp8 product where the flag is set.
+//
+// Hopper's fp8 GEMMs read both operands K-major (c = a · bᵀ), so each product has its own copies:
+//   forward      y  = x · wᵀ       x  [M,K], w  [N,K]          (E4M3, E4M3)
+//   input grad   dx = dy · w       dy [M,N], wᵀ [K,N]          (E5M2, E4M3)
+//   weight grad  dw += dyᵀ · x     dyᵀ [N,M], xᵀ [K,M]         (E5M2, E4M3)
+// Each tensor's first cast in a step's forward and backward raises its amax and counts; a second
+// layout of it, cast with the same scale, keeps no figures (they would count its values twice).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/ops.h"
+
+namespace hwt {
+
+class Backend;
+
+// The workspace a linear of x [M,K] and w [N,K] needs: the largest of its products' two copies.
+size_t fp8_linear_workspace_bytes(int64_t m, int64_t n, int64_t k);
+
+// The casts of each product's operands, run on `be`; nothing when the product is not fp8.
+void cast_forward_operands(Backend& be, const LinearFwd& a);
+void cast_input_grad_operands(Backend& be, const LinearBwd& a);
+void cast_weight_grad_operands(Backend& be, const LinearBwd& a);
+
+// The fp8 products over those casts (the epilogues as in the products they stand for).
+Matmul fp8_forward_product(const LinearFwd& a);
+Matmul fp8_input_grad_product(const LinearBwd& a);
+Matmul fp8_weight_grad_product(const LinearBwd& a);
+
+}  // namespace hwt
