@@ -7,7 +7,7 @@
 //                    [--seq N] [--steps N] [--profile] [--power-seconds S]
 // --power-seconds S: afterwards, steps for about S more seconds with NVML telemetry (as hwt train
 // measures it), adding the mean GPU power and the energy per step to the line.
-// Useful keys: train.precision (bf16, fp16, fp32 = tf32 GEMMs here), optim.name (adamw, adan),
+// Useful keys: train.precision (bf16, fp16, fp8, fp32 = tf32 GEMMs here), optim.name (adamw, adan),
 // train.gemm_autotune, train.deterministic_attention=false (dQ summed with atomics),
 // train.cuda_graph (every step after the first captured as one CUDA graph; not with --profile,
 // which synchronises around every op), train.recompute=norm_act/attention/full (MFU still counts
@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "analysis/fp8_layer_choice.h"
 #include "cuda_bench_util.h"
 #include "measure/device_time.h"
 #include "measure/telemetry.h"
@@ -102,7 +103,9 @@ int main(int argc, char** argv) {
   auto cuda = make_backend(cfg.train);
   ProfilingBackend prof(*cuda);
   Backend& be = profile ? static_cast<Backend&>(prof) : *cuda;
-  TrainingModel training(cfg, be, spec.batch, spec.seq);
+  // fp8: the layers' products that training would run in fp8 (the shape model's choice).
+  TrainingModel training(cfg, be, spec.batch, spec.seq, 1, fp8_chooser(load_gpu_catalog()));
+  for (const std::string& note : training.fp8_notes()) std::fprintf(stderr, "%s\n", note.c_str());
   Model& model = training.model();
   model.init_parameters(1);
 

@@ -7,12 +7,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "config/run_config.h"
+#include "core/safetensors.h"
 
 namespace hwt::test {
 
@@ -67,6 +69,18 @@ inline CliResult run_hwt_with(const std::string& prefix, const std::string& args
 
 inline CliResult run_hwt(const std::string& args, const TempDir& scratch) {
   return run_hwt_with("", args, scratch);
+}
+
+// Two safetensors files hold the same tensors under the same names, byte for byte.
+inline void expect_same_tensors(const std::filesystem::path& a, const std::filesystem::path& b) {
+  const SafetensorsFile fa = SafetensorsFile::open(a.string()),
+                        fb = SafetensorsFile::open(b.string());
+  ASSERT_EQ(fa.names(), fb.names());
+  for (const std::string& name : fa.names()) {
+    const SafetensorsFile::View va = fa.get(name), vb = fb.get(name);
+    ASSERT_EQ(va.bytes, vb.bytes) << name;
+    EXPECT_EQ(std::memcmp(va.data, vb.data, va.bytes), 0) << name << " differs";
+  }
 }
 
 // A refusal as the CLI makes it: one "hwt: error: " line naming `needle`, and `exit_code`.

@@ -87,17 +87,6 @@ int64_t last_logged_step(const fs::path& metrics) {
   return last;
 }
 
-void expect_same_tensors(const fs::path& a, const fs::path& b) {
-  const SafetensorsFile fa = SafetensorsFile::open(a.string()),
-                        fb = SafetensorsFile::open(b.string());
-  ASSERT_EQ(fa.names(), fb.names());
-  for (const std::string& name : fa.names()) {
-    const SafetensorsFile::View va = fa.get(name), vb = fb.get(name);
-    ASSERT_EQ(va.bytes, vb.bytes) << name;
-    EXPECT_EQ(std::memcmp(va.data, vb.data, va.bytes), 0) << name << " differs";
-  }
-}
-
 TEST(KillResume, EveryCheckpointLoadsAndTheResumedRunEqualsAnUninterruptedOne) {
   TempDir dir("kill_resume");
   dir.write("train.tsv", test::tiny_sentiment_tsv(400, 3));
@@ -130,7 +119,7 @@ TEST(KillResume, EveryCheckpointLoadsAndTheResumedRunEqualsAnUninterruptedOne) {
         for (const auto& e : fs::directory_iterator(out_dir))
           EXPECT_EQ(e.path().filename().string().find(".hwt-tmp."), std::string::npos)
               << e.path() << " outlived the next start";
-        expect_same_tensors(out_dir / "checkpoint.safetensors", want);
+        test::expect_same_tensors(out_dir / "checkpoint.safetensors", want);
         break;
       }
       ::kill(pid, SIGKILL);

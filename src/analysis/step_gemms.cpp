@@ -3,7 +3,6 @@
 #include <cctype>
 
 namespace hwt {
-namespace {
 
 std::string generic_scope(const std::string& scope) {
   if (scope.rfind("layers.", 0) != 0) return scope;
@@ -11,8 +10,6 @@ std::string generic_scope(const std::string& scope) {
   while (end < scope.size() && std::isdigit(static_cast<unsigned char>(scope[end]))) ++end;
   return "layers.*" + scope.substr(end);
 }
-
-}  // namespace
 
 std::vector<StepGemm> step_gemms(const Workload& w) {
   std::vector<StepGemm> out;

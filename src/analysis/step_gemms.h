@@ -19,6 +19,9 @@ struct StepGemm : GemmCall {
   double flops() const { return shape.flops() * static_cast<double>(count); }
 };
 
+// A layer scope with its layer index as '*': "layers.3.mlp" -> "layers.*.mlp"; others as given.
+std::string generic_scope(const std::string& scope);
+
 // In first-seen order, as the trace recorded them (backend/gemm.h).
 std::vector<StepGemm> step_gemms(const Workload& w);
 

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "analysis/fp8_layer_choice.h"
 #include "core/error.h"
 #include "core/text_number.h"
 #include "train/run_files.h"
@@ -104,6 +105,7 @@ TrainRequest training_request(RunConfig config, std::string out_dir, const std::
   r.progress = progress;
   if (!price.empty()) r.price_per_gpu_hour = parse_price(price);
   r.flops_per_token = traced_flops_per_token;
+  if (r.config.train.precision == Precision::Fp8) r.choose_fp8 = fp8_chooser(load_gpu_catalog());
   return r;
 }
 

@@ -331,9 +331,30 @@ void add_train_keys(Keys& k) {
       "CPU threads; 0 uses every core; more than 4 per core are capped to that, with a warning",
       [](R & c) -> auto& { return c.train.threads; });
   k.add_choice(
-      "train.precision", "fp32, tf32, bf16 or fp16 (GPU only beyond fp32)",
+      "train.precision",
+      "fp32, tf32, bf16, fp16 or fp8 (GPU only beyond fp32, except fp8, whose GEMMs the CPU runs "
+      "on fp8 operands with fp32 activations as the GPU's reference). fp8: the linear layers' "
+      "GEMMs read E4M3 inputs and weights and E5M2 gradients, each with a delayed scale, where "
+      "every dimension is a multiple of 16; everything else as bf16",
       [](R & c) -> auto& { return c.train.precision; },
-      {Precision::Fp32, Precision::Tf32, Precision::Bf16, Precision::Fp16}, precision_name);
+      {Precision::Fp32, Precision::Tf32, Precision::Bf16, Precision::Fp16, Precision::Fp8},
+      precision_name);
+  k.add(
+      "train.fp8_history",
+      "fp8: steps of amax history per tensor that its scale is chosen from (Transformer "
+      "Engine's default)",
+      [](R & c) -> auto& { return c.train.fp8_history; });
+  k.add_choice(
+      "train.fp8_amax",
+      "fp8: max sets each scale from the largest amax of the history, most_recent from the last "
+      "step's",
+      [](R & c) -> auto& { return c.train.fp8_amax; },
+      std::vector<std::pair<std::string, AmaxAlgorithm>>{
+          {"max", AmaxAlgorithm::Max}, {"most_recent", AmaxAlgorithm::MostRecent}});
+  k.add(
+      "train.fp8_margin",
+      "fp8: each scale leaves a headroom of 2^margin below the format's largest value",
+      [](R & c) -> auto& { return c.train.fp8_margin; });
   k.add(
       "train.gemm_autotune",
       "GPU: time cuBLASLt's first 8 algorithms for each GEMM shape on its first call and keep the "
@@ -699,6 +720,10 @@ void validate(const RunConfig& c) {
                                {"train.time_limit", t.time_limit}})
     if (v < 0) fail_input("config {}={} must not be negative", key, v);
   if (t.max_grad_norm < 0) fail_input("config train.max_grad_norm must not be negative");
+  if (t.fp8_history < 1)
+    fail_input("config train.fp8_history={} must be at least 1", t.fp8_history);
+  if (t.fp8_margin < 0 || t.fp8_margin > 64)
+    fail_input("config train.fp8_margin={} must be from 0 to 64", t.fp8_margin);
   if (t.zero != 0 && t.zero != 1) fail_input("config train.zero={} must be 0 or 1", t.zero);
   if (!(t.bucket_mb > 0)) fail_input("config train.bucket_mb={} must be positive", t.bucket_mb);
   if (!(t.collective_timeout > 0))

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/fp8_scale_rule.h"
 #include "core/precision.h"
 
 namespace hwt {
@@ -36,7 +37,12 @@ constexpr std::string_view recompute_name(Recompute r) {
 struct TrainConfig {
   DeviceChoice device = DeviceChoice::Auto;
   int64_t threads = 0;                    // CPU threads; 0: all cores
-  Precision precision = Precision::Fp32;  // fp32, tf32, bf16 or fp16 (fp8 is not trained)
+  Precision precision = Precision::Fp32;  // fp32, tf32, bf16, fp16 or fp8
+  // fp8's delayed scaling (train/fp8_scaling.h): steps of amax history per tensor, which amax of
+  // it sets the scale, and the headroom 2^margin left below the format's largest value.
+  int64_t fp8_history = 1024;
+  AmaxAlgorithm fp8_amax = AmaxAlgorithm::Max;
+  int64_t fp8_margin = 0;
   bool gemm_autotune = false;  // GPU: time cuBLASLt's candidates per GEMM shape, keep the fastest
   bool deterministic_attention = true;  // GPU: false sums dQ with atomics (faster, not bitwise)
   bool cuda_graph = false;  // GPU: each micro-batch's forward + backward as one CUDA graph launch

@@ -129,6 +129,14 @@ std::vector<std::string> Model::tt_contractions() const {
   return out;
 }
 
+std::vector<ParamStore::Handle> Model::linear_weights() const {
+  std::vector<ParamStore::Handle> w;
+  for (size_t i = 0; i < params_.infos().size(); ++i)
+    if (params_.infos()[i].linear_weight) w.push_back(i);
+  if (cfg_.head == Task::Lm && cfg_.tie_embeddings) w.push_back(embed_->token_table());
+  return w;
+}
+
 StepContext Model::context() {
   const bool decoding = kv_step_ == KvStep::Decode;
   return StepContext{backend_,
@@ -146,7 +154,8 @@ StepContext Model::context() {
                      rope_table(rope_sin_),
                      kv_step_,
                      decoding ? std::span<const int32_t>(kv_lengths_) : std::span<const int32_t>{},
-                     decoding ? input_view(Input::Positions) : Tensor{}};
+                     decoding ? input_view(Input::Positions) : Tensor{},
+                     training_ ? fp8_ : nullptr};
 }
 
 void Model::set_batch(const Batch& b, float grad_multiplier) {

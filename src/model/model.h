@@ -51,6 +51,12 @@ class Model {
   // fp16 dynamic loss scaling: the logit gradients (hence all gradients) are multiplied by
   // scale[0], an f32 [1] device tensor (LossScaler::scale()); undefined turns it off.
   void set_loss_scale(Tensor scale) { loss_scale_ = scale; }
+  // fp8 training: the linear layers whose products run in fp8 in training steps (null: none).
+  // The table must outlive the steps that use it.
+  void set_fp8(const Fp8Linears* table) { fp8_ = table; }
+  // The weights of the dense linear layers (ParamInfo::linear_weight) and of the LM head, tied
+  // to the token embedding or not: the layers fp8 training may run in fp8.
+  std::vector<ParamStore::Handle> linear_weights() const;
   // Logits and per-label losses; when training also the logit gradients (fused in the loss).
   void forward(bool training, uint64_t step_seed);
   // Accumulates parameter gradients (call after a training forward).
@@ -127,6 +133,7 @@ class Model {
   int64_t batch_ = 0, seq_ = 0;
   HeadTargets targets_;
   Tensor loss_scale_;
+  const Fp8Linears* fp8_ = nullptr;
   bool training_ = false;
   uint64_t step_seed_ = 0;
   // Arena slots.

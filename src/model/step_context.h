@@ -7,6 +7,7 @@
 #include "backend/backend.h"
 #include "core/philox.h"
 #include "model/activation_arena.h"
+#include "model/fp8_linears.h"
 #include "model/param_store.h"
 #include "model/pruning.h"
 
@@ -34,6 +35,8 @@ struct StepContext {
   // i32 [batch] on the device.
   std::span<const int32_t> positions{};
   Tensor positions_device{};
+  // train.precision = "fp8": the linear layers whose products run in fp8 (training steps only).
+  const Fp8Linears* fp8 = nullptr;
 
   int64_t rows() const { return batch * seq; }
   Tensor act(ActivationArena::Slot s, int64_t cols) const {

@@ -9,6 +9,7 @@ namespace hwt {
 namespace {
 
 constexpr const char* kFormat = "hwt-checkpoint-1";
+constexpr std::string_view kFp8State = "fp8.scaling";
 
 // The model keys that change what the parameters mean (or how they are laid out) beyond what
 // their names and shapes show: a checkpoint loads only into a model that agrees on each.
@@ -96,7 +97,8 @@ std::map<std::string, std::string> checkpoint_metadata(const RunConfig& config,
 
 void save_checkpoint(const std::string& path, const RunConfig& config, const nlohmann::json& vocab,
                      const TrainState& state, const ParamStore& params,
-                     const std::vector<std::pair<std::string, Tensor>>* optimizer_state) {
+                     const std::vector<std::pair<std::string, Tensor>>* optimizer_state,
+                     const std::vector<float>* fp8_state) {
   Backend& be = params.backend();
   // Copies bytes [offset, offset + bytes) of data that lies in `t` as `runs` from element
   // `first` on (ParamInfo::data_runs) to the host.
@@ -129,6 +131,9 @@ void save_checkpoint(const std::string& path, const RunConfig& config, const nlo
     for (const auto& [name, t] : *optimizer_state)
       entries.push_back(
           {"optim." + name, DType::F32, {params.count()}, nullptr, reader(t, 0, whole)});
+  if (fp8_state)
+    entries.push_back(
+        {std::string(kFp8State), DType::F32, {std::ssize(*fp8_state)}, fp8_state->data()});
   std::map<std::string, std::string> meta = checkpoint_metadata(config, vocab, state);
   if (optimizer_state) meta["optimizer"] = to_json(config)["optim.name"].get<std::string>();
   write_safetensors(path, entries, meta);
@@ -203,6 +208,15 @@ void Checkpoint::load(ParamStore& params, const ModelConfig& model, std::vector<
   }
   params.backend().upload(params.params_flat(), host.data());
   params.sync_compute();
+}
+
+std::optional<std::vector<float>> Checkpoint::fp8_state() const {
+  if (!file_.contains(std::string(kFp8State))) return std::nullopt;
+  const SafetensorsFile::View v = file_.get(std::string(kFp8State));
+  if (v.dtype != DType::F32 || v.shape.size() != 1)
+    fail_input("checkpoint {}: '{}' is not an f32 vector", file_.path(), kFp8State);
+  const auto* data = static_cast<const float*>(v.data);
+  return std::vector<float>(data, data + v.bytes / sizeof(float));
 }
 
 void Checkpoint::load_optimizer(Optimizer& optimizer, const ModelConfig& model) const {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,12 @@ std::map<std::string, std::string> checkpoint_metadata(const RunConfig& config,
                                                        const TrainState& state);
 
 // optimizer_state: Optimizer::full_state()'s tensors (count() elements each); null saves none.
+// fp8_state: fp8 training's scaling state (Fp8Training::state()), saved as "fp8.scaling"; null
+// saves none.
 void save_checkpoint(const std::string& path, const RunConfig& config, const nlohmann::json& vocab,
                      const TrainState& state, const ParamStore& params,
-                     const std::vector<std::pair<std::string, Tensor>>* optimizer_state);
+                     const std::vector<std::pair<std::string, Tensor>>* optimizer_state,
+                     const std::vector<float>* fp8_state = nullptr);
 
 // Opens and validates a checkpoint; InputError for anything that is not a readable hwt checkpoint.
 class Checkpoint {
@@ -63,6 +67,8 @@ class Checkpoint {
   // padded parameters do: InputError when `model`
   // (the run's) pads the vocabulary or the FFN width otherwise than the checkpoint's run did.
   void load_optimizer(Optimizer& optimizer, const ModelConfig& model) const;
+  // fp8 training's scaling state, or nullopt where the saved run did not train in fp8.
+  std::optional<std::vector<float>> fp8_state() const;
 
  private:
   // fresh null: every parameter must be there (load_parameters).

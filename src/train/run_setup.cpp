@@ -36,13 +36,13 @@ int cpu_threads(int64_t requested) {
 }
 
 DType training_dtype(Precision p, Device device) {
-  if (p == Precision::Fp8 && device != Device::Trace)
-    fail_input(
-        "train.precision fp8 is analysed by hwt shape only; training runs fp32, tf32, "
-        "bf16 or fp16");
+  // The CPU computes in fp32; under fp8 its linear layers multiply fp8 operands all the same
+  // (the reference a GPU's fp8 step is tested against).
+  if (device == Device::Cpu && p == Precision::Fp8) return DType::F32;
   if (device == Device::Cpu && p != Precision::Fp32)
     fail_input(
-        "train.precision other than \"fp32\" needs a GPU (the CPU backend computes in fp32)");
+        "train.precision other than \"fp32\" or \"fp8\" needs a GPU (the CPU backend computes "
+        "in fp32)");
   return activation_dtype(p);
 }
 
@@ -184,7 +184,8 @@ std::unique_ptr<Backend> make_backend(const TrainConfig& train) {
 }
 
 TrainingModel::TrainingModel(const RunConfig& config, Backend& backend, int64_t max_batch,
-                             int64_t max_seq, int64_t storage_multiple) {
+                             int64_t max_seq, int64_t storage_multiple,
+                             const Fp8Chooser& choose_fp8) {
   const Precision p = config.train.precision;
   const DType dtype = training_dtype(p, backend.device());
   sized_by(
@@ -205,12 +206,23 @@ TrainingModel::TrainingModel(const RunConfig& config, Backend& backend, int64_t 
     model_->set_loss_scale(scaler_->scale());
     optimizer_->set_loss_scale(scaler_->scale());
   }
+  // A traced step keeps its GEMMs in bf16: the analyses choose which of them fp8 would run.
+  if (p == Precision::Fp8 && backend.device() != Device::Trace) {
+    const TrainConfig& t = config.train;
+    std::vector<Fp8Layer> layers = fp8_layers(*model_);
+    if (choose_fp8 && backend.device() == Device::Cuda)
+      fp8_notes_ = choose_fp8(config, backend.name(), max_batch, max_seq, layers);
+    fp8_ = std::make_unique<Fp8Training>(
+        *model_, Fp8ScalingOptions{t.fp8_history, t.fp8_amax, static_cast<int>(t.fp8_margin)},
+        std::move(layers), max_batch * max_seq);
+  }
 }
 
 void TrainingModel::update(int64_t step, double lr) {
   freezer_->before_step();
   optimizer_->step(step, lr);
   if (scaler_) scaler_->update(optimizer_->grad_norm_sq());
+  if (fp8_) fp8_->end_step();
   freezer_->after_step();
 }
 

@@ -13,6 +13,7 @@
 #include "dist/communicator.h"
 #include "dist/world.h"
 #include "model/model.h"
+#include "train/fp8_training.h"
 #include "train/freeze.h"
 #include "train/loss_scaler.h"
 #include "train/optimizer.h"
@@ -47,16 +48,22 @@ class TrainingModel {
   // Activations in train.precision's dtype, planned for (max_batch, max_seq); config.model's
   // vocabulary and label counts must be known. Raises InputError for a precision the backend
   // cannot train in.
+  // fp8 on a GPU: choose_fp8 picks which products of the eligible layers run in fp8 (unset:
+  // all of them).
   TrainingModel(const RunConfig& config, Backend& backend, int64_t max_batch, int64_t max_seq,
-                int64_t storage_multiple = 1);  // ParamStore::allocate
+                int64_t storage_multiple = 1,  // ParamStore::allocate
+                const Fp8Chooser& choose_fp8 = {});
 
   Model& model() { return *model_; }
   Optimizer& optimizer() { return *optimizer_; }
-  LossScaler* loss_scaler() { return scaler_.get(); }   // fp16 only
+  LossScaler* loss_scaler() { return scaler_.get(); }  // fp16 only
+  Fp8Training* fp8() { return fp8_.get(); }            // fp8 only
+  // What the fp8 choice kept in bf16, and why: lines for the run's start.
+  const std::vector<std::string>& fp8_notes() const { return fp8_notes_; }
   const Freezer& freezer() const { return *freezer_; }  // train.freeze
 
-  // The optimizer step after a step's backward passes, then the loss-scale update (fp16); the
-  // parameters train.freeze names stay as they were.
+  // The optimizer step after a step's backward passes, then the loss-scale update (fp16) or the
+  // fp8 scales' (fp8); the parameters train.freeze names stay as they were.
   void update(int64_t step, double lr);
 
  private:
@@ -64,6 +71,8 @@ class TrainingModel {
   std::unique_ptr<Freezer> freezer_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<LossScaler> scaler_;
+  std::unique_ptr<Fp8Training> fp8_;
+  std::vector<std::string> fp8_notes_;
 };
 
 }  // namespace hwt

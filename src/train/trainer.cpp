@@ -165,7 +165,8 @@ void Run::setup() {
   // ZeRO-1 splits the flat buffers into one equal shard per rank.
   const int64_t storage_multiple = cfg_.train.zero == 1 ? 64 * int64_t{req_.world.size} : 1;
   training_ = std::make_unique<TrainingModel>(cfg_, *backend_, cfg_.train.batch_size,
-                                              cfg_.data.max_len, storage_multiple);
+                                              cfg_.data.max_len, storage_multiple, req_.choose_fp8);
+  starting_.insert(starting_.end(), training_->fp8_notes().begin(), training_->fp8_notes().end());
   model().init_parameters(static_cast<uint64_t>(cfg_.train.seed));
   join_ranks();
   if (resume_) {
@@ -173,6 +174,12 @@ void Run::setup() {
     if (!resume_->info().has_optimizer)
       fail_input("checkpoint {} has no optimizer state to resume from", req_.resume);
     resume_->load_optimizer(training_->optimizer(), cfg_.model);
+    if (Fp8Training* fp8 = training_->fp8()) {
+      if (const auto saved = resume_->fp8_state())
+        fp8->restore(*saved);
+      else
+        warn("checkpoint {} was not saved by an fp8 run: the fp8 scales start afresh", req_.resume);
+    }
     state_ = resume_->info().state;
     last_checkpoint_ = req_.resume;
   }
@@ -260,6 +267,10 @@ void Run::join_ranks() {
   if (!comm_) return;
   if (cfg_.train.cuda_graph)
     fail_input("train.cuda_graph does not capture data-parallel steps; set it to false");
+  if (cfg_.train.precision == Precision::Fp8)
+    fail_input(
+        "train.precision fp8 trains on one GPU: data parallel would need the ranks' amaxes "
+        "reduced into one scale, which hwt does not do yet");
   // All ranks hold the same 16-bit pieces exactly when the sums of the pieces and of their
   // squares are N times this rank's own.
   const uint64_t h = fingerprint(to_json(cfg_).dump() + "\n" + req_.resume + "\n" + req_.init);
@@ -324,6 +335,8 @@ std::optional<std::string> Run::step_fault(bool loss_known, double loss) {
           s->read_scale());
     return std::nullopt;
   }
+  if (const Fp8Training* fp8 = training_->fp8())
+    if (auto why = fp8->collapsed()) return why;
   if (loss_known && !std::isfinite(loss)) return "the loss is " + value_text(loss);
   const Optimizer& o = training_->optimizer();
   if (o.computes_grad_norm()) {
@@ -441,6 +454,7 @@ void Run::train_step(int64_t step) {
       {"step", step}, {"epoch", state_.epoch}, {"loss", loss}, {"lr", lr}, {"tokens_per_s", tps}};
   line.update(telemetry_.next_log_interval());
   if (sparsity_) line["sparsity"] = sparsity_->window();
+  if (Fp8Training* fp8 = training_->fp8()) line["fp8"] = fp8_metrics(fp8->take_figures());
   if (log_) log_->write(line);
   if (line.value("gpu_power_w", nlohmann::json()).is_number() &&
       line.value("gpu_util_pct", nlohmann::json()).is_number()) {
@@ -490,8 +504,10 @@ void Run::save(const std::string& name, bool with_optimizer) {
   Optimizer::FullState optimizer;
   if (with_optimizer) optimizer = training_->optimizer().full_state();
   if (!leader()) return;
+  const Fp8Training* fp8 = with_optimizer ? training_->fp8() : nullptr;
+  const std::vector<float> fp8_state = fp8 ? fp8->state() : std::vector<float>{};
   save_checkpoint(req_.out_dir + "/" + name, cfg_, data_.vocab_json(), state_, model().params(),
-                  with_optimizer ? &optimizer.tensors : nullptr);
+                  with_optimizer ? &optimizer.tensors : nullptr, fp8 ? &fp8_state : nullptr);
   if (with_optimizer) last_checkpoint_ = req_.out_dir + "/" + name;
   times_.checkpoint += seconds_since(t);
 }

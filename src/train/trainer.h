@@ -9,6 +9,7 @@
 
 #include "config/run_config.h"
 #include "dist/world.h"
+#include "train/fp8_training.h"
 
 namespace hwt {
 
@@ -27,6 +28,9 @@ struct TrainRequest {
   // A checkpoint whose weights the run starts from (fresh optimizer, step 0); config's model
   // must be init_run_config's (fine_tune.h). Empty: random initialisation.
   std::string init = {};
+  // train.precision = "fp8" on a GPU: which linear layers' products run in fp8 (the shape model
+  // decides; analysis/fp8_layer_choice.h's fp8_chooser). Unset: every one whose sizes allow it.
+  Fp8Chooser choose_fp8 = {};
 };
 
 // Trains and returns what it wrote to out_dir/run.json.
