@@ -41,31 +41,30 @@ Tensor Fp8DelayedScaling::floats(int64_t offset, Shape shape) const {
   return buf_.tensor(DType::F32, shape, static_cast<size_t>(offset) * sizeof(float));
 }
 
+int64_t Fp8DelayedScaling::checked(int64_t t) const {
+  HWT_CHECK(t >= 0 && t < tensors_, "fp8 tensor {} of {}", t, tensors_);
+  return t;
+}
+
 Tensor Fp8DelayedScaling::all_counts() const {
   return buf_.tensor(DType::I32, Shape{tensors_, 3},
                      static_cast<size_t>(tensors_ * (3 + o_.history)) * sizeof(float));
 }
 
 Tensor Fp8DelayedScaling::scale(int64_t t) const {
-  HWT_CHECK(t >= 0 && t < tensors_, "fp8 tensor {} of {}", t, tensors_);
-  return floats(t, Shape{1});
+  return floats(checked(t), Shape{1});
 }
 
 Tensor Fp8DelayedScaling::scale_inv(int64_t t) const {
-  HWT_CHECK(t >= 0 && t < tensors_, "fp8 tensor {} of {}", t, tensors_);
-  return floats(tensors_ + t, Shape{1});
+  return floats(tensors_ + checked(t), Shape{1});
 }
 
 Tensor Fp8DelayedScaling::amax(int64_t t) const {
-  HWT_CHECK(t >= 0 && t < tensors_, "fp8 tensor {} of {}", t, tensors_);
-  return floats(2 * tensors_ + t, Shape{1});
+  return floats(2 * tensors_ + checked(t), Shape{1});
 }
 
 Tensor Fp8DelayedScaling::counts(int64_t t) const {
-  HWT_CHECK(t >= 0 && t < tensors_, "fp8 tensor {} of {}", t, tensors_);
-  return buf_.tensor(DType::I32, Shape{3},
-                     static_cast<size_t>(tensors_ * (3 + o_.history)) * sizeof(float) +
-                         static_cast<size_t>(t * 3) * sizeof(int32_t));
+  return all_counts().flat_slice(3 * checked(t), 3);
 }
 
 void Fp8DelayedScaling::update() {
@@ -128,10 +127,9 @@ std::vector<float> Fp8DelayedScaling::state() const {
 
 void Fp8DelayedScaling::restore(const std::vector<float>& state) {
   const auto t = static_cast<size_t>(tensors_);
-  const size_t expected = t * static_cast<size_t>(2 + o_.history);
-  if (state.size() != expected)
+  if (std::ssize(state) != state_size())
     fail_input("fp8 scaling state of {} values where {} tensors with a history of {} need {}",
-               state.size(), tensors_, o_.history, expected);
+               state.size(), tensors_, o_.history, state_size());
   if (tensors_ == 0) return;
   std::vector<float> all(t * static_cast<size_t>(3 + o_.history));
   const auto scale_end = state.begin() + static_cast<int64_t>(t);

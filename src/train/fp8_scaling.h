@@ -68,6 +68,7 @@ class Fp8DelayedScaling {
   // this step's amaxes. Restoring it continues exactly where the saved run was.
   std::vector<float> state() const;
   void restore(const std::vector<float>& state);
+  int64_t state_size() const { return tensors_ * (2 + o_.history); }  // state()'s length
 
  private:
   Backend& backend_;
@@ -78,6 +79,7 @@ class Fp8DelayedScaling {
   // f32 scale [T], scale_inv [T], amax [T], history [T, H], then i32 counts [T, 3].
   DeviceBuffer buf_;
 
+  int64_t checked(int64_t t) const;  // t, after checking that it names a tensor
   Tensor floats(int64_t offset, Shape shape) const;
   Tensor scales() const { return floats(0, Shape{tensors_}); }
   Tensor scale_invs() const { return floats(tensors_, Shape{tensors_}); }

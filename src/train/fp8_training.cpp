@@ -95,7 +95,7 @@ std::vector<float> Fp8Training::state() const {
 }
 
 void Fp8Training::restore(const std::vector<float>& state) {
-  const int64_t split = operands_.tensors() * (2 + operands_.options().history);
+  const int64_t split = operands_.state_size();
   if (std::ssize(state) < split)
     fail_input("fp8 scaling state of {} values: the layers in fp8 need more", state.size());
   operands_.restore(std::vector<float>(state.begin(), state.begin() + split));
