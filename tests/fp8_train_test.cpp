@@ -89,6 +89,29 @@ TEST(Fp8Train, ResumedRunEqualsAnUninterruptedOne) {
                             dir.path() / "split/checkpoint.safetensors");
 }
 
+TEST(Fp8Train, RecomputedForwardCountsEachTensorOnce) {
+  TempDir dir("fp8_train_recompute");
+  const std::string run = "--set train.precision=fp8 --set train.max_steps=8 ";
+  ASSERT_EQ(test::run_hwt(lm_args(dir, "kept", run), dir).exit_code, 0);
+  const test::CliResult again =
+      test::run_hwt(lm_args(dir, "again", run + "--set train.recompute=full"), dir);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const std::vector<nlohmann::json> a = metrics(dir.path() / "kept/metrics.jsonl"),
+                                    b = metrics(dir.path() / "again/metrics.jsonl");
+  ASSERT_EQ(a.size(), b.size());
+  int64_t counted = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    // The recomputed forward casts the same values at the same scales, so the figures are the
+    // same tallies, not twice them.
+    for (const char* count : {"overflow", "underflow", "non_finite"})
+      EXPECT_EQ(a[i]["fp8"][count], b[i]["fp8"][count]) << count << " at line " << i;
+    counted += a[i]["fp8"]["underflow"].get<int64_t>();
+    // The same products in a different order of kernels: the losses agree to float rounding.
+    EXPECT_NEAR(a[i]["loss"].get<double>(), b[i]["loss"].get<double>(), 1e-4);
+  }
+  EXPECT_GT(counted, 0) << "the first steps' scales of 1 flush small gradients to zero";
+}
+
 TEST(Fp8Train, RefusesWhatItCannotRun) {
   TempDir dir("fp8_train_refuses");
   test::expect_one_line_error(

@@ -16,11 +16,16 @@ class Fp8Linears {
   void set(ParamStore::Handle weight, const Fp8Linear& f) { by_weight_[weight] = f; }
   // The layer's fp8 form for a step of `rows` rows: none (every product in bf16) where the layer
   // is not in the table, or where rows is not a multiple of 16 (a short last batch), which fp8
-  // GEMMs cannot take.
-  Fp8Linear find(ParamStore::Handle weight, int64_t rows) const {
+  // GEMMs cannot take. A forward run again (train.recompute) casts the same values at the same
+  // scales: its casts tally nothing, so a step's figures count each tensor once.
+  Fp8Linear find(ParamStore::Handle weight, int64_t rows, bool recompute) const {
     if (rows % 16 != 0) return {};
     const auto it = by_weight_.find(weight);
-    return it == by_weight_.end() ? Fp8Linear{} : it->second;
+    if (it == by_weight_.end()) return {};
+    Fp8Linear f = it->second;
+    if (recompute)
+      for (Fp8Scaled* s : {&f.x, &f.w, &f.dy}) s->amax = s->counts = Tensor{};
+    return f;
   }
 
  private:

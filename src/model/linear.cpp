@@ -29,7 +29,7 @@ void Linear::forward(const StepContext& c, Tensor x, Tensor y, Activation act,
   a.y = y;
   a.act = act;
   a.pre_act = pre_act;
-  if (c.fp8) a.fp8 = c.fp8->find(w_, x.rows());
+  if (c.fp8) a.fp8 = c.fp8->find(w_, x.rows(), c.recompute);
   c.backend.linear_forward(a);
 }
 
@@ -51,7 +51,7 @@ void Linear::backward(const StepContext& c, Tensor x, Tensor dy, Tensor dx, bool
   a.dw = c.params.grad(w_);
   if (has_bias_) a.db = c.params.grad(b_);
   a.accumulate_dx = accumulate_dx;
-  if (c.fp8) a.fp8 = c.fp8->find(w_, x.rows());
+  if (c.fp8) a.fp8 = c.fp8->find(w_, x.rows(), c.recompute);
   c.backend.linear_backward(a);
 }
 
