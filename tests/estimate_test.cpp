@@ -119,7 +119,7 @@ TEST(Estimate, CommandPrintsEveryGpuAndFailsCleanly) {
   EXPECT_EQ(table.exit_code, 0);
   EXPECT_NE(table.out.find("slowest ops"), std::string::npos);
   EXPECT_EQ(test::run_hwt("estimate --config bert_base --gpu nope", tmp).exit_code, 2);
-  EXPECT_EQ(test::run_hwt("estimate --config bert_base --precision fp8", tmp).exit_code, 2);
+  EXPECT_EQ(test::run_hwt("estimate --config bert_base --precision fp4", tmp).exit_code, 2);
   EXPECT_EQ(test::run_hwt("estimate --config bert_base --gpu ,", tmp).exit_code, 2);
   // The old spelling, a comma-separated list, still gives each GPU a row, with a warning.
   const test::CliResult listed =
@@ -163,7 +163,8 @@ TEST(Estimate, CostPerMillionTokensHasThreeSignificantFigures) {
 TEST(Estimate, AGpuWithoutBf16IsEstimatedAtFp16) {
   test::TempDir tmp("estimate_fp16");
   const std::string gpt2 = "estimate --config gpt2_124m ";
-  const test::CliResult mixed = test::run_hwt(gpt2 + "--gpu h200 --gpu a100-80gb --gpu t4 --json", tmp);
+  const test::CliResult mixed =
+      test::run_hwt(gpt2 + "--gpu h200 --gpu a100-80gb --gpu t4 --json", tmp);
   ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
   const nlohmann::json j = nlohmann::json::parse(mixed.out);
   ASSERT_EQ(j.size(), 3u);
@@ -185,6 +186,67 @@ TEST(Estimate, AGpuWithoutBf16IsEstimatedAtFp16) {
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("\nT4 (fp16) "), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("note: " + note + "\n"), std::string::npos) << table.out;
+}
+
+// fp8 (train.precision = "fp8") is priced as hwt trains it: the linear products the GPU's shape
+// model chooses at the fp8 rate, with their operands' casts, and attention and the other ops as
+// in bf16. A GPU without fp8 is estimated at bf16, as one trains on it there.
+TEST(Estimate, Fp8PricesTheChosenProductsAtFp8) {
+  test::TempDir tmp("estimate_fp8");
+  const std::string llama = "estimate --config llama3.2_1b --batch 4 --json ";
+  const test::CliResult bf16 = test::run_hwt(llama + "--gpu h200 --gpu a100-80gb", tmp);
+  const test::CliResult fp8 =
+      test::run_hwt(llama + "--gpu h200 --gpu a100-80gb --precision fp8", tmp);
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.err;
+  ASSERT_EQ(fp8.exit_code, 0) << fp8.err;
+  const nlohmann::json b = nlohmann::json::parse(bf16.out), e = nlohmann::json::parse(fp8.out);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0]["precision"], "fp8");
+  // Llama-3.2-1B at 4 x 2048 tokens: every product of its 65 linear layers (16 blocks of four
+  // and the tied LM head) gains in fp8 on an H200 (tests/fp8_layer_choice_test.cpp).
+  ASSERT_FALSE(e[0]["notes"].empty());
+  EXPECT_EQ(e[0]["notes"][0].get<std::string>().rfind(
+                "fp8: 195 of the 195 linear-layer products run in fp8", 0),
+            0u)
+      << e[0]["notes"];
+  const auto seconds = [](const nlohmann::json& row, const char* key) {
+    return row[key].get<double>();
+  };
+  // fp8's tensor cores run at twice bf16's rate; the GEMMs lose at least a quarter of their time.
+  EXPECT_LT(seconds(e[0], "gemm_s"), 0.75 * seconds(b[0], "gemm_s"));
+  // The same attention ops priced the same way (the sums differ only in rounding).
+  EXPECT_NEAR(seconds(e[0], "attention_s"), seconds(b[0], "attention_s"),
+              1e-9 * seconds(b[0], "attention_s"));
+  EXPECT_GT(seconds(e[0], "memory_s"), seconds(b[0], "memory_s")) << "the casts move bytes";
+  EXPECT_LT(seconds(e[0], "step_s"), seconds(b[0], "step_s"));
+  // The A100 has no fp8: its row is the bf16 one, with a note.
+  EXPECT_EQ(e[1]["precision"], "bf16");
+  EXPECT_EQ(e[1]["step_s"], b[1]["step_s"]);
+  ASSERT_FALSE(e[1]["notes"].empty());
+  EXPECT_EQ(e[1]["notes"][0],
+            "the A100-80GB has no fp8: estimated at bf16 (train.precision = \"bf16\"), as one "
+            "trains on it");
+  test::expect_one_line_error(
+      test::run_hwt("estimate --config gpt2_124m --precision fp8 --gpus 8", tmp), 2,
+      "data parallel does not train in fp8");
+}
+
+// A step too small to gain (BERT-tiny) keeps every product in bf16: no casts, the bf16 step's
+// GEMM time.
+TEST(Estimate, Fp8KeepsASmallStepInBf16) {
+  test::TempDir tmp("estimate_fp8_small");
+  const std::string small = "estimate --config bert_tiny --json --gpu h200 ";
+  const test::CliResult bf16 = test::run_hwt(small + "--precision bf16", tmp);
+  const test::CliResult fp8 = test::run_hwt(small + "--precision fp8", tmp);
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.err;
+  ASSERT_EQ(fp8.exit_code, 0) << fp8.err;
+  const nlohmann::json b = nlohmann::json::parse(bf16.out)[0],
+                       e = nlohmann::json::parse(fp8.out)[0];
+  EXPECT_EQ(e["notes"][0].get<std::string>().rfind("fp8: 0 of the 27 ", 0), 0u) << e["notes"];
+  EXPECT_NEAR(e["gemm_s"].get<double>(), b["gemm_s"].get<double>(),
+              1e-9 * b["gemm_s"].get<double>());
+  EXPECT_NEAR(e["memory_s"].get<double>(), b["memory_s"].get<double>(),
+              1e-9 * b["memory_s"].get<double>());
 }
 
 }  // namespace

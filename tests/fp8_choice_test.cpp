@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/shape_advisor.h"
+#include "analysis/step_estimate.h"
 #include "cli_util.h"
 #include "shape_test_util.h"
 
@@ -32,10 +33,10 @@ bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
-TEST(Fp8Choice, Gpt2SmallRunsItsLinearLayersInFp8AndAttentionInBf16) {
+TEST(Fp8Choice, Gpt2SmallRunsInFp8WhatGainsAndAttentionInBf16) {
   // GPT-2 124M at B16 T1024, its vocabulary padded to 50304 (a multiple of 64).
   const StepPrediction p = at(causal_lm(768, 12, 3072, 12, 50304, 16, 1024), Precision::Fp8);
-  int in_fp8 = 0;
+  int head_in_fp8 = 0;
   for (const GemmGroupPrediction& g : p.gemms) {
     ASSERT_TRUE(g.fp8) << g.gemm.scope;
     const Fp8Choice& c = *g.fp8;
@@ -45,27 +46,37 @@ TEST(Fp8Choice, Gpt2SmallRunsItsLinearLayersInFp8AndAttentionInBf16) {
       EXPECT_EQ(g.pred.seconds, c.bf16.seconds);
       continue;
     }
-    // Every linear GEMM here has m = 16384 rows of tokens: large enough to gain.
-    EXPECT_TRUE(c.fp8) << g.gemm.scope << " " << role_label(g.gemm.role) << ": " << c.reason;
-    EXPECT_GT(c.cast_seconds, 0);
-    EXPECT_DOUBLE_EQ(g.pred.seconds, c.fp8_gemm.seconds + c.cast_seconds);
-    EXPECT_LT(g.pred.seconds, c.bf16.seconds);
-    in_fp8 += c.fp8;
+    if (c.fp8) {
+      EXPECT_GT(c.cast_seconds, 0);
+      EXPECT_DOUBLE_EQ(g.pred.seconds, c.fp8_gemm.seconds + c.cast_seconds);
+      EXPECT_LT(g.pred.seconds, c.bf16.seconds);
+    } else {
+      EXPECT_TRUE(contains(c.reason, "no gain")) << c.reason;
+      EXPECT_EQ(g.pred.seconds, c.bf16.seconds);
+    }
+    // The LM head (16384 x 50304 x 768) gains far more than its casts cost; the attention output
+    // projection (16384 x 768 x 768) reads and writes as much as it computes, and stays in bf16.
+    if (g.gemm.scope == "head.lm") head_in_fp8 += c.fp8;
+    if (g.gemm.shape.n == 768 && g.gemm.shape.k == 768) {
+      EXPECT_FALSE(c.fp8) << c.reason;
+    }
   }
-  EXPECT_EQ(in_fp8,
-            15);  // five linear layers (qkv, attention out, fc, fc out, head), 3 products each
+  EXPECT_EQ(head_in_fp8, 3);
 }
 
-// The casts are the fp8 copies of A and B and C's second byte, priced at the memory roofline.
-TEST(Fp8Choice, CastsArePricedAsTheCopiesWritten) {
+// A cast reads the bf16 tensor and writes its fp8 copy (three bytes an element of A and B), C is
+// written in bf16 (one byte more than the model counts), and each of the two casts is a kernel.
+TEST(Fp8Choice, CastsArePricedAsTheKernelsThatMakeTheCopies) {
   const StepPrediction p = at(causal_lm(768, 12, 3072, 12, 50304, 16, 1024), Precision::Fp8);
   const GemmGroupPrediction& qkv = p.gemms.front();  // layers.*.attn x.W^T, forward
   ASSERT_EQ(qkv.gemm.role, GemmRole::LinearForward);
   ASSERT_EQ(qkv.gemm.shape.n, 3 * 768);
+  ASSERT_TRUE(qkv.fp8->fp8) << qkv.fp8->reason;
   const GemmModel fp8(h200(), Precision::Fp8);
-  const double bytes = 16384.0 * 768 + 768.0 * 2304 + 16384.0 * 2304;
+  const double bytes = 3 * (16384.0 * 768 + 768.0 * 2304) + 16384.0 * 2304;
   EXPECT_DOUBLE_EQ(qkv.fp8->cast_seconds,
-                   bytes / (h200().memory_bandwidth_gbs * 1e9 * fp8.constants().memory_fraction));
+                   bytes / (h200().memory_bandwidth_gbs * 1e9 * fp8.constants().memory_fraction) +
+                       2 * kOpGapSeconds);
 }
 
 TEST(Fp8Choice, AVocabularyNotAMultipleOf16KeepsTheHeadInBf16) {

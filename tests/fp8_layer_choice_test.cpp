@@ -39,12 +39,35 @@ int products_in_fp8(const std::vector<Fp8Layer>& layers) {
 
 // GPT-2 124M at B16 T1024 (its vocabulary padded to 50304): every linear GEMM gains in fp8, as
 // Fp8Choice.Gpt2SmallRunsItsLinearLayersInFp8AndAttentionInBf16 finds for the groups.
+// A 1B-class shape (hidden 2048, FFN 8192) at 4 x 2048 tokens: every product gains more in fp8
+// than its casts cost.
 TEST(Fp8LayerChoice, LargeLayersRunEveryProductInFp8) {
-  const Choice c = choose(test::causal_lm(768, 12, 3072, 12, 50304, 16, 1024));
-  ASSERT_EQ(c.layers.size(), 49u);  // 12 blocks x (qkv, out, fc1, fc2) and the tied LM head
+  const Choice c = choose(test::causal_lm(2048, 16, 8192, 4, 50304, 4, 2048));
+  ASSERT_EQ(c.layers.size(), 17u);  // 4 blocks x (qkv, out, fc1, fc2) and the tied LM head
   EXPECT_EQ(c.layers.back().name, "head.lm");
-  EXPECT_EQ(products_in_fp8(c.layers), 3 * 49);
-  EXPECT_TRUE(c.notes.empty());
+  EXPECT_EQ(products_in_fp8(c.layers), 3 * 17);
+  EXPECT_TRUE(c.notes.empty()) << c.notes.front();
+}
+
+// GPT-2 124M at 16 x 1024 tokens: the attention output projection (768 x 768) gains less in fp8
+// than its casts cost and stays in bf16, said once per product; the LM head runs in fp8.
+TEST(Fp8LayerChoice, MidSizedLayersChooseProductByProduct) {
+  const Choice c = choose(test::causal_lm(768, 12, 3072, 12, 50304, 16, 1024));
+  ASSERT_EQ(c.layers.size(), 49u);
+  int outs = 0;
+  for (const Fp8Layer& l : c.layers) {
+    if (l.name.ends_with(".attn.out")) {
+      EXPECT_FALSE(l.any()) << l.name;
+      ++outs;
+    }
+    if (l.name == "head.lm") {
+      EXPECT_TRUE(l.forward && l.input_grad && l.weight_grad);
+    }
+  }
+  EXPECT_EQ(outs, 12);
+  int out_notes = 0;
+  for (const std::string& n : c.notes) out_notes += n.find("layers.*.attn ") != std::string::npos;
+  EXPECT_GE(out_notes, 3) << "the out projection's three products, each said once";
 }
 
 // A small model at 64 tokens a step: its GEMMs sit at the launch floor, where fp8's casts cost

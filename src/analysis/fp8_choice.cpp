@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "analysis/step_estimate.h"
 #include "core/error.h"
 
 namespace hwt {
@@ -45,10 +46,11 @@ Fp8Choice choose_fp8(const StepGemm& g, const GemmModel& fp8, const GemmModel& b
   Fp8Choice c;
   c.bf16 = bf16.predict(s);
   c.fp8_gemm = fp8.predict(s);
-  const double copies =
-      static_cast<double>(s.batch) * static_cast<double>(s.m * s.k + s.k * s.n + s.m * s.n);
-  c.cast_seconds =
-      copies / (fp8.gpu().memory_bandwidth_gbs * 1e9 * fp8.constants().memory_fraction);
+  const double batch = static_cast<double>(s.batch);
+  const double operands = batch * static_cast<double>(s.m * s.k + s.k * s.n),
+               product = batch * static_cast<double>(s.m * s.n);
+  const double bandwidth = fp8.gpu().memory_bandwidth_gbs * 1e9 * fp8.constants().memory_fraction;
+  c.cast_seconds = (3 * operands + product) / bandwidth + 2 * kOpGapSeconds;
   const double with_casts = c.fp8_gemm.seconds + c.cast_seconds;
   const auto us = [](double seconds) { return 1e6 * seconds; };
   if (is_attention(g.role)) {

@@ -9,9 +9,10 @@
 //      contracted dimension is a multiple of 16 and the other of 8, and cuBLASLt's fp8 kernels
 //      16-byte leading dimensions; hwt asks 16 of all three;
 //   3. otherwise fp8 where the fp8 GEMM plus its casts is predicted faster than the bf16 GEMM.
-// The casts are priced as memory traffic: one byte per element of A and B written as fp8 copies
-// (their producers write them, fused, so nothing is read again), and one more per element of C,
-// which an fp8 GEMM still writes in bf16 where the GEMM model counts one byte.
+// The casts are priced as hwt runs them (backend/fp8_linear.h): a kernel per copy of A and of B
+// that reads the bf16 tensor and writes its fp8 copy (three bytes an element, and the gap between
+// two kernels that the step estimate counts per op), and one byte more per element of C, which an
+// fp8 GEMM still writes in bf16 where the GEMM model counts one byte.
 #pragma once
 
 #include <string>

@@ -51,6 +51,15 @@ std::vector<std::string> choose_fp8_products(const std::vector<StepGemm>& gemms,
   return notes;
 }
 
+Fp8Chooser fp8_chooser(const GpuSpec& gpu) {
+  return [gpu](const RunConfig& config, const std::string&, int64_t batch, int64_t seq,
+               std::vector<Fp8Layer>& layers) {
+    return choose_fp8_products(step_gemms(trace_at(step_spec(config, batch, seq), Precision::Fp8)),
+                               GemmModel(gpu, Precision::Fp8), GemmModel(gpu, Precision::Bf16),
+                               batch * seq, layers);
+  };
+}
+
 Fp8Chooser fp8_chooser(GpuCatalog catalog) {
   return [catalog = std::move(catalog)](const RunConfig& config, const std::string& device,
                                         int64_t batch, int64_t seq, std::vector<Fp8Layer>& layers) {
@@ -60,10 +69,7 @@ Fp8Chooser fp8_chooser(GpuCatalog catalog) {
           "fp8: the GPU {} is not in the catalog, so every linear layer whose sizes allow it "
           "runs in fp8 (no shape model to keep small GEMMs in bf16)",
           device)};
-    const StepSpec spec = step_spec(config, batch, seq);
-    return choose_fp8_products(step_gemms(trace_at(spec, Precision::Fp8)),
-                               GemmModel(*gpu, Precision::Fp8), GemmModel(*gpu, Precision::Bf16),
-                               batch * seq, layers);
+    return fp8_chooser(*gpu)(config, device, batch, seq, layers);
   };
 }
 

@@ -20,6 +20,10 @@ std::vector<std::string> choose_fp8_products(const std::vector<StepGemm>& gemms,
                                              const GemmModel& fp8, const GemmModel& bf16,
                                              int64_t rows, std::vector<Fp8Layer>& layers);
 
+// An Fp8Chooser for one GPU, whatever device the run names: choose_fp8_products on the run's
+// step traced at fp8 (what `hwt estimate` prices a GPU that need not be at hand with).
+Fp8Chooser fp8_chooser(const GpuSpec& gpu);
+
 // An Fp8Chooser over the catalog's GPUs: traces the run's step and applies choose_fp8_products
 // for the GPU the device name matches; on a GPU the catalog lacks, every product stays in fp8 and
 // the one line returned says so.

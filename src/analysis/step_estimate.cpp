@@ -7,6 +7,7 @@
 #include <map>
 
 #include "backend/attention_paths.h"
+#include "core/error.h"
 
 namespace hwt {
 namespace {
@@ -62,7 +63,7 @@ double StepEstimate::power_fraction() const {
   return std::min(1.0, kPowerAtNoTensorWork + kPowerPerTensorShare * tensor_share);
 }
 
-StepEstimate estimate_step(const Workload& w, const GemmModel& gemm) {
+StepEstimate estimate_step(const Workload& w, const GemmModel& gemm, const GemmModel* fp8) {
   StepEstimate e;
   const GpuSpec& gpu = gemm.gpu();
   const Precision p = gemm.precision();
@@ -73,7 +74,10 @@ StepEstimate estimate_step(const Workload& w, const GemmModel& gemm) {
   for (const OpRecord& op : w.ops) {
     double s = 0;
     if (op.kind == OpKind::Gemm) {
-      for (const GemmCall& g : op.gemms) s += gemm.predict(g.shape).seconds;
+      for (const GemmCall& g : op.gemms) {
+        if (is_fp8(g.dtype) && !fp8) fail("estimate_step: an fp8 GEMM but no fp8 model");
+        s += (is_fp8(g.dtype) ? *fp8 : gemm).predict(g.shape).seconds;
+      }
       e.gemm_s += s;
     } else if (op.kind == OpKind::Attention) {
       int64_t head_dim = 0;  // the contraction of the score-shaped product, Q·Kᵀ or dO·Vᵀ

@@ -54,7 +54,10 @@ inline double with_overhead(double modelled_s) {
 inline constexpr double kPowerAtNoTensorWork = 0.575;
 inline constexpr double kPowerPerTensorShare = 0.436;
 
-StepEstimate estimate_step(const Workload& w, const GemmModel& gemm);
+// GEMMs of fp8 operands (a step of train.precision = "fp8", traced with its choice) are priced
+// by `fp8`, every other op as at gemm's precision.
+StepEstimate estimate_step(const Workload& w, const GemmModel& gemm,
+                           const GemmModel* fp8 = nullptr);
 
 // The share of the tensor-core peak hwt's attention kernels reach at this head size and
 // precision, forward or backward, on a GPU of this architecture; 0 where they fall back to the

@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 
+#include "analysis/fp8_layer_choice.h"
 #include "analysis/gemm_calibration.h"
 #include "analysis/step_estimate.h"
 #include "cli/commands.h"
@@ -43,9 +44,10 @@ std::vector<std::string> gpu_names(const std::vector<std::string>& given) {
       out.push_back(item);
       continue;
     }
-    warn("--gpu {} (a comma-separated list) is deprecated and will be removed in the next "
-         "release: give --gpu once per GPU",
-         item);
+    warn(
+        "--gpu {} (a comma-separated list) is deprecated and will be removed in the next "
+        "release: give --gpu once per GPU",
+        item);
     std::stringstream in(item);
     for (std::string part; std::getline(in, part, ',');)
       if (!part.empty()) out.push_back(part);
@@ -136,43 +138,81 @@ void print_table(const std::vector<GpuEstimate>& all, Precision config_precision
       "catalog's price per GPU-hour.\n");
 }
 
+// What an fp8 step on `w` runs in fp8: the linear-layer products, of all of them.
+std::string fp8_share_note(const Workload& w) {
+  int fp8 = 0, linear = 0;
+  for (const OpRecord& op : w.ops)
+    for (const GemmCall& g : op.gemms)
+      if (g.role == GemmRole::LinearForward || g.role == GemmRole::LinearInputGrad ||
+          g.role == GemmRole::LinearWeightGrad) {
+        ++linear;
+        fp8 += is_fp8(g.dtype) ? 1 : 0;
+      }
+  return fmt::format(
+      "fp8: {} of the {} linear-layer products run in fp8 (hwt shape --precision fp8 says why "
+      "the rest stay in bf16), with their operands' casts; attention and the other ops in bf16",
+      fp8, linear);
+}
+
 void run(const Opts& o) {
   const GpuCatalog cat = load_gpu_catalog(o.catalogs);
   RunConfig rc = o.config.load();
   if (!o.precision.empty()) {
     const auto p = parse_precision(o.precision);
-    if (!p || *p == Precision::Fp8)
-      fail_input("--precision {}: use fp32, tf32, bf16 or fp16", o.precision);
+    if (!p) fail_input("--precision {}: use fp32, tf32, bf16, fp16 or fp8", o.precision);
     rc.train.precision = *p;
   }
   if (o.epoch_tokens < 0) fail_input("--epoch-tokens must not be negative");
   if (o.epoch_tokens > 0 && o.data_parallel())
     fail_input("--epoch-tokens is for the single-GPU table, not with --gpus or --link");
   const Precision p = rc.train.precision;
+  if (p == Precision::Fp8 && o.data_parallel())
+    fail_input(
+        "--gpus: data parallel does not train in fp8 (train.precision = \"fp8\"): estimate it "
+        "at --precision bf16");
   const StepSpec spec = o.config.step(rc);
-  // The step traced at each precision a GPU runs it in (a GPU without the config's may train
-  // in another).
-  std::map<Precision, Workload> traced;
-  traced.emplace(p, trace_step(spec));
+  // The step as each GPU trains it: traced once per precision a GPU runs it in (a GPU without
+  // the config's may train in another), and in fp8 once per GPU, whose shape model chooses the
+  // products that run in fp8.
+  std::map<std::string, Workload> traced;
+  auto step_on = [&](const GpuSpec& gpu, Precision q) -> const Workload& {
+    const std::string key =
+        q == Precision::Fp8 ? "fp8 on " + gpu.name : std::string(precision_name(q));
+    if (!traced.contains(key)) {
+      RunConfig at_q = rc;
+      at_q.train.precision = q;
+      StepSpec s = o.config.step(at_q);
+      if (q == Precision::Fp8) s.choose_fp8 = fp8_chooser(gpu);
+      traced.emplace(key, trace_step(s));
+    }
+    return traced.at(key);
+  };
+  auto gemm_model = [](const GpuSpec& gpu, Precision q) {
+    return GemmModel(gpu, q, resolve_constants(gpu, q, "").constants);
+  };
   std::vector<GpuEstimate> all;
   for (const std::string& name : gpu_names(o.gpus)) {
     const GpuSpec& gpu = cat.find(name);
     const std::optional<Precision> q = gpu.precision_for(p);
     if (!q) fail_input("{} has no {} rate in the catalog", gpu.name, precision_name(p));
-    if (!traced.contains(*q)) {
-      RunConfig at_q = rc;
-      at_q.train.precision = *q;
-      traced.emplace(*q, trace_step(o.config.step(at_q)));
+    const Workload& w = step_on(gpu, *q);
+    GpuEstimate g{&gpu, *q, &w, {}};
+    if (*q == Precision::Fp8) {
+      // Attention and the other ops run as in bf16; the fp8 products at fp8's rate.
+      const GemmModel fp8 = gemm_model(gpu, Precision::Fp8);
+      g.step = estimate_step(w, gemm_model(gpu, Precision::Bf16), &fp8);
+      g.step.notes.insert(g.step.notes.begin(), fp8_share_note(w));
+    } else {
+      g.step = estimate_step(w, gemm_model(gpu, *q));
     }
-    const Workload& w = traced.at(*q);
-    GpuEstimate g{&gpu, *q, &w,
-                  estimate_step(w, GemmModel(gpu, *q, resolve_constants(gpu, *q, "").constants))};
     if (*q != p)
       g.step.notes.insert(
           g.step.notes.begin(),
-          fmt::format("the {} has no {}: estimated at {} with dynamic loss scaling "
-                      "(train.precision = \"{}\"), as one trains on it",
-                      gpu.name, precision_name(p), precision_name(*q), precision_name(*q)));
+          fmt::format("the {} has no {}: estimated at {}{} (train.precision = \"{}\"), as one "
+                      "trains on it",
+                      gpu.name, precision_name(p), precision_name(*q),
+                      *q == Precision::Fp16 ? " with dynamic loss scaling" : "",
+                      precision_name(*q)));
     all.push_back(std::move(g));
   }
   if (o.data_parallel())
@@ -182,7 +222,7 @@ void run(const Opts& o) {
   if (o.json) return print_json(all, tokens);
   fmt::print("{} at {}, batch {} x seq {} ({} tokens a step), {:.3g} GFLOP a step\n\n",
              o.config.config, precision_name(p), spec.batch, spec.seq, tokens,
-             traced.at(p).total_flops() / 1e9);
+             all.front().workload->total_flops() / 1e9);
   print_table(all, p, tokens, o.epoch_tokens);
 }
 
@@ -198,7 +238,7 @@ void add_estimate_command(CLI::App& app) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->capture_default_str();
   cmd->add_option("--precision", o->precision,
-                  "fp32, tf32, bf16 or fp16 (default: train.precision)");
+                  "fp32, tf32, bf16, fp16 or fp8 (default: train.precision)");
   cmd->add_option("--catalog", o->catalogs, "Extra GPU catalog file merged by name (repeatable)");
   cmd->add_option("--epoch-tokens", o->epoch_tokens, "Tokens in an epoch: also print its time");
   CLI::Option* gpus =

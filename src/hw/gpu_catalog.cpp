@@ -217,6 +217,7 @@ double GpuSpec::peak_tflops(Precision p) const {
 std::optional<Precision> GpuSpec::precision_for(Precision p) const {
   if (peak_tflops(p) > 0) return p;
   if (p == Precision::Bf16 && peak_tflops(Precision::Fp16) > 0) return Precision::Fp16;
+  if (p == Precision::Fp8) return precision_for(Precision::Bf16);
   return std::nullopt;
 }
 

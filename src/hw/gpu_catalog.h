@@ -65,7 +65,8 @@ struct GpuSpec {
   // it, else CUDA cores (tf32 without matrix support runs as fp32). 0 when the GPU cannot run p.
   double peak_tflops(Precision p) const;
   // The precision a run that asks for p trains in here: p where the GPU runs it, fp16 for bf16
-  // where it has no bf16 (Volta, Turing: Chen & Sköld train in fp16 there); nullopt otherwise.
+  // where it has no bf16 (Volta, Turing: Chen & Sköld train in fp16 there), bf16 (or its stand-in)
+  // for fp8 where it has no fp8 (before Ada and Hopper); nullopt otherwise.
   std::optional<Precision> precision_for(Precision p) const;
   // The document a key's number comes from.
   const std::string& source_of(const std::string& key) const;

@@ -49,7 +49,7 @@ class TrainingModel {
   // vocabulary and label counts must be known. Raises InputError for a precision the backend
   // cannot train in.
   // fp8 on a GPU: choose_fp8 picks which products of the eligible layers run in fp8 (unset:
-  // all of them).
+  // all of them). A traced fp8 step runs its products in fp8 only with a choice handed in.
   TrainingModel(const RunConfig& config, Backend& backend, int64_t max_batch, int64_t max_seq,
                 int64_t storage_multiple = 1,  // ParamStore::allocate
                 const Fp8Chooser& choose_fp8 = {});

@@ -55,7 +55,7 @@ Workload trace_step(const StepSpec& s) {
   std::unique_ptr<TrainingModel> training;
   std::unique_ptr<Model> inference;
   if (s.mode == TraceMode::Train)
-    training = std::make_unique<TrainingModel>(s.config, be, s.batch, s.seq);
+    training = std::make_unique<TrainingModel>(s.config, be, s.batch, s.seq, 1, s.choose_fp8);
   else
     inference =
         std::make_unique<Model>(s.config.model, be, activation_dtype(s.config.train.precision));

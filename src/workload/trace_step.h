@@ -8,6 +8,7 @@
 
 #include "backend/trace/workload.h"
 #include "config/run_config.h"
+#include "train/fp8_training.h"
 
 namespace hwt {
 
@@ -19,6 +20,9 @@ struct StepSpec {
   RunConfig config;
   int64_t batch = 1, seq = 1;
   TraceMode mode = TraceMode::Train;
+  // train.precision = "fp8": which linear products run in fp8 on the GPU the step is priced on.
+  // Without one the step's GEMMs stay in bf16 and the analyses price them at fp8 themselves.
+  Fp8Chooser choose_fp8;
 };
 
 // The step a run config describes: batch = train.batch_size and seq = data.max_len unless given
