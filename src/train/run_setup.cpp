@@ -174,6 +174,7 @@ std::unique_ptr<Backend> make_backend(const TrainConfig& train) {
     options.tf32 = train.precision == Precision::Tf32;
     options.gemm_autotune = train.gemm_autotune;
     options.deterministic_attention = train.deterministic_attention;
+    options.fp8 = train.precision == Precision::Fp8;
     return std::make_unique<CudaBackend>(kTrainingDevice, options);
   }
   fail_input("train.device=\"cuda\" but no CUDA GPU is visible");
@@ -206,11 +207,13 @@ TrainingModel::TrainingModel(const RunConfig& config, Backend& backend, int64_t 
     model_->set_loss_scale(scaler_->scale());
     optimizer_->set_loss_scale(scaler_->scale());
   }
-  // A traced step keeps its GEMMs in bf16: the analyses choose which of them fp8 would run.
-  if (p == Precision::Fp8 && backend.device() != Device::Trace) {
+  // A traced step keeps its GEMMs in bf16 for the analyses that price each at fp8 themselves
+  // (hwt shape); one traced with a choice (hwt estimate) runs the chosen products as training does.
+  const bool traced = backend.device() == Device::Trace;
+  if (p == Precision::Fp8 && (!traced || choose_fp8)) {
     const TrainConfig& t = config.train;
     std::vector<Fp8Layer> layers = fp8_layers(*model_);
-    if (choose_fp8 && backend.device() == Device::Cuda)
+    if (choose_fp8 && backend.device() != Device::Cpu)
       fp8_notes_ = choose_fp8(config, backend.name(), max_batch, max_seq, layers);
     fp8_ = std::make_unique<Fp8Training>(
         *model_, Fp8ScalingOptions{t.fp8_history, t.fp8_amax, static_cast<int>(t.fp8_margin)},

@@ -38,6 +38,11 @@ CudaBackend::CudaBackend(int device, CudaOptions options) : device_(device), opt
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
   device_name_ = prop.name;
+  if (options.fp8 && prop.major * 10 + prop.minor < 89)
+    fail_input(
+        "train.precision=\"fp8\" needs fp8 tensor cores (compute capability 8.9 or later: Ada, "
+        "Hopper, Blackwell); {} is {}.{}: train in \"bf16\"",
+        prop.name, prop.major, prop.minor);
   launch_.sms = prop.multiProcessorCount;
   launch_.l2_bytes = prop.l2CacheSize;
   launch_.pdl = prop.major >= 9 && cuda::dependent_launch_built();

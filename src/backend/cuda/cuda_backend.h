@@ -31,6 +31,8 @@ struct CudaOptions {
   // The attention backward sums dQ in a fixed order. false: the fused dK/dV kernel adds dQ
   // with fp32 atomics instead (fewer matrix products, faster; rounding varies run to run).
   bool deterministic_attention = true;
+  // train.precision = "fp8": the GPU must have fp8 tensor cores (compute capability 8.9 or later).
+  bool fp8 = false;
 };
 
 // Number of visible CUDA devices; 0 when there is no GPU or no driver (never throws).

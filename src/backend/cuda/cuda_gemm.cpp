@@ -3,7 +3,10 @@
 #include "backend/cuda/cuda_check.h"
 #include "backend/gemm.h"
 
+#include <fmt/format.h>
+
 #include <limits>
+#include <string>
 
 namespace hwt::cuda {
 namespace {
@@ -65,6 +68,18 @@ cublasLtMatrixLayout_t make_layout(DType t, int64_t rows, int64_t cols, int64_t 
     set_layout(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride);
   }
   return l;
+}
+
+// A GEMM as an error names it: what cuBLASLt was asked for, in its column-major terms.
+std::string describe(const GemmDesc& g) {
+  static const char* const kEpilogues[] = {"none", "bias", "gelu_aux_bias"};
+  return fmt::format(
+      "a {}x{}x{} GEMM (batch {}, op {}{}, lda {} ldb {} ldd {}, {} x {} -> {}, beta {}, epilogue "
+      "{}, alignment a {} b {} d {} bytes{})",
+      g.m, g.n, g.k, g.batch, g.trans_a ? 'T' : 'N', g.trans_b ? 'T' : 'N', g.lda, g.ldb, g.ldd,
+      dtype_name(g.a_type), dtype_name(g.b_type), dtype_name(g.d_type), g.beta,
+      kEpilogues[static_cast<int>(g.epilogue)], alignment(g.a), alignment(g.b), alignment(g.d),
+      is_fp8(g.a_type) ? ", fp8 scales" : "");
 }
 
 }  // namespace
@@ -174,8 +189,8 @@ Gemm::Plan Gemm::make_plan(const GemmDesc& g, cudaStream_t stream) {
     p.algo = found > 1 ? fastest(p, g, results, found, stream) : results[0].algo;
     p.ok = true;
   } else if (g.epilogue == Epilogue::None) {
-    fail("cuda backend: cuBLASLt has no algorithm for a {}x{}x{} {} x {} GEMM (status {})", g.m,
-         g.n, g.k, dtype_name(g.a_type), dtype_name(g.b_type), static_cast<int>(st));
+    fail("cuda backend: cuBLASLt has no algorithm (status {}) for {}", static_cast<int>(st),
+         describe(g));
   }
   return p;
 }
@@ -225,9 +240,17 @@ bool Gemm::run(const GemmDesc& g, cudaStream_t stream) {
     set_desc(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, g.a_scale);
     set_desc(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, g.b_scale);
   }
-  check(cublasLtMatmul(handle_, p.op, &g.alpha, g.a, p.a, g.b, p.b, &g.beta, g.d, p.d, g.d, p.d,
-                       &p.algo, workspace_, workspace_bytes_, stream),
-        "cublasLtMatmul");
+  const cublasStatus_t st =
+      cublasLtMatmul(handle_, p.op, &g.alpha, g.a, p.a, g.b, p.b, &g.beta, g.d, p.d, g.d, p.d,
+                     &p.algo, workspace_, workspace_bytes_, stream);
+  // An epilogue the heuristic offered but the kernel refuses: the caller runs it apart.
+  if (st == CUBLAS_STATUS_NOT_SUPPORTED && g.epilogue != Epilogue::None) {
+    p.ok = false;
+    return false;
+  }
+  if (st != CUBLAS_STATUS_SUCCESS)
+    fail("cuda backend: cublasLtMatmul: cuBLASLt status {} for {}", static_cast<int>(st),
+         describe(g));
   return true;
 }
 
