@@ -151,6 +151,55 @@ TEST_F(DataParallel, ResumesWithAnotherNumberOfRanks) {
       1e-5);
 }
 
+// A character LM in fp8 whose linear layers (hidden 32, FFN 64, vocabulary padded to 128) and
+// batches (`batch` x 32 rows) are multiples of 16, so each runs in fp8.
+std::string fp8_lm_run(const TempDir& dir, int batch, const std::string& out) {
+  return fmt::format(
+      "train --quiet --out {} --set data.format=text --set data.path={} --set data.tokenizer=char "
+      "--set data.max_len=32 --set data.test_fraction=0 --set model.max_seq=32 --set model.head=lm "
+      "--set model.causal=true --set model.hidden=32 --set model.heads=4 --set model.ffn=64 "
+      "--set model.layers=2 --set model.dropout=0 --set model.attn_dropout=0 "
+      "--set train.batch_size={} --set train.threads=1 --set train.max_steps=8 "
+      "--set train.log_every=1 --set train.eval_every=0 --set train.device=cpu "
+      "--set train.telemetry=false --set train.precision=fp8 --set optim.lr=3e-3",
+      out, HWT_SOURCE_DIR "/tests/fixtures/golden/lm.txt", batch);
+}
+
+// fp8 under data parallel: the ranks scale each tensor from the largest amax any of them saw,
+// which is the whole batch's: every scale is the one rank's with twice the batch, up to a power
+// of two (the output gradients': the loss is averaged over another count), so both quantise the
+// same values alike and train alike. Ranks scaling from their own halves would not.
+TEST_F(DataParallel, Fp8RanksScaleFromTheLargestAmaxOfAll) {
+  const auto one = test::run_hwt(fp8_lm_run(dir, 8, dir / "one"), dir);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const auto two = mpi_run(2, fp8_lm_run(dir, 4, dir / "two"), dir);
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  const SafetensorsFile a = SafetensorsFile::open(dir / "one/checkpoint.safetensors"),
+                        b = SafetensorsFile::open(dir / "two/checkpoint.safetensors");
+  const auto sa = a.get("fp8.scaling"), sb = b.get("fp8.scaling");
+  ASSERT_EQ(sa.bytes, sb.bytes);
+  const auto* x = static_cast<const float*>(sa.data);
+  const auto* y = static_cast<const float*>(sb.data);
+  int moved = 0;
+  for (size_t i = 0; i < sa.bytes / 4; ++i) {
+    if (x[i] == 0 || y[i] == 0) {
+      EXPECT_EQ(x[i], y[i]) << "element " << i;
+      continue;
+    }
+    moved += x[i] != 1.0f;
+    // The activations differ by float rounding between the two runs: so do their amaxes.
+    const double octaves = std::log2(static_cast<double>(x[i]) / y[i]);
+    EXPECT_NEAR(octaves, std::round(octaves), 1e-4)
+        << "element " << i << ": " << x[i] << " vs " << y[i];
+  }
+  EXPECT_GT(moved, 0) << "the scales moved from 1: the layers ran in fp8";
+  // The same quantised training: the losses agree to the fp8 rounding of a value here and there.
+  const std::vector<double> la = losses(dir / "one/metrics.jsonl"),
+                            lb = losses(dir / "two/metrics.jsonl");
+  ASSERT_EQ(la.size(), lb.size());
+  for (size_t i = 0; i < la.size(); ++i) EXPECT_NEAR(la[i], lb[i], 1e-3 * la[i]) << "step " << i;
+}
+
 // ZeRO-1: each rank updates its shard of the parameters; the result is the same training, and
 // its checkpoints (gathered) resume on one rank, and the reverse.
 TEST_F(DataParallel, ZeroOneMatchesAndResumesAcrossRankCounts) {

@@ -166,10 +166,6 @@ void run(const Opts& o) {
   if (o.epoch_tokens > 0 && o.data_parallel())
     fail_input("--epoch-tokens is for the single-GPU table, not with --gpus or --link");
   const Precision p = rc.train.precision;
-  if (p == Precision::Fp8 && o.data_parallel())
-    fail_input(
-        "--gpus: data parallel does not train in fp8 (train.precision = \"fp8\"): estimate it "
-        "at --precision bf16");
   const StepSpec spec = o.config.step(rc);
   // The step as each GPU trains it: traced once per precision a GPU runs it in (a GPU without
   // the config's may train in another), and in fp8 once per GPU, whose shape model chooses the

@@ -22,6 +22,8 @@ class Communicator {
   // before the call. They may run in the background, overlapping later backend work that does
   // not touch their tensors; wait() orders everything given afterwards after all of them.
   virtual void all_reduce_sum(Tensor data) = 0;  // in place
+  // f32 only: every rank gets the elementwise largest over the ranks, in place.
+  virtual void all_reduce_max(Tensor data) = 0;
   // in holds size() equal parts; rank r's out gets the sum of part r.
   virtual void reduce_scatter_sum(Tensor in, Tensor out) = 0;
   // out gets every rank's in, in rank order (out.numel() == size() * in.numel()); `in` may be

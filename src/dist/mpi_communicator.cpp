@@ -88,6 +88,16 @@ void MpiCommunicator::all_reduce_sum(Tensor data) {
   pending_->requests.push_back(r);
 }
 
+void MpiCommunicator::all_reduce_max(Tensor data) {
+  HWT_CHECK(data.device == Device::Cpu && data.dtype == DType::F32,
+            "the MPI communicator's max takes f32 in host memory");
+  MPI_Request r;
+  check(MPI_Iallreduce(MPI_IN_PLACE, data.data, count_of(data), MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD,
+                       &r),
+        "all-reduce");
+  pending_->requests.push_back(r);
+}
+
 void MpiCommunicator::reduce_scatter_sum(Tensor in, Tensor out) {
   HWT_CHECK(in.numel() == out.numel() * size_, "reduce-scatter of {} into parts of {}", in.numel(),
             out.numel());

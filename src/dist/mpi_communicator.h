@@ -25,6 +25,7 @@ class MpiCommunicator : public Communicator {
   int size() const override { return size_; }
   std::string name() const override { return "mpi"; }
   void all_reduce_sum(Tensor data) override;
+  void all_reduce_max(Tensor data) override;
   void reduce_scatter_sum(Tensor in, Tensor out) override;
   void all_gather(Tensor in, Tensor out) override;
   void wait() override;

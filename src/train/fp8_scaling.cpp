@@ -67,8 +67,12 @@ Tensor Fp8DelayedScaling::counts(int64_t t) const {
   return all_counts().flat_slice(3 * checked(t), 3);
 }
 
-void Fp8DelayedScaling::update() {
+void Fp8DelayedScaling::update(Communicator* ranks) {
   if (tensors_ == 0) return;
+  if (ranks) {
+    ranks->all_reduce_max(amaxes());
+    ranks->wait();
+  }
   backend_.fp8_scale_update(
       {amaxes(), histories(), scales(), scale_invs(), format_, o_.algorithm, o_.margin});
 }

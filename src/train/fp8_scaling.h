@@ -20,6 +20,7 @@
 #include "backend/backend.h"
 #include "core/fp8.h"
 #include "core/fp8_scale_rule.h"
+#include "dist/communicator.h"
 
 namespace hwt {
 
@@ -50,7 +51,9 @@ class Fp8DelayedScaling {
   Tensor counts(int64_t t) const;
 
   // Ends the step: every tensor's history moves on by this step's amax and its scale follows.
-  void update();
+  // With `ranks` (data parallel) the amax is first the largest any rank's casts saw, so every
+  // rank keeps the same scales.
+  void update(Communicator* ranks = nullptr);
 
   // Host reads (they synchronise). Per tensor: its scale; what its casts met (amax: this step's;
   // the counts since the last take_counts, which zeroes them: int32 on the device, so taken

@@ -66,9 +66,9 @@ Fp8Training::~Fp8Training() {
   model_.set_fp8(nullptr);
 }
 
-void Fp8Training::end_step() {
-  operands_.update();
-  gradients_.update();
+void Fp8Training::end_step(Communicator* ranks) {
+  operands_.update(ranks);
+  gradients_.update(ranks);
 }
 
 std::vector<Fp8TensorFigures> Fp8Training::take_figures() {

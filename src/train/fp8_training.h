@@ -61,8 +61,9 @@ class Fp8Training {
   Fp8Training& operator=(const Fp8Training&) = delete;
 
   const std::vector<Fp8Layer>& layers() const { return layers_; }
-  // After each optimizer step: every tensor's scale from its history, on the device.
-  void end_step();
+  // After each optimizer step: every tensor's scale from its history, on the device; with
+  // `ranks` (data parallel) from the largest amax any rank saw, so the ranks' scales stay equal.
+  void end_step(Communicator* ranks = nullptr);
 
   // Host reads (they synchronise). take_figures() starts the counts again from zero.
   std::vector<Fp8TensorFigures> take_figures();

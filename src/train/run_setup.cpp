@@ -221,11 +221,11 @@ TrainingModel::TrainingModel(const RunConfig& config, Backend& backend, int64_t 
   }
 }
 
-void TrainingModel::update(int64_t step, double lr) {
+void TrainingModel::update(int64_t step, double lr, Communicator* ranks) {
   freezer_->before_step();
   optimizer_->step(step, lr);
   if (scaler_) scaler_->update(optimizer_->grad_norm_sq());
-  if (fp8_) fp8_->end_step();
+  if (fp8_) fp8_->end_step(ranks);
   freezer_->after_step();
 }
 

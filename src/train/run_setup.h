@@ -63,8 +63,9 @@ class TrainingModel {
   const Freezer& freezer() const { return *freezer_; }  // train.freeze
 
   // The optimizer step after a step's backward passes, then the loss-scale update (fp16) or the
-  // fp8 scales' (fp8); the parameters train.freeze names stay as they were.
-  void update(int64_t step, double lr);
+  // fp8 scales' (fp8, from every rank's amaxes with `ranks`); the parameters train.freeze names
+  // stay as they were.
+  void update(int64_t step, double lr, Communicator* ranks = nullptr);
 
  private:
   std::unique_ptr<Model> model_;

@@ -267,10 +267,6 @@ void Run::join_ranks() {
   if (!comm_) return;
   if (cfg_.train.cuda_graph)
     fail_input("train.cuda_graph does not capture data-parallel steps; set it to false");
-  if (cfg_.train.precision == Precision::Fp8)
-    fail_input(
-        "train.precision fp8 trains on one GPU: data parallel would need the ranks' amaxes "
-        "reduced into one scale, which hwt does not do yet");
   // All ranks hold the same 16-bit pieces exactly when the sums of the pieces and of their
   // squares are N times this rank's own.
   const uint64_t h = fingerprint(to_json(cfg_).dump() + "\n" + req_.resume + "\n" + req_.init);
@@ -423,7 +419,7 @@ void Run::train_step(int64_t step) {
   }
   if (cfg_.train.cuda_graph) warm_shapes_.insert(shapes.begin(), shapes.end());
   const double lr = learning_rate(cfg_.optim, step, total_steps_);
-  training_->update(step, lr);
+  training_->update(step, lr, comm_.get());
   lap(t, times_.optimizer);
   times_.timed_steps += timed;
   times_.train += seconds_since(step_start);

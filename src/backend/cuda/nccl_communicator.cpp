@@ -167,6 +167,14 @@ void NcclCommunicator::all_reduce_sum(Tensor data) {
         "all-reduce");
 }
 
+void NcclCommunicator::all_reduce_max(Tensor data) {
+  HWT_CHECK(data.dtype == DType::F32, "the NCCL communicator's max takes f32");
+  begin();
+  check(nccl().all_reduce(data.data, data.data, static_cast<size_t>(data.numel()), ncclFloat32,
+                          ncclMax, s_->comm, s_->stream),
+        "all-reduce");
+}
+
 void NcclCommunicator::reduce_scatter_sum(Tensor in, Tensor out) {
   HWT_CHECK(in.numel() == out.numel() * size_, "reduce-scatter of {} into parts of {}", in.numel(),
             out.numel());

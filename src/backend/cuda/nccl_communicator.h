@@ -30,6 +30,7 @@ class NcclCommunicator : public Communicator {
   int size() const override { return size_; }
   std::string name() const override;
   void all_reduce_sum(Tensor data) override;
+  void all_reduce_max(Tensor data) override;
   void reduce_scatter_sum(Tensor in, Tensor out) override;
   void all_gather(Tensor in, Tensor out) override;
   void wait() override;
