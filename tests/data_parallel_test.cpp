@@ -153,7 +153,7 @@ TEST_F(DataParallel, ResumesWithAnotherNumberOfRanks) {
 
 // A character LM in fp8 whose linear layers (hidden 32, FFN 64, vocabulary padded to 128) and
 // batches (`batch` x 32 rows) are multiples of 16, so each runs in fp8.
-std::string fp8_lm_run(const TempDir& dir, int batch, const std::string& out) {
+std::string fp8_lm_run(int batch, const std::string& out) {
   return fmt::format(
       "train --quiet --out {} --set data.format=text --set data.path={} --set data.tokenizer=char "
       "--set data.max_len=32 --set data.test_fraction=0 --set model.max_seq=32 --set model.head=lm "
@@ -170,9 +170,9 @@ std::string fp8_lm_run(const TempDir& dir, int batch, const std::string& out) {
 // of two (the output gradients': the loss is averaged over another count), so both quantise the
 // same values alike and train alike. Ranks scaling from their own halves would not.
 TEST_F(DataParallel, Fp8RanksScaleFromTheLargestAmaxOfAll) {
-  const auto one = test::run_hwt(fp8_lm_run(dir, 8, dir / "one"), dir);
+  const auto one = test::run_hwt(fp8_lm_run(8, dir / "one"), dir);
   ASSERT_EQ(one.exit_code, 0) << one.err;
-  const auto two = mpi_run(2, fp8_lm_run(dir, 4, dir / "two"), dir);
+  const auto two = mpi_run(2, fp8_lm_run(4, dir / "two"), dir);
   ASSERT_EQ(two.exit_code, 0) << two.err;
   const SafetensorsFile a = SafetensorsFile::open(dir / "one/checkpoint.safetensors"),
                         b = SafetensorsFile::open(dir / "two/checkpoint.safetensors");
