@@ -160,6 +160,40 @@ TEST_P(CudaFp8, MatmulMatchesTheCpu) {
     }
 }
 
+// cuBLASLt's fp8 kernels refuse a scale pointer off a 16-byte boundary (an H100 answered
+// CUBLAS_STATUS_NOT_SUPPORTED for offsets of 4, 8 and 12 bytes), and the delayed-scaling state
+// keeps its scales packed: the product must be the same wherever in a buffer the scales sit.
+TEST_P(CudaFp8, MatmulTakesScalesAtAnyOffset) {
+  Backend& gpu = test::gpu_ref();
+  const int64_t m = 80, n = 384, k = 128;  // the shape an unaligned scale first failed on
+  const std::vector<uint8_t> a = test::finite_fp8_codes(m * k, Fp8Format::E4M3, 31);
+  const std::vector<uint8_t> b = test::finite_fp8_codes(n * k, Fp8Format::E4M3, 32);
+  test::DevPool p(gpu, GetParam());
+  const Tensor scales = p.f32({8}, std::vector<float>(8, 1.0f / 64));
+  auto product = [&](int64_t a_offset, int64_t b_offset) {
+    Matmul mm{p.make(DType::F8E4M3, {m, k}), p.make(DType::F8E4M3, {n, k}),
+              p.poisoned(GetParam(), {m, n})};
+    gpu.upload(mm.a, a.data());
+    gpu.upload(mm.b, b.data());
+    mm.trans_b = true;
+    auto at = [&](int64_t offset) {
+      Tensor t = scales;
+      t.data = static_cast<float*>(t.data) + offset;
+      t.shape = Shape{1};
+      return t;
+    };
+    mm.a_scale_inv = at(a_offset);
+    mm.b_scale_inv = at(b_offset);
+    gpu.matmul(mm);
+    return p.read(mm.c);
+  };
+  const std::vector<float> aligned = product(0, 4);
+  for (const auto& [ao, bo] : {std::pair{1, 2}, std::pair{3, 5}, std::pair{4, 7}}) {
+    SCOPED_TRACE(testing::Message() << "scale offsets " << 4 * ao << " and " << 4 * bo << " bytes");
+    EXPECT_EQ(product(ao, bo), aligned);  // the same scales, the same kernel: the same bits
+  }
+}
+
 // A linear layer in fp8 on the device against the CPU's: inputs held in the test's dtype on
 // both sides, so every cast sees the same values and makes the same codes (and the same amax and
 // counts); the products then differ only as MatmulMatchesTheCpu allows. No activation here: the

@@ -88,6 +88,7 @@ Gemm::Gemm(bool tf32, bool autotune) : tf32_(tf32), autotune_(autotune) {
   check(cublasLtCreate(&handle_), "cublasLtCreate");
   check(cudaMalloc(&workspace_, kGemmWorkspaceBytes), "allocating the cuBLASLt workspace");
   workspace_bytes_ = kGemmWorkspaceBytes;
+  check(cudaMalloc(&aligned_scales_, 8 * sizeof(float)), "allocating the fp8 scale slots");
 }
 
 Gemm::~Gemm() {
@@ -97,6 +98,7 @@ Gemm::~Gemm() {
     if (p.d) cublasLtMatrixLayoutDestroy(p.d);
     if (p.op) cublasLtMatmulDescDestroy(p.op);
   }
+  cudaFree(aligned_scales_);
   cudaFree(workspace_);
   cublasLtDestroy(handle_);
 }
@@ -163,8 +165,9 @@ Gemm::Plan Gemm::make_plan(const GemmDesc& g, cudaStream_t stream) {
     set_desc(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, g.ldd);
   }
   if (is_fp8(g.a_type)) {
-    set_desc(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, g.a_scale);
-    set_desc(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, g.b_scale);
+    const auto [a_scale, b_scale] = aligned(g, stream);
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, a_scale);
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, b_scale);
     set_desc(p.op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, static_cast<int8_t>(g.fast_accum));
   }
   p.a = g.trans_a ? make_layout(g.a_type, g.k, g.m, g.lda, g.batch, g.stride_a)
@@ -226,6 +229,17 @@ bool Gemm::would_tune(const GemmDesc& g) const {
   return autotune_ && g.m != 0 && g.n != 0 && !plans_.contains(key(g));
 }
 
+std::pair<const float*, const float*> Gemm::aligned(const GemmDesc& g, cudaStream_t stream) {
+  auto slot = [&](const float* scale, int i) -> const float* {
+    if (alignment(scale) >= 16) return scale;
+    float* to = aligned_scales_ + 4 * i;
+    check(cudaMemcpyAsync(to, scale, sizeof(float), cudaMemcpyDeviceToDevice, stream),
+          "copying an fp8 scale to a 16-byte boundary");
+    return to;
+  };
+  return {slot(g.a_scale, 0), slot(g.b_scale, 1)};
+}
+
 bool Gemm::run(const GemmDesc& g, cudaStream_t stream) {
   if (g.m == 0 || g.n == 0) return true;
   const Key k = key(g);
@@ -237,8 +251,9 @@ bool Gemm::run(const GemmDesc& g, cudaStream_t stream) {
   if (g.epilogue == Epilogue::GeluAuxBias)
     set_desc(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
   if (is_fp8(g.a_type)) {
-    set_desc(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, g.a_scale);
-    set_desc(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, g.b_scale);
+    const auto [a_scale, b_scale] = aligned(g, stream);
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, a_scale);
+    set_desc(p.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, b_scale);
   }
   const cublasStatus_t st =
       cublasLtMatmul(handle_, p.op, &g.alpha, g.a, p.a, g.b, p.b, &g.beta, g.d, p.d, g.d, p.d,

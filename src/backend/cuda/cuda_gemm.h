@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <utility>
 
 #include "core/dtype.h"
 
@@ -75,6 +76,12 @@ class Gemm {
   cublasLtHandle_t handle_ = nullptr;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
+  // Two 16-byte slots for fp8 scales that are not on a 16-byte boundary, which cuBLASLt's fp8
+  // kernels refuse (CUBLAS_STATUS_NOT_SUPPORTED, seen on an H100): run() copies such a scale
+  // here first, in stream order.
+  float* aligned_scales_ = nullptr;
+  // g's scales, each copied to its slot first where it is not on a 16-byte boundary.
+  std::pair<const float*, const float*> aligned(const GemmDesc& g, cudaStream_t stream);
   std::map<Key, Plan> plans_;
 };
 
