@@ -28,8 +28,12 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CudaFp8Model, ::testing::Values(DType::F32, DTy
                          test::dtype_label);
 
 // The two sides cast nearly the same values (the device's activations are rounded otherwise, and
-// its sums run in another order), so most codes agree and the rest differ by one fp8 step: the
-// trajectories stay within about a percent, as the bf16 model tests allow.
+// its sums run in another order), so most codes agree and the rest differ by one fp8 step, which
+// AdamW's normalised updates carry on. How far that alone moves ten steps was measured on the CPU
+// against itself, with the initial weights scaled by 1 + 1e-7 to 2e-3 times a normal draw: the
+// losses stay within 1e-3, the parameters move 0.5% to 1.8% (4e-6 to 5e-4 without fp8) and
+// single scales up to 8%. The tolerances below leave room above those; a cast at a wrong scale
+// or a scale that never moves is off by far more.
 TEST_P(CudaFp8Model, TenStepsMatchCpu) {
   const ModelConfig cfg = test::small_decoder(4);  // every layer a multiple of 16
   constexpr int64_t kBatch = 4, kSeq = 20;         // 80 rows
@@ -68,19 +72,17 @@ TEST_P(CudaFp8Model, TenStepsMatchCpu) {
   EXPECT_LT(ref.losses.back(), ref.losses.front()) << "the reference run should learn";
   EXPECT_LT(test::rel_err(test::read_floats(test::gpu_ref(), dev.model->params().params_flat()),
                           test::read_floats(cpu, ref.model->params().params_flat())),
-            1e-2)
+            3e-2)
       << "parameters after 10 steps";
   const std::vector<Fp8TensorFigures> fr = ref.fp8->take_figures(), fd = dev.fp8->take_figures();
   ASSERT_EQ(fr.size(), fd.size());
-  Vec sr, sd;
   for (size_t i = 0; i < fr.size(); ++i) {
     EXPECT_EQ(fd[i].name, fr[i].name);
     EXPECT_NE(fr[i].scale, 1.0f) << fr[i].name << ": the scale followed the amaxes";
-    sr.push_back(fr[i].scale);
-    sd.push_back(fd[i].scale);
+    // Scales are fp8_max / amax: the amaxes differ as the trajectories do (above).
+    EXPECT_NEAR(fd[i].scale / fr[i].scale, 1.0, 0.2)
+        << fr[i].name << ": device scale " << fd[i].scale << ", CPU " << fr[i].scale;
   }
-  // Scales are fp8_max / amax: the amaxes differ as the activations' rounding does.
-  EXPECT_LT(test::rel_err(sd, sr), 1e-2) << "scales";
 }
 
 }  // namespace
