@@ -249,5 +249,22 @@ TEST(Estimate, Fp8KeepsASmallStepInBf16) {
               1e-9 * b["memory_s"].get<double>());
 }
 
+// train.fp8_products = "all" overrides the choice: the same small step then runs every product
+// whose dimensions allow it in fp8, casts and all, and is priced so (the three left out are the
+// classifier's: two classes are no multiple of 16).
+TEST(Estimate, Fp8ProductsAllRunsEveryProductInFp8) {
+  test::TempDir tmp("estimate_fp8_all");
+  const std::string small = "estimate --config bert_tiny --json --gpu h200 --precision fp8 ";
+  const test::CliResult chosen = test::run_hwt(small, tmp);
+  const test::CliResult all = test::run_hwt(small + "--set train.fp8_products=all", tmp);
+  ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const nlohmann::json c = nlohmann::json::parse(chosen.out)[0],
+                       a = nlohmann::json::parse(all.out)[0];
+  EXPECT_EQ(a["notes"][0].get<std::string>().rfind("fp8: 24 of the 27 ", 0), 0u) << a["notes"];
+  // The casts are memory traffic the chosen step does not have.
+  EXPECT_GT(a["memory_s"].get<double>(), c["memory_s"].get<double>());
+}
+
 }  // namespace
 }  // namespace hwt

@@ -17,6 +17,13 @@ bool holds(const StepGemm& g, const std::string& layer_scope, GemmRole role, int
   return scoped && g.role == role && g.shape.m == m && g.shape.n == n && g.shape.k == k;
 }
 
+// What a run with train.fp8_products = "all" is told in place of the choice.
+std::vector<std::string> every_product_note() {
+  return {
+      "fp8: train.fp8_products = \"all\": every linear product whose dimensions allow it "
+      "runs in fp8, gaining or not"};
+}
+
 }  // namespace
 
 std::vector<std::string> choose_fp8_products(const std::vector<StepGemm>& gemms,
@@ -54,6 +61,7 @@ std::vector<std::string> choose_fp8_products(const std::vector<StepGemm>& gemms,
 Fp8Chooser fp8_chooser(const GpuSpec& gpu) {
   return [gpu](const RunConfig& config, const std::string&, int64_t batch, int64_t seq,
                std::vector<Fp8Layer>& layers) {
+    if (config.train.fp8_products == Fp8Products::All) return every_product_note();
     return choose_fp8_products(step_gemms(trace_at(step_spec(config, batch, seq), Precision::Fp8)),
                                GemmModel(gpu, Precision::Fp8), GemmModel(gpu, Precision::Bf16),
                                batch * seq, layers);
@@ -63,6 +71,7 @@ Fp8Chooser fp8_chooser(const GpuSpec& gpu) {
 Fp8Chooser fp8_chooser(GpuCatalog catalog) {
   return [catalog = std::move(catalog)](const RunConfig& config, const std::string& device,
                                         int64_t batch, int64_t seq, std::vector<Fp8Layer>& layers) {
+    if (config.train.fp8_products == Fp8Products::All) return every_product_note();
     const GpuSpec* gpu = catalog.match_device(device);
     if (!gpu)
       return std::vector<std::string>{fmt::format(

@@ -21,7 +21,9 @@ std::vector<std::string> choose_fp8_products(const std::vector<StepGemm>& gemms,
                                              int64_t rows, std::vector<Fp8Layer>& layers);
 
 // An Fp8Chooser for one GPU, whatever device the run names: choose_fp8_products on the run's
-// step traced at fp8 (what `hwt estimate` prices a GPU that need not be at hand with).
+// step traced at fp8 (what `hwt estimate` prices a GPU that need not be at hand with). Both
+// choosers leave every product in fp8, with a line saying so, where the run's
+// train.fp8_products is "all".
 Fp8Chooser fp8_chooser(const GpuSpec& gpu);
 
 // An Fp8Chooser over the catalog's GPUs: traces the run's step and applies choose_fp8_products

@@ -149,8 +149,9 @@ std::string fp8_share_note(const Workload& w) {
         fp8 += is_fp8(g.dtype) ? 1 : 0;
       }
   return fmt::format(
-      "fp8: {} of the {} linear-layer products run in fp8 (hwt shape --precision fp8 says why "
-      "the rest stay in bf16), with their operands' casts; attention and the other ops in bf16",
+      "fp8: {} of the {} linear-layer products run in fp8, with their operands' casts (the rest "
+      "have a dimension fp8 GEMMs cannot take or, by hwt shape --precision fp8, would not gain); "
+      "attention and the other ops in bf16",
       fp8, linear);
 }
 

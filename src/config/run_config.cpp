@@ -355,6 +355,13 @@ void add_train_keys(Keys& k) {
       "train.fp8_margin",
       "fp8: each scale leaves a headroom of 2^margin below the format's largest value",
       [](R & c) -> auto& { return c.train.fp8_margin; });
+  k.add_choice(
+      "train.fp8_products",
+      "fp8: chosen runs a product in fp8 where the GPU's shape model expects it to gain (hwt shape "
+      "--precision fp8 lists why each other stays in bf16), all wherever its dimensions allow",
+      [](R & c) -> auto& { return c.train.fp8_products; },
+      std::vector<std::pair<std::string, Fp8Products>>{{"chosen", Fp8Products::Chosen},
+                                                       {"all", Fp8Products::All}});
   k.add(
       "train.gemm_autotune",
       "GPU: time cuBLASLt's first 8 algorithms for each GEMM shape on its first call and keep the "

@@ -34,6 +34,10 @@ constexpr std::string_view recompute_name(Recompute r) {
   return "?";
 }
 
+// Which linear products train.precision = "fp8" runs in fp8: those the GPU's shape model expects
+// to gain (analysis/fp8_layer_choice.h), or every one whose dimensions allow it.
+enum class Fp8Products : uint8_t { Chosen, All };
+
 struct TrainConfig {
   DeviceChoice device = DeviceChoice::Auto;
   int64_t threads = 0;                    // CPU threads; 0: all cores
@@ -43,6 +47,7 @@ struct TrainConfig {
   int64_t fp8_history = 1024;
   AmaxAlgorithm fp8_amax = AmaxAlgorithm::Max;
   int64_t fp8_margin = 0;
+  Fp8Products fp8_products = Fp8Products::Chosen;
   bool gemm_autotune = false;  // GPU: time cuBLASLt's candidates per GEMM shape, keep the fastest
   bool deterministic_attention = true;  // GPU: false sums dQ with atomics (faster, not bitwise)
   bool cuda_graph = false;  // GPU: each micro-batch's forward + backward as one CUDA graph launch
