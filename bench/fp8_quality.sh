@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # fp8 training's quality against bf16 (issue 33): the same run of a config in bf16 and in fp8 with
 # every linear product in fp8 (train.fp8_products = "all", so a small model that the per-GEMM
-# choice would keep in bf16 is still trained in fp8), for each seed (on the GPU where there is one). Runs up to
-# PARALLEL at once (small models leave the GPU idle between kernels). Prints one JSON line per run
-# (best and final validation loss, time per step), then one per precision (mean, spread) and the
-# fp8 - bf16 difference of the mean best validation loss. hwt options after `--` go to every run.
+# choice would keep in bf16 is still trained in fp8), for each seed, on the GPU where there is
+# one. Runs up to PARALLEL at once (small models leave the GPU idle between kernels). Prints one
+# JSON line per run (best and final validation loss, time per step), then one per precision (mean,
+# lowest, highest) and the fp8 - bf16 difference of the mean best validation loss. hwt options
+# after `--` go to every run.
 #   [SEEDS="1 2 3"] [PARALLEL=1] bench/fp8_quality.sh HWT OUT_DIR CONFIG [-- HWT_OPTION...]
 #   PARALLEL=3 bench/fp8_quality.sh build/hwt /tmp/q shakespeare_char
 #   bench/fp8_quality.sh build/hwt /tmp/q sotu_gpt2_124m -- --set train.max_steps=2000
