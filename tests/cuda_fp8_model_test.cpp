@@ -34,9 +34,8 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, CudaFp8Model, ::testing::Values(DType::F32, DTy
 // losses stay within 1e-3, the parameters move 0.5% to 1.8% (4e-6 to 5e-4 without fp8) and
 // single scales up to 8%. The tolerances below leave room above those; a cast at a wrong scale
 // or a scale that never moves is off by far more.
-TEST_P(CudaFp8Model, TenStepsMatchCpu) {
-  const ModelConfig cfg = test::small_decoder(4);  // every layer a multiple of 16
-  constexpr int64_t kBatch = 4, kSeq = 20;         // 80 rows
+void ten_steps_match_cpu(const ModelConfig& cfg, DType device_dtype, size_t fp8_layers_expected) {
+  constexpr int64_t kBatch = 4, kSeq = 20;  // 80 rows
   CpuBackend cpu(2);
   struct Side {
     std::unique_ptr<Model> model;
@@ -55,8 +54,8 @@ TEST_P(CudaFp8Model, TenStepsMatchCpu) {
                                           kBatch * kSeq);
     return s;
   };
-  Side ref = side(cpu, DType::F32), dev = side(test::gpu_ref(), GetParam());
-  ASSERT_EQ(ref.fp8->layers().size(), 9u);  // 2 blocks x (qkv, out, fc, fc2) and the LM head
+  Side ref = side(cpu, DType::F32), dev = side(test::gpu_ref(), device_dtype);
+  ASSERT_EQ(ref.fp8->layers().size(), fp8_layers_expected);
   const Batch b = test::random_batch(cfg, kBatch, kSeq, 100);
   for (int64_t step = 1; step <= 10; ++step)
     for (Side* s : {&ref, &dev}) {
@@ -83,6 +82,19 @@ TEST_P(CudaFp8Model, TenStepsMatchCpu) {
     EXPECT_NEAR(fd[i].scale / fr[i].scale, 1.0, 0.2)
         << fr[i].name << ": device scale " << fd[i].scale << ", CPU " << fr[i].scale;
   }
+}
+
+TEST_P(CudaFp8Model, TenStepsMatchCpu) {
+  // Every layer a multiple of 16: 2 blocks x (qkv, out, fc, fc2) and the LM head.
+  ten_steps_match_cpu(test::small_decoder(4), GetParam(), 9);
+}
+
+// Llama's block (RMSNorm, rotary, grouped-query attention, SwiGLU, no biases): its gated unit
+// writes the down projection's x copies and the gate|up projection's dy copies itself, in place
+// of the casts (their figures included: every scale must move).
+TEST_P(CudaFp8Model, GatedTenStepsMatchCpu) {
+  // The 2 blocks' linears and the untied LM head (its 97 rows stored as 128).
+  ten_steps_match_cpu(test::lm_family("llama"), GetParam(), 9);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -84,6 +85,92 @@ TEST_P(CudaFp8, CastMatchesTheCpu) {
       }
   EXPECT_GT(saturated, 0);
   EXPECT_GT(flushed, 0);
+}
+
+// A gated unit writing its output's fp8 copies (GluFwd / GluBwd with Fp8Out) against the CPU's
+// plain op then cast. The values are the same fp32 expressions of the same inputs, but the
+// device's exp and tanh may differ from the CPU's in the last bits, which moves a value across a
+// rounding boundary of fp8 (2 or 3 mantissa bits) only where it lies within those bits of one:
+// such codes differ by one step, and they must stay rare (at most 1 in 200); no code may differ
+// by more. Tiles whole and cut (rows and widths not multiples of 64 or of a vector), with the
+// output itself written beside the copies or not: where it is, it must equal the plain op's on
+// the device bit for bit (the same kernel arithmetic).
+TEST_P(CudaFp8, GatedUnitCopiesMatchTheCpu) {
+  Backend& gpu = test::gpu_ref();
+  struct Size {
+    int64_t rows, n;
+  };
+  for (const Size sz : {Size{67, 37}, Size{128, 192}, Size{80, 72}, Size{3, 1000}})
+    for (const Activation kind : {Activation::SwiGlu, Activation::GeGlu})
+      for (const bool backward : {false, true})
+        for (const bool keep_output : {false, true}) {
+          SCOPED_TRACE(testing::Message() << sz.rows << "x" << sz.n << (backward ? " backward" : "")
+                                          << (kind == Activation::GeGlu ? " geglu" : " swiglu")
+                                          << (keep_output ? ", output kept" : ""));
+          const int64_t rows = sz.rows, n = sz.n, width = backward ? 2 * n : n;
+          const DType out_dt = backward ? DType::F8E5M2 : DType::F8E4M3;
+          const float scale = backward ? 1048576.0f : 32.0f;  // the largest values saturate
+          test::DevPool round(gpu, GetParam());
+          std::vector<float> pre = test::randn(rows * 2 * n, sz.rows + 1, 4.0f);
+          std::vector<float> dy = test::randn(rows * n, sz.rows + 2, 0.01f);
+          pre = round.rounded(pre);
+          dy = round.rounded(dy);
+          struct Got {
+            std::vector<uint8_t> out, out_t;
+            float amax;
+            std::vector<int32_t> counts;
+            std::vector<float> y, plain;
+          };
+          auto run = [&](Backend& be, DType dt) {
+            test::DevPool p(be, dt);
+            const Tensor pre_t = p.act({rows, 2 * n}, pre), dy_t = p.act({rows, n}, dy);
+            Fp8Out f{p.make(out_dt, {rows, width}), p.make(out_dt, {width, rows}),
+                     p.f32({1}, {scale}), p.f32({1}, {0.0f}), p.i32({3}, {0, 0, 0})};
+            const Tensor y = keep_output ? p.poisoned(dt, {rows, width}) : Tensor{};
+            const Tensor plain = p.poisoned(dt, {rows, width});
+            if (backward) {
+              be.glu_backward({pre_t, dy_t, y, kind, f});
+              be.glu_backward({pre_t, dy_t, plain, kind});
+            } else {
+              be.glu_forward({pre_t, y, kind, f});
+              be.glu_forward({pre_t, plain, kind});
+            }
+            Got g;
+            g.out.resize(static_cast<size_t>(rows * width));
+            g.out_t.resize(g.out.size());
+            be.download(g.out.data(), f.out);
+            be.download(g.out_t.data(), f.out_t);
+            g.amax = p.read(f.amax)[0];
+            g.counts = p.read_i32(f.counts);
+            if (keep_output) g.y = p.read(y);
+            g.plain = p.read(plain);
+            return g;
+          };
+          const Got want = run(cpu, DType::F32), got = run(gpu, GetParam());
+          const Fp8Format f = fp8_format(out_dt);
+          int64_t off_by_one = 0, wrong = 0;
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < width; ++j) {
+              const size_t at = size_t(i * width + j), at_t = size_t(j * rows + i);
+              EXPECT_EQ(got.out_t[at_t], got.out[at])
+                  << "the two layouts disagree at " << i << "," << j;
+              const int step = std::abs(int{got.out[at]} - int{want.out[at]});
+              const bool same_sign = (got.out[at] & 0x80) == (want.out[at] & 0x80);
+              if (step == 0) continue;
+              if (step == 1 && same_sign && !fp8_is_nan(want.out[at], f))
+                ++off_by_one;
+              else
+                ++wrong;
+            }
+          EXPECT_EQ(wrong, 0);
+          EXPECT_LE(off_by_one * 200, rows * width);
+          EXPECT_NEAR(got.amax, want.amax, 1e-5 * want.amax);
+          EXPECT_GT(want.counts[0], 0) << "the inputs should saturate some values";
+          for (int k = 0; k < 2; ++k) EXPECT_NEAR(got.counts[k], want.counts[k], off_by_one);
+          if (keep_output) {
+            EXPECT_EQ(got.y, got.plain);
+          }
+        }
 }
 
 // c = a · bᵀ of fp8 operands into c of the test's dtype (f32, bf16, f16), against the CPU's fp32
@@ -288,7 +375,7 @@ TEST_P(CudaFp8, LinearMatchesTheCpu) {
 // IEEE divisions and comparisons only, so the histories, scales and inverses must be equal bit for
 // bit. The amaxes include the values the rule treats apart (NaN, infinity, zero, one whose scale
 // overflows float); histories of 1 step, of fewer steps than a warp's lanes and of a length that
-// leaves a part-filled last chunk.
+// leaves a part-filled last chunk; the inverses packed and each on a 16-byte row of its own.
 TEST(CudaFp8Scaling, UpdateMatchesTheCpu) {
   HWT_REQUIRE_GPU();
   Backend& gpu = test::gpu_ref();
@@ -317,13 +404,12 @@ TEST(CudaFp8Scaling, UpdateMatchesTheCpu) {
         std::vector<float> scale(static_cast<size_t>(tensors));
         for (float& v : scale) v = std::exp2(log2_amax(rng));
         auto update_on = [&](test::DevPool& p) {
-          return Fp8ScaleUpdate{p.make(DType::F32, {tensors}),
-                                p.f32({tensors, len}, history),
-                                p.f32({tensors}, scale),
-                                p.poisoned(DType::F32, {tensors}),
-                                format,
-                                algorithm,
-                                margin};
+          return Fp8ScaleUpdate{
+              p.make(DType::F32, {tensors}), p.f32({tensors, len}, history),
+              p.f32({tensors}, scale),
+              // As the scaling state lays it out (a row each) and packed.
+              p.poisoned(DType::F32, len == 5 ? Shape{tensors, 4} : Shape{tensors}), format,
+              algorithm, margin};
         };
         test::DevPool cpu_pool(cpu, DType::F32), gpu_pool(gpu, DType::F32);
         const Fp8ScaleUpdate want = update_on(cpu_pool), got = update_on(gpu_pool);

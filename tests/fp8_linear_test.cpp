@@ -21,6 +21,21 @@ namespace {
 
 constexpr int64_t kM = 32, kN = 64, kK = 48;
 
+// The backward of a bias-free linear without activation: dy given, dx written, dw from zero.
+LinearBwd plain_backward(test::Fp8LinearState& l, const LinearFwd& f,
+                         const std::vector<float>& dy) {
+  return {f.x,
+          f.w,
+          l.p.f32({kM, kN}, dy),
+          {},
+          Activation::None,
+          l.p.zeros({kM, kK}),
+          l.p.zeros({kN, kK}),
+          {},
+          false,
+          l.fp8};
+}
+
 // |w| about 0.1 and dy about 0.01 scaled well inside E4M3's and E5M2's ranges; x (|x| up to about
 // 4) scaled by 256 saturates past 1.75, so that its counts are worth checking.
 TEST(Fp8Linear, ForwardAndBackwardAreTheQuantisedLayer) {
@@ -128,16 +143,7 @@ TEST(Fp8Linear, EachProductChosenApart) {
   be.linear_forward(plain);
   EXPECT_EQ(l.p.read(f.y), l.p.read(plain.y));
   EXPECT_EQ(l.p.read(l.x.amax)[0], 0.0f) << "no fp8 cast in the forward";
-  LinearBwd bw{f.x,
-               f.w,
-               l.p.f32({kM, kN}, dy),
-               {},
-               Activation::None,
-               l.p.zeros({kM, kK}),
-               l.p.zeros({kN, kK}),
-               {},
-               false,
-               l.fp8};
+  LinearBwd bw = plain_backward(l, f, dy);
   be.linear_backward(bw);
   EXPECT_EQ(l.p.read(l.x.amax)[0], test::max_abs(x));
   EXPECT_EQ(l.p.read(l.dy.amax)[0], test::max_abs(dy));
@@ -153,6 +159,58 @@ TEST(Fp8Linear, EachProductChosenApart) {
   odd.x = l.p.zeros({kM, 40});
   odd.w = l.p.zeros({kN, 40});
   EXPECT_THROW(be.linear_forward(odd), Error);
+}
+
+// Copies of x and dy that their producer wrote (Fp8Linear::made) are read in place of casts: the
+// products give what they give over the layer's own casts, and only w is cast (and traced).
+TEST(Fp8Linear, ProducersCopiesReplaceTheirCasts) {
+  CpuBackend be(2);
+  const float sx = 64.0f, sw = 2048.0f, sdy = 4096.0f;
+  const std::vector<float> x = test::randn(kM * kK, 1), w = test::randn(kN * kK, 2, 0.1f),
+                           dy = test::randn(kM * kN, 4, 0.01f);
+  struct Out {
+    std::vector<float> y, dx, dw;
+  };
+  auto run = [&](Backend& b, bool made) {
+    test::Fp8LinearState l(b, kM, kN, kK, sx, sw, sdy);
+    LinearFwd f{l.p.f32({kM, kK}, x),
+                l.p.f32({kN, kK}, w),
+                {},
+                l.p.zeros({kM, kN}),
+                Activation::None,
+                {},
+                l.fp8};
+    LinearBwd bw = plain_backward(l, f, dy);
+    if (made) {
+      const Fp8Copies c{l.p.make(DType::F8E4M3, {kM, kK}), l.p.make(DType::F8E4M3, {kK, kM}),
+                        l.p.make(DType::F8E5M2, {kM, kN}), l.p.make(DType::F8E5M2, {kN, kM})};
+      cast_fp8_out(b, f.x, {c.x, c.x_t, l.x.scale, l.x.amax, l.x.counts});
+      cast_fp8_out(b, bw.dy, {c.dy, c.dy_t, l.dy.scale, l.dy.amax, l.dy.counts});
+      f.fp8.made = bw.fp8.made = c;
+      // What the products read must be the copies: the layer's own x and dy are spoiled.
+      b.fill({f.x, NAN});
+      b.fill({bw.dy, NAN});
+    }
+    if (auto* t = dynamic_cast<TraceBackend*>(&b)) t->clear();
+    b.linear_forward(f);
+    b.linear_backward(bw);
+    if (auto* t = dynamic_cast<TraceBackend*>(&b)) {
+      int casts = 0;
+      for (const OpRecord& r : t->workload().ops) casts += r.op == Op::fp8_cast;
+      EXPECT_EQ(casts, made ? 2 : 6);  // w and wᵀ
+      return Out{};
+    }
+    EXPECT_EQ(l.p.read(l.x.amax)[0], test::max_abs(x));  // kept once, by the casts or the producer
+    EXPECT_EQ(l.p.read(l.dy.amax)[0], test::max_abs(dy));
+    return Out{l.p.read(f.y), l.p.read(bw.dx), l.p.read(bw.dw)};
+  };
+  const Out cast = run(be, false), made = run(be, true);
+  EXPECT_EQ(made.y, cast.y);
+  EXPECT_EQ(made.dx, cast.dx);
+  EXPECT_EQ(made.dw, cast.dw);
+  TraceBackend trace;
+  run(trace, false);
+  run(trace, true);
 }
 
 // The trace records the casts and the products in fp8, which the step-time model prices.

@@ -69,6 +69,57 @@ TEST_F(CpuFp8, CastIsQuantizeFp8AsItIsAndTransposed) {
     }
 }
 
+// A gated unit writing its output's fp8 copies (Fp8Out) gives the codes of its output cast as
+// fp8_cast casts it, in both layouts, with the figures of one cast (not one per layout), and
+// writes the output itself only where asked.
+TEST_F(CpuFp8, GatedUnitWritesItsOutputsCasts) {
+  const int64_t rows = 5, n = 7;
+  std::vector<float> pre = test::randn(rows * 2 * n, 3), dy = test::randn(rows * n, 4);
+  for (float& v : pre) v *= 8.0f;
+  for (const bool backward : {false, true})
+    for (const bool keep_output : {false, true}) {
+      SCOPED_TRACE(testing::Message()
+                   << (backward ? "backward" : "forward") << (keep_output ? ", output kept" : ""));
+      const int64_t width = backward ? 2 * n : n;
+      const DType dt = backward ? DType::F8E5M2 : DType::F8E4M3;
+      const float scale = backward ? 4096.0f : 16.0f;  // both saturate the largest values
+      const Tensor pre_t = hold(DType::F32, Shape{rows, 2 * n}, pre);
+      const Tensor dy_t = hold(DType::F32, Shape{rows, n}, dy);
+      // The plain op first: what the copies are the casts of.
+      const Tensor plain = make(DType::F32, Shape{rows, width});
+      if (backward)
+        be.glu_backward({pre_t, dy_t, plain, Activation::SwiGlu});
+      else
+        be.glu_forward({pre_t, plain, Activation::SwiGlu});
+      const std::vector<float> values(plain.as<float>(), plain.as<float>() + rows * width);
+      std::vector<uint8_t> want(values.size());
+      const Fp8Counts c = quantize_fp8(values, scale, fp8_format(dt), want);
+      ASSERT_GT(c.overflow, 0);
+
+      Fp8Out f{make(dt, Shape{rows, width}), make(dt, Shape{width, rows}),
+               hold(DType::F32, Shape{1}, std::vector<float>{scale}),
+               hold(DType::F32, Shape{1}, std::vector<float>{0.0f}),
+               hold(DType::I32, Shape{3}, std::vector<int32_t>{0, 0, 0})};
+      const Tensor out = keep_output ? make(DType::F32, Shape{rows, width}) : Tensor{};
+      if (backward)
+        be.glu_backward({pre_t, dy_t, out, Activation::SwiGlu, f});
+      else
+        be.glu_forward({pre_t, out, Activation::SwiGlu, f});
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < width; ++j) {
+          const uint8_t code = want[size_t(i * width + j)];
+          EXPECT_EQ(f.out.as<uint8_t>()[i * width + j], code) << i << "," << j;
+          EXPECT_EQ(f.out_t.as<uint8_t>()[j * rows + i], code) << i << "," << j;
+          if (keep_output) {
+            EXPECT_EQ(out.as<float>()[i * width + j], values[size_t(i * width + j)]);
+          }
+        }
+      EXPECT_EQ(*f.amax.as<float>(), c.amax);
+      EXPECT_EQ(f.counts.as<int32_t>()[0], c.overflow);
+      EXPECT_EQ(f.counts.as<int32_t>()[1], c.underflow);
+    }
+}
+
 // Plain, with a bias and an activation, and accumulating into c: the epilogue is the same as for
 // any other product.
 TEST_F(CpuFp8, MatmulIsTheProductOfTheValues) {

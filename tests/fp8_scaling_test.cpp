@@ -40,6 +40,23 @@ TEST(Fp8Scaling, MaxOverTheHistoryWindow) {
   }
 }
 
+// Hopper's fp8 GEMMs read each scale inverse from a 16-byte boundary: the state puts every one
+// on its own, so the GEMMs need no aligned copies of them.
+TEST(Fp8Scaling, EachScaleInverseOnItsOwn16ByteBoundary) {
+  CpuBackend be(1);
+  Fp8DelayedScaling s(be, {3, AmaxAlgorithm::Max, 0}, Fp8Format::E4M3, {"a", "b", "c", "d", "e"});
+  for (int64_t t = 0; t < s.tensors(); ++t) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(s.scale_inv(t).data) % 16, 0u) << t;
+    cast(be, s, t, static_cast<float>(t + 1));
+  }
+  s.update();
+  const std::vector<float> scales = s.read_scales();
+  for (int64_t t = 0; t < s.tensors(); ++t) {
+    EXPECT_FLOAT_EQ(scales[size_t(t)], 448.0f / static_cast<float>(t + 1));
+    EXPECT_EQ(*s.scale_inv(t).as<float>(), 1.0f / scales[size_t(t)]) << t;
+  }
+}
+
 TEST(Fp8Scaling, MostRecentMarginAndFormats) {
   CpuBackend be(1);
   Fp8DelayedScaling e4m3(be, {16, AmaxAlgorithm::MostRecent, 1}, Fp8Format::E4M3, {"t0", "t1"});

@@ -89,12 +89,12 @@ TEST(Fp8Train, ResumedRunEqualsAnUninterruptedOne) {
                             dir.path() / "split/checkpoint.safetensors");
 }
 
-TEST(Fp8Train, RecomputedForwardCountsEachTensorOnce) {
+void recomputed_forward_counts_each_tensor_once(const std::string& model, const std::string& mode) {
   TempDir dir("fp8_train_recompute");
-  const std::string run = "--set train.precision=fp8 --set train.max_steps=8 ";
+  const std::string run = "--set train.precision=fp8 --set train.max_steps=8 " + model;
   ASSERT_EQ(test::run_hwt(lm_args(dir, "kept", run), dir).exit_code, 0);
   const test::CliResult again =
-      test::run_hwt(lm_args(dir, "again", run + "--set train.recompute=full"), dir);
+      test::run_hwt(lm_args(dir, "again", run + "--set train.recompute=" + mode), dir);
   ASSERT_EQ(again.exit_code, 0) << again.err;
   const std::vector<nlohmann::json> a = metrics(dir.path() / "kept/metrics.jsonl"),
                                     b = metrics(dir.path() / "again/metrics.jsonl");
@@ -110,6 +110,18 @@ TEST(Fp8Train, RecomputedForwardCountsEachTensorOnce) {
     EXPECT_NEAR(a[i]["loss"].get<double>(), b[i]["loss"].get<double>(), 1e-4);
   }
   EXPECT_GT(counted, 0) << "the first steps' scales of 1 flush small gradients to zero";
+}
+
+// The GPT-2 block recomputing its whole forward, and Llama's gated MLP recomputing its gating,
+// whose kernel then writes the down projection's fp8 x copies again.
+TEST(Fp8Train, RecomputedForwardCountsEachTensorOnce) {
+  const std::string gated =
+      "--set model.activation=swiglu --set model.norm_kind=rmsnorm --set model.bias=false ";
+  for (const auto& [model, mode] : {std::pair<std::string, std::string>{"", "full"},
+                                    std::pair<std::string, std::string>{gated, "norm_act"}}) {
+    SCOPED_TRACE(model + mode);
+    recomputed_forward_counts_each_tensor_once(model, mode);
+  }
 }
 
 TEST(Fp8Train, RefusesWhatItCannotRun) {

@@ -55,35 +55,50 @@ Matmul fp8_product(Tensor a, Tensor b, Tensor c, const Tensor& a_scale_inv,
   return m;
 }
 
-// A product's two copies at the start of the workspace: a [a_rows, a_cols] (E4M3 or E5M2), then
-// b [b_rows, b_cols] (E4M3: x or w).
+// A copy the producer made, checked against the shape and format the product reads.
+Tensor made_copy(const Tensor& t, DType dt, int64_t rows, int64_t cols) {
+  HWT_CHECK(t.dtype == dt && t.rows() == rows && t.cols() == cols,
+            "fp8 linear: a producer's copy {} must be {}[{}, {}]", t.str(), dtype_name(dt), rows,
+            cols);
+  return t.view(Shape{rows, cols});
+}
+
+// A product's two copies: a [a_rows, a_cols] (E4M3 or E5M2) at the start of the workspace, then
+// b [b_rows, b_cols] (E4M3: x or w), or the producer's copies where it made them.
 struct Copies {
   Tensor a, b;
 };
 Copies copies(const Fp8Linear& f, DType a_dt, int64_t a_rows, int64_t a_cols, int64_t b_rows,
-              int64_t b_cols) {
-  return {copy_at(f, 0, a_dt, a_rows, a_cols),
-          copy_at(f, a_rows * a_cols, DType::F8E4M3, b_rows, b_cols)};
+              int64_t b_cols, const Tensor& a_made = {}, const Tensor& b_made = {}) {
+  return {a_made.defined() ? made_copy(a_made, a_dt, a_rows, a_cols)
+                           : copy_at(f, 0, a_dt, a_rows, a_cols),
+          b_made.defined() ? made_copy(b_made, DType::F8E4M3, b_rows, b_cols)
+                           : copy_at(f, a_rows * a_cols, DType::F8E4M3, b_rows, b_cols)};
 }
 
 Copies forward_copies(const LinearFwd& a) {  // x, w
   const Dims d = dims(a.x, a.w);
-  return copies(a.fp8, DType::F8E4M3, d.m, d.k, d.n, d.k);
+  return copies(a.fp8, DType::F8E4M3, d.m, d.k, d.n, d.k, a.fp8.made.x);
 }
 
 Copies input_grad_copies(const LinearBwd& a) {  // dy, wᵀ
   const Dims d = dims(a.x, a.w);
-  return copies(a.fp8, DType::F8E5M2, d.m, d.n, d.k, d.n);
+  return copies(a.fp8, DType::F8E5M2, d.m, d.n, d.k, d.n, a.fp8.made.dy);
 }
 
 Copies weight_grad_copies(const LinearBwd& a) {  // dyᵀ, xᵀ
   const Dims d = dims(a.x, a.w);
-  return copies(a.fp8, DType::F8E5M2, d.n, d.m, d.k, d.m);
+  return copies(a.fp8, DType::F8E5M2, d.n, d.m, d.k, d.m, a.fp8.made.dy_t, a.fp8.made.x_t);
 }
 
 // Whether the backward's input-grad product cast dy before the weight-grad product does.
 bool input_grad_cast_dy(const LinearBwd& a) {
-  return a.fp8.input_grad && a.dx.defined();
+  return a.fp8.input_grad && a.dx.defined() && !a.fp8.made.dy.defined();
+}
+
+// Whether dy's figures were kept before the weight-grad product: by that cast or the producer.
+bool dy_tallied_before_weight_grad(const LinearBwd& a) {
+  return input_grad_cast_dy(a) || a.fp8.made.dy.defined();
 }
 
 }  // namespace
@@ -95,22 +110,23 @@ size_t fp8_linear_workspace_bytes(int64_t m, int64_t n, int64_t k) {
 void cast_forward_operands(Backend& be, const LinearFwd& a) {
   if (!a.fp8.forward) return;
   const Copies c = forward_copies(a);
-  be.fp8_cast(cast(a.x, c.a, a.fp8.x, true, false));
+  if (!a.fp8.made.x.defined()) be.fp8_cast(cast(a.x, c.a, a.fp8.x, true, false));
   be.fp8_cast(cast(a.w, c.b, a.fp8.w, true, false));
 }
 
 void cast_input_grad_operands(Backend& be, const LinearBwd& a) {
-  if (!input_grad_cast_dy(a)) return;
+  if (!a.fp8.input_grad || !a.dx.defined()) return;
   const Copies c = input_grad_copies(a);
-  be.fp8_cast(cast(a.dy, c.a, a.fp8.dy, true, false));
+  if (input_grad_cast_dy(a)) be.fp8_cast(cast(a.dy, c.a, a.fp8.dy, true, false));
   be.fp8_cast(cast(a.w, c.b, a.fp8.w, !a.fp8.forward, true));
 }
 
 void cast_weight_grad_operands(Backend& be, const LinearBwd& a) {
   if (!a.fp8.weight_grad) return;
   const Copies c = weight_grad_copies(a);
-  be.fp8_cast(cast(a.dy, c.a, a.fp8.dy, !input_grad_cast_dy(a), true));
-  be.fp8_cast(cast(a.x, c.b, a.fp8.x, !a.fp8.forward, true));
+  if (!a.fp8.made.dy_t.defined())
+    be.fp8_cast(cast(a.dy, c.a, a.fp8.dy, !dy_tallied_before_weight_grad(a), true));
+  if (!a.fp8.made.x_t.defined()) be.fp8_cast(cast(a.x, c.b, a.fp8.x, !a.fp8.forward, true));
 }
 
 Matmul fp8_forward_product(const LinearFwd& a) {
@@ -135,6 +151,31 @@ Matmul fp8_weight_grad_product(const LinearBwd& a) {
                          a.fp8.x.scale_inv);
   m.beta = 1.0f;
   return m;
+}
+
+void check_fp8_out(const Fp8Out& o, int64_t rows, int64_t cols, const char* op) {
+  HWT_CHECK(o.active(), "{}: no fp8 copy to write", op);
+  const Tensor& any = o.out.defined() ? o.out : o.out_t;
+  HWT_CHECK(
+      is_fp8(any.dtype) && (!o.out.defined() || !o.out_t.defined() || o.out.dtype == o.out_t.dtype),
+      "{}: fp8 copies {} and {} must share one fp8 format", op, o.out.str(), o.out_t.str());
+  HWT_CHECK(!o.out.defined() || (o.out.rows() == rows && o.out.cols() == cols),
+            "{}: fp8 copy {} must be [{}, {}]", op, o.out.str(), rows, cols);
+  HWT_CHECK(!o.out_t.defined() || (o.out_t.rows() == cols && o.out_t.cols() == rows),
+            "{}: transposed fp8 copy {} must be [{}, {}]", op, o.out_t.str(), cols, rows);
+  HWT_CHECK(
+      o.scale.dtype == DType::F32 && o.scale.numel() == 1 && o.amax.defined() == o.counts.defined(),
+      "{}: fp8 scale {}, amax {}, counts {}", op, o.scale.str(), o.amax.str(), o.counts.str());
+}
+
+void cast_fp8_out(Backend& be, const Tensor& values, const Fp8Out& o) {
+  const Tensor v = as_matrix(values);
+  if (o.out.defined()) be.fp8_cast({v, o.out, o.scale, o.amax, o.counts, false});
+  if (o.out_t.defined()) {
+    const bool first = !o.out.defined();
+    be.fp8_cast(
+        {v, o.out_t, o.scale, first ? o.amax : Tensor{}, first ? o.counts : Tensor{}, true});
+  }
 }
 
 }  // namespace hwt

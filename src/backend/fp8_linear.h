@@ -9,6 +9,8 @@
 //   weight grad  dw += dyᵀ · x     dyᵀ [N,M], xᵀ [K,M]         (E5M2, E4M3)
 // Each tensor's first cast in a step's forward and backward raises its amax and counts; a second
 // layout of it, cast with the same scale, keeps no figures (they would count its values twice).
+// Copies the producer of x or dy already wrote (Fp8Linear::made) are read as they are: their
+// producer kept the figures.
 #pragma once
 
 #include <cstddef>
@@ -32,5 +34,12 @@ void cast_weight_grad_operands(Backend& be, const LinearBwd& a);
 Matmul fp8_forward_product(const LinearFwd& a);
 Matmul fp8_input_grad_product(const LinearBwd& a);
 Matmul fp8_weight_grad_product(const LinearBwd& a);
+
+// Checks an element-wise op's fp8 copies (Fp8Out) against its [rows, cols] output: one-byte fp8
+// tensors of that shape, as it is and transposed, a scale of one f32, amax and counts together.
+void check_fp8_out(const Fp8Out& o, int64_t rows, int64_t cols, const char* op);
+// Writes them on `be` from the op's output `values` ([rows, cols], f32 on the CPU): the casts
+// the fused kernels stand for, the first layout keeping the figures.
+void cast_fp8_out(Backend& be, const Tensor& values, const Fp8Out& o);
 
 }  // namespace hwt

@@ -52,8 +52,9 @@ struct Fp8Cast {
 
 // Delayed scaling's end of a step for T fp8 tensors of one format (train/fp8_scaling.h). amax
 // f32 [T]: what this step's casts of each tensor saw; history f32 [T, H]: each tensor's amaxes
-// of its last H steps, oldest first; scale, scale_inv f32 [T]. Per tensor the history moves on
-// by one step (the oldest leaves, amax comes in last), the next scale follows
+// of its last H steps, oldest first; scale f32 [T]; scale_inv f32 [T] or [T, k] (column 0 is
+// tensor t's: k = 4 puts each on a 16-byte boundary of its own). Per tensor the history moves
+// on by one step (the oldest leaves, amax comes in last), the next scale follows
 // core/fp8_scale_rule.h from the window's largest amax (Max) or from amax (MostRecent), scale_inv
 // becomes 1 / scale, and amax is zeroed for the next step's casts. Device-side, so a captured
 // step needs no host read.
@@ -78,6 +79,13 @@ struct Fp8Scaled {
   Tensor scale, scale_inv, amax, counts;
 };
 
+// Operand copies of an fp8 linear that the op producing its x or dy already wrote (Fp8Out):
+// x [M,K] and xᵀ [K,M] (E4M3), dy [M,N] and dyᵀ [N,M] (E5M2). The products read them in place
+// of casting, and the producer kept their figures.
+struct Fp8Copies {
+  Tensor x, x_t, dy, dy_t;
+};
+
 // The fp8 form of a linear layer's products (train.precision = "fp8"): each runs in fp8 where
 // its flag says so and as without this otherwise (the per-GEMM choice). x and w are cast to
 // E4M3, dy to E5M2, each with its own scale; the casts land in `workspace` (a one-byte dtype, at
@@ -86,7 +94,17 @@ struct Fp8Linear {
   Fp8Scaled x, w, dy;
   bool forward = false, input_grad = false, weight_grad = false;
   Tensor workspace;
+  Fp8Copies made{};
   bool any() const { return forward || input_grad || weight_grad; }
+};
+
+// An element-wise op's output also written as the fp8 operand copies of the linear that reads
+// it, each code what fp8_cast gives for the op's fp32 result (before the output's own rounding)
+// with `scale`: `out` laid out as the output, `out_t` transposed (either may be undefined). What
+// the casts saw is added to amax and counts once (both undefined: no figures, as in Fp8Cast).
+struct Fp8Out {
+  Tensor out, out_t, scale, amax, counts;
+  bool active() const { return out.defined() || out_t.defined(); }
 };
 
 // y[M,N] = act(x[M,K] · wᵀ + b); w is [N,K]. With an activation, pre_act keeps x·wᵀ + b.
@@ -201,16 +219,20 @@ struct DropoutBwd {
 };
 
 // A gated MLP's activation: pre [rows, 2n] holds (gate | up) per row, y [rows, n] =
-// activate(kind, gate) · up, kind SwiGlu or GeGlu (core/activation_math.h).
+// activate(kind, gate) · up, kind SwiGlu or GeGlu (core/activation_math.h). With fp8 active, y
+// ([rows, n]) is also or only (y undefined) written as its fp8 copies.
 struct GluFwd {
   Tensor pre, y;
   Activation kind = Activation::SwiGlu;
+  Fp8Out fp8{};
 };
 
-// d_pre [rows, 2n] is written: d_gate = dy · up · act'(gate), d_up = dy · act(gate).
+// d_pre [rows, 2n] is written: d_gate = dy · up · act'(gate), d_up = dy · act(gate); with fp8
+// active, also or only (d_pre undefined) as its fp8 copies ([rows, 2n] and [2n, rows]).
 struct GluBwd {
   Tensor pre, dy, d_pre;
   Activation kind = Activation::SwiGlu;
+  Fp8Out fp8{};
 };
 
 // Multi-head scaled dot-product attention over packed projections, with grouped-query

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -26,6 +27,28 @@ std::optional<TtChain> tt_chain(const TtFactors& f, TtRole role) {
                  f.ranks.begin() + static_cast<std::ptrdiff_t>(p - 1));
   }
   return tt_linear_chain(out, in, ranks);
+}
+
+// A [rows, cols] tensor of one-byte `dt` at `offset` bytes into `storage` (data stays null on
+// the trace backend).
+Tensor bytes_view(const Tensor& storage, int64_t offset, DType dt, int64_t rows, int64_t cols) {
+  HWT_CHECK(static_cast<size_t>(offset + rows * cols) <= storage.bytes(),
+            "{} cannot hold {} bytes of fp8 copies", storage.str(), offset + rows * cols);
+  Tensor t = storage;
+  if (t.data) t.data = static_cast<uint8_t*>(t.data) + offset;
+  t.dtype = dt;
+  t.shape = Shape{rows, cols};
+  return t;
+}
+
+// Both layouts of a [rows, cols] fp8 tensor in `storage`: as it is, then transposed.
+std::pair<Tensor, Tensor> both_layouts(const Tensor& storage, DType dt) {
+  const int64_t rows = storage.rows(), cols = storage.cols();
+  return {bytes_view(storage, 0, dt, rows, cols), bytes_view(storage, rows * cols, dt, cols, rows)};
+}
+
+Fp8Out fp8_out(const Tensor& out, const Tensor& out_t, const Fp8Scaled& s) {
+  return {out, out_t, s.scale, s.amax, s.counts};
 }
 
 }  // namespace
@@ -230,7 +253,30 @@ Tensor Block::mlp_activation(const StepContext& c, Tensor ffn_in) const {
 }
 
 void Block::gate(const StepContext& c) const {
-  c.backend.glu_forward({c.act(f_pre_, fc1_.out()), c.act(f_, cfg_.padded_ffn()), cfg_.activation});
+  GluFwd g{c.act(f_pre_, fc1_.out()), c.act(f_, cfg_.padded_ffn()), cfg_.activation};
+  if (const Fp8Copies made = down_x_copies(c); made.x.defined()) {
+    g.fp8 = fp8_out(made.x, made.x_t, fc2_.dense()->fp8(c, c.rows()).x);
+    g.y = {};
+  }
+  c.backend.glu_forward(g);
+}
+
+Fp8Copies Block::down_x_copies(const StepContext& c) const {
+  const Linear* down = fc2_.dense();
+  if (!cfg_.gated() || !down || c.pruning) return {};
+  const Fp8Linear f = down->fp8(c, c.rows());
+  if (!f.forward || !f.weight_grad) return {};
+  const auto [x, x_t] = both_layouts(c.act(f_, cfg_.padded_ffn()), DType::F8E4M3);
+  return {x, x_t, {}, {}};
+}
+
+Fp8Copies Block::up_dy_copies(const StepContext& c, Tensor d_pre) const {
+  const Linear* up = fc1_.dense();
+  if (!cfg_.gated() || !up || up->has_bias() || c.pruning) return {};
+  const Fp8Linear f = up->fp8(c, c.rows());
+  if (!f.input_grad || !f.weight_grad) return {};
+  const auto [dy, dy_t] = both_layouts(d_pre, DType::F8E5M2);
+  return {{}, {}, dy, dy_t};
 }
 
 void Block::norm_forward(const StepContext& c, const NormParams& ln, ActivationArena::Slot mean,
@@ -317,7 +363,11 @@ Tensor Block::forward(const StepContext& c, Tensor x) const {
   if (parallel) norm_forward(c, ln2_, ln2_mean_, ln2_rstd_, x, s1);
 
   be.set_scope(scope + ".mlp", phase);
-  fc2_.forward(c, mlp_activation(c, pre ? s1 : x1), tmp);
+  const Tensor f = mlp_activation(c, pre ? s1 : x1);
+  if (const Fp8Copies made = down_x_copies(c); made.x.defined())
+    fc2_.dense()->forward(c, f, tmp, Activation::None, {}, made);
+  else
+    fc2_.forward(c, f, tmp);
   c.prune_activation(PrunePoint::Fc2, tmp);
 
   // Residual 2. Pre-LN: out = x1 + drop(m). Post-LN: out = LN2(x1 + drop(m)).
@@ -402,15 +452,28 @@ void Block::backward(const StepContext& c, Tensor x, Tensor dres, const BlockScr
     r2.d_beta = ln2_.dbeta(c);
   }
   be.residual_backward(r2);
-  fc2_.backward(c, c.act(f_, cfg_.padded_ffn()), da, df);
+  const Tensor f = c.act(f_, cfg_.padded_ffn());
+  if (const Fp8Copies made = down_x_copies(c); made.x_t.defined())
+    fc2_.dense()->backward(c, f, da, df, false, Activation::None, {}, made);
+  else
+    fc2_.backward(c, f, da, df);
   c.prune_activation_grad(PrunePoint::Fc2Grad, df);
   // Pre-LN: the FFN input is LN2(x1), so its gradient goes through LN2 below; post-LN: the
   // FFN input is x1 itself, so add it to the skip gradient now (and prune that sum).
   const Tensor f_pre = c.act(f_pre_, fc1_.out()), d_ffn_in = pre ? db : dres;
   if (cfg_.gated()) {
     const Tensor d_pre = c.act(s.gate, fc1_.out());
-    be.glu_backward({f_pre, df, d_pre, cfg_.activation});
-    fc1_.backward(c, ffn_in, d_pre, d_ffn_in, !pre);
+    GluBwd g{f_pre, df, d_pre, cfg_.activation};
+    const Fp8Copies made = up_dy_copies(c, d_pre);
+    if (made.dy.defined()) {
+      g.fp8 = fp8_out(made.dy, made.dy_t, fc1_.dense()->fp8(c, rows).dy);
+      g.d_pre = {};
+      be.glu_backward(g);
+      fc1_.dense()->backward(c, ffn_in, d_pre, d_ffn_in, !pre, Activation::None, {}, made);
+    } else {
+      be.glu_backward(g);
+      fc1_.backward(c, ffn_in, d_pre, d_ffn_in, !pre);
+    }
   } else {
     fc1_.backward(c, ffn_in, df, d_ffn_in, !pre, cfg_.activation, f_pre);
   }

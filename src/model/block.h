@@ -51,6 +51,12 @@ class Block {
   Tensor mlp_activation(const StepContext& c, Tensor ffn_in) const;
   // A gated MLP's activation from its first projection's output.
   void gate(const StepContext& c) const;
+  // fp8 training: the operand copies a gated unit writes for its neighbours' fp8 products in
+  // place of its bf16 output and their casts (none where not every product reading that output
+  // runs in fp8, or something else reads it): the down projection's x as it is and transposed,
+  // in f_'s storage; the gate|up projection's dy, in d_pre's.
+  Fp8Copies down_x_copies(const StepContext& c) const;
+  Fp8Copies up_dy_copies(const StepContext& c, Tensor d_pre) const;
   // QK-norm of qkv's q and k heads, in place, the heads and statistics saved (model.qk_norm).
   void qk_norm(const StepContext& c, Tensor qkv) const;
   // A decode step's forward at one sequence (pre-LN, dense projections, no pruning): each

@@ -20,8 +20,12 @@ Linear Linear::tied(ParamStore::Handle weight, int64_t in, int64_t out) {
   return l;
 }
 
-void Linear::forward(const StepContext& c, Tensor x, Tensor y, Activation act,
-                     Tensor pre_act) const {
+Fp8Linear Linear::fp8(const StepContext& c, int64_t rows) const {
+  return c.fp8 ? c.fp8->find(w_, rows, c.recompute) : Fp8Linear{};
+}
+
+void Linear::forward(const StepContext& c, Tensor x, Tensor y, Activation act, Tensor pre_act,
+                     const Fp8Copies& made) const {
   LinearFwd a;
   a.x = x;
   a.w = c.params.compute(w_);
@@ -29,7 +33,8 @@ void Linear::forward(const StepContext& c, Tensor x, Tensor y, Activation act,
   a.y = y;
   a.act = act;
   a.pre_act = pre_act;
-  if (c.fp8) a.fp8 = c.fp8->find(w_, x.rows(), c.recompute);
+  a.fp8 = fp8(c, x.rows());
+  a.fp8.made = made;
   c.backend.linear_forward(a);
 }
 
@@ -40,7 +45,7 @@ void Linear::forward_fused(const StepContext& c, FusedLinearFwd a) const {
 }
 
 void Linear::backward(const StepContext& c, Tensor x, Tensor dy, Tensor dx, bool accumulate_dx,
-                      Activation act, Tensor pre_act) const {
+                      Activation act, Tensor pre_act, const Fp8Copies& made) const {
   LinearBwd a;
   a.x = x;
   a.w = c.params.compute(w_);
@@ -51,7 +56,8 @@ void Linear::backward(const StepContext& c, Tensor x, Tensor dy, Tensor dx, bool
   a.dw = c.params.grad(w_);
   if (has_bias_) a.db = c.params.grad(b_);
   a.accumulate_dx = accumulate_dx;
-  if (c.fp8) a.fp8 = c.fp8->find(w_, x.rows(), c.recompute);
+  a.fp8 = fp8(c, x.rows());
+  a.fp8.made = made;
   c.backend.linear_backward(a);
 }
 

@@ -17,15 +17,20 @@ class Linear {
   // A bias-free linear map reusing an existing [out, in] parameter (tied LM head).
   static Linear tied(ParamStore::Handle weight, int64_t in, int64_t out);
 
-  // y = act(x wᵀ + b); pre_act must be defined when act is not None.
+  // y = act(x wᵀ + b); pre_act must be defined when act is not None. `made`: fp8 copies of x
+  // its producer wrote (Fp8Copies), read where the products run in fp8.
   void forward(const StepContext& c, Tensor x, Tensor y, Activation act = Activation::None,
-               Tensor pre_act = {}) const;
+               Tensor pre_act = {}, const Fp8Copies& made = {}) const;
   // fused_linear_forward with this layer's weight and bias (a's x, y, norm, act and residual):
   // inference only.
   void forward_fused(const StepContext& c, FusedLinearFwd a) const;
   // dy is overwritten when act is not None; dx may be undefined (no input gradient needed).
   void backward(const StepContext& c, Tensor x, Tensor dy, Tensor dx, bool accumulate_dx = false,
-                Activation act = Activation::None, Tensor pre_act = {}) const;
+                Activation act = Activation::None, Tensor pre_act = {},
+                const Fp8Copies& made = {}) const;
+  // Its fp8 form in a step of `rows` rows (Fp8Linears::find); none outside fp8 training.
+  Fp8Linear fp8(const StepContext& c, int64_t rows) const;
+  bool has_bias() const { return has_bias_; }
   int64_t in() const { return in_; }
   int64_t out() const { return out_; }
   ParamStore::Handle weight() const { return w_; }

@@ -11,9 +11,15 @@
 namespace hwt {
 namespace {
 
+// Floats from the buffer's start to scale_inv [T, 4]: scale, amax, history and the counts, rounded
+// up to a 16-byte boundary.
+int64_t scale_inv_offset(int64_t tensors, int64_t history) {
+  return (tensors * (5 + history) + 3) / 4 * 4;
+}
+
 size_t state_bytes(int64_t tensors, int64_t history) {
-  return static_cast<size_t>(tensors * (3 + history)) * sizeof(float) +
-         static_cast<size_t>(tensors * 3) * sizeof(int32_t);
+  return static_cast<size_t>(scale_inv_offset(tensors, history) + tensors * kScaleInvStride) *
+         sizeof(float);
 }
 
 }  // namespace
@@ -48,7 +54,11 @@ int64_t Fp8DelayedScaling::checked(int64_t t) const {
 
 Tensor Fp8DelayedScaling::all_counts() const {
   return buf_.tensor(DType::I32, Shape{tensors_, 3},
-                     static_cast<size_t>(tensors_ * (3 + o_.history)) * sizeof(float));
+                     static_cast<size_t>(tensors_ * (2 + o_.history)) * sizeof(float));
+}
+
+Tensor Fp8DelayedScaling::scale_invs() const {
+  return floats(scale_inv_offset(tensors_, o_.history), Shape{tensors_, kScaleInvStride});
 }
 
 Tensor Fp8DelayedScaling::scale(int64_t t) const {
@@ -56,11 +66,11 @@ Tensor Fp8DelayedScaling::scale(int64_t t) const {
 }
 
 Tensor Fp8DelayedScaling::scale_inv(int64_t t) const {
-  return floats(tensors_ + checked(t), Shape{1});
+  return floats(scale_inv_offset(tensors_, o_.history) + kScaleInvStride * checked(t), Shape{1});
 }
 
 Tensor Fp8DelayedScaling::amax(int64_t t) const {
-  return floats(2 * tensors_ + checked(t), Shape{1});
+  return floats(tensors_ + checked(t), Shape{1});
 }
 
 Tensor Fp8DelayedScaling::counts(int64_t t) const {
@@ -118,32 +128,32 @@ std::optional<std::string> Fp8DelayedScaling::collapsed() const {
 }
 
 std::vector<float> Fp8DelayedScaling::state() const {
-  // scale, scale_inv and amax lead the buffer; scale_inv follows from scale and is not kept.
-  std::vector<float> all(static_cast<size_t>(tensors_ * (3 + o_.history)));
-  if (tensors_ > 0) backend_.download(all.data(), floats(0, Shape{tensors_ * (3 + o_.history)}));
-  const auto t = static_cast<size_t>(tensors_);
-  std::vector<float> s(all.begin(), all.begin() + static_cast<int64_t>(t));
-  s.insert(s.end(), all.begin() + static_cast<int64_t>(3 * t), all.end());
-  s.insert(s.end(), all.begin() + static_cast<int64_t>(2 * t),
-           all.begin() + static_cast<int64_t>(3 * t));
+  // scale, amax and history lead the buffer; scale_inv follows from scale and is not kept.
+  const int64_t n = tensors_ * (2 + o_.history);
+  std::vector<float> all(static_cast<size_t>(n));
+  if (tensors_ > 0) backend_.download(all.data(), floats(0, Shape{n}));
+  const auto t = static_cast<int64_t>(tensors_);
+  std::vector<float> s(all.begin(), all.begin() + t);
+  s.insert(s.end(), all.begin() + 2 * t, all.end());
+  s.insert(s.end(), all.begin() + t, all.begin() + 2 * t);
   return s;
 }
 
 void Fp8DelayedScaling::restore(const std::vector<float>& state) {
-  const auto t = static_cast<size_t>(tensors_);
+  const int64_t t = tensors_;
   if (std::ssize(state) != state_size())
     fail_input("fp8 scaling state of {} values where {} tensors with a history of {} need {}",
                state.size(), tensors_, o_.history, state_size());
   if (tensors_ == 0) return;
-  std::vector<float> all(t * static_cast<size_t>(3 + o_.history));
-  const auto scale_end = state.begin() + static_cast<int64_t>(t);
-  const auto history_end = state.end() - static_cast<int64_t>(t);
+  std::vector<float> all(static_cast<size_t>(t * (2 + o_.history)));
+  std::vector<float> inv(static_cast<size_t>(t * kScaleInvStride), 0.0f);
+  const auto scale_end = state.begin() + t, history_end = state.end() - t;
   std::copy(state.begin(), scale_end, all.begin());
-  std::transform(state.begin(), scale_end, all.begin() + static_cast<int64_t>(t),
-                 [](float s) { return 1.0f / s; });
-  std::copy(history_end, state.end(), all.begin() + static_cast<int64_t>(2 * t));
-  std::copy(scale_end, history_end, all.begin() + static_cast<int64_t>(3 * t));
-  backend_.upload(floats(0, Shape{static_cast<int64_t>(all.size())}), all.data());
+  std::copy(history_end, state.end(), all.begin() + t);
+  std::copy(scale_end, history_end, all.begin() + 2 * t);
+  for (int64_t i = 0; i < t; ++i) inv[size_t(i * kScaleInvStride)] = 1.0f / state[size_t(i)];
+  backend_.upload(floats(0, Shape{std::ssize(all)}), all.data());
+  backend_.upload(scale_invs(), inv.data());
 }
 
 }  // namespace hwt

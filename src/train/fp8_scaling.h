@@ -24,6 +24,9 @@
 
 namespace hwt {
 
+// Floats from one scale inverse to the next: 16 bytes.
+inline constexpr int64_t kScaleInvStride = 4;
+
 struct Fp8ScalingOptions {
   int64_t history = 1024;  // steps of amax kept per tensor
   AmaxAlgorithm algorithm = AmaxAlgorithm::Max;
@@ -79,16 +82,18 @@ class Fp8DelayedScaling {
   Fp8Format format_;
   std::vector<std::string> names_;
   int64_t tensors_;
-  // f32 scale [T], scale_inv [T], amax [T], history [T, H], then i32 counts [T, 3].
+  // f32 scale [T], amax [T], history [T, H], i32 counts [T, 3], then on a 16-byte boundary f32
+  // scale_inv [T, kScaleInvStride] (column 0), each inverse on a boundary of its own: Hopper's
+  // fp8 GEMMs read their scales there (cuBLASLt refuses others; see cuda_gemm.h).
   DeviceBuffer buf_;
 
   int64_t checked(int64_t t) const;  // t, after checking that it names a tensor
   Tensor floats(int64_t offset, Shape shape) const;
   Tensor scales() const { return floats(0, Shape{tensors_}); }
-  Tensor scale_invs() const { return floats(tensors_, Shape{tensors_}); }
-  Tensor amaxes() const { return floats(2 * tensors_, Shape{tensors_}); }
-  Tensor histories() const { return floats(3 * tensors_, Shape{tensors_, o_.history}); }
+  Tensor amaxes() const { return floats(tensors_, Shape{tensors_}); }
+  Tensor histories() const { return floats(2 * tensors_, Shape{tensors_, o_.history}); }
   Tensor all_counts() const;
+  Tensor scale_invs() const;
 };
 
 }  // namespace hwt

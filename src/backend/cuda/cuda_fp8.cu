@@ -3,13 +3,16 @@
 // GEMM reads), with what the cast saw (amax, saturated, flushed to zero, not finite) reduced per
 // block and added to the tensor's running figures with one atomic each. The conversion is the
 // hardware's (cvt.rn.satfinite on sm_89 and later, cuda_fp8.h's emulation before); NaN stays NaN.
-// Also delayed scaling's end-of-step update of the scales (Fp8ScaleUpdate).
+// The transposed cast's tile kernel also serves the gated units that write their output's fp8
+// copies themselves (GluFwd / GluBwd with Fp8Out), computing the values on the way. Also
+// delayed scaling's end-of-step update of the scales (Fp8ScaleUpdate).
 #include <cuda_fp8.h>
 
 #include <algorithm>
 
 #include "backend/cuda/cuda_common.cuh"
 #include "backend/cuda/cuda_kernels.h"
+#include "core/activation_math.h"
 #include "core/integer_math.h"
 
 namespace hwt::cuda {
@@ -91,75 +94,170 @@ __global__ void cast_kernel(Fp8CastArgs a) {
   add_tally(t, a);
 }
 
-// Transposed: a block casts a 64 x 64 tile of x into shared memory, reading rows, and writes it
-// out as the tile's columns. A whole tile is read 16 bytes of x a thread and written 16 bytes of
-// a column a thread where x's rows and out's rows allow it; edge tiles go an element at a time.
-// The tile's rows are 68 bytes apart: whole words for the codes' stores, and the four column
-// pieces a warp reads (rows 16 apart) fall in two banks, not one.
+// Where a tile kernel's values come from: x itself (the transposed cast), or a gated unit's
+// forward or backward, computed on the way (GluFwd / GluBwd writing fp8 copies). A source has
+// kPlanes planes of `cols` columns: plane p's column c is the output's column p · cols + c (the
+// backward's d_gate, then d_up). load() gives V columns of each plane from column c of row r
+// (16-byte reads; only where vectors() holds), load1() one column.
+template <class T>
+struct CastSource {
+  static constexpr int kPlanes = 1;
+  const T* x;
+  int64_t cols;
+  bool vectors() const { return cols % kVec16<T> == 0 && aligned16(x); }
+  template <int V>
+  __device__ __forceinline__ void load(int64_t r, int64_t c, float (&v)[1][V]) const {
+    load_floats<T, V>(x + r * cols + c, v[0]);
+  }
+  __device__ __forceinline__ void load1(int64_t r, int64_t c, float (&v)[1]) const {
+    v[0] = to_f<T>(x[r * cols + c]);
+  }
+};
+
+// As glu_kernel in cuda_modern.cu computes them (the same fp32 expressions).
+template <class T, bool kBackward>
+struct GluSource {
+  static constexpr int kPlanes = kBackward ? 2 : 1;
+  const T* pre;
+  const T* dy;   // the backward's
+  int64_t cols;  // n
+  Activation kind;
+  bool vectors() const {
+    return cols % kVec16<T> == 0 && aligned16(pre) && (!kBackward || aligned16(dy));
+  }
+  template <int V>
+  __device__ __forceinline__ void load(int64_t r, int64_t c, float (&v)[kPlanes][V]) const {
+    float gate[V], up[V];
+    load_floats<T, V>(pre + r * 2 * cols + c, gate);
+    load_floats<T, V>(pre + r * 2 * cols + cols + c, up);
+    if constexpr (kBackward) {
+      float g[V];
+      load_floats<T, V>(dy + r * cols + c, g);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        v[0][k] = g[k] * up[k] * activate_grad(kind, gate[k]);
+        v[1][k] = g[k] * activate(kind, gate[k]);
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[0][k] = activate(kind, gate[k]) * up[k];
+    }
+  }
+  __device__ __forceinline__ void load1(int64_t r, int64_t c, float (&v)[kPlanes]) const {
+    const float gate = to_f<T>(pre[r * 2 * cols + c]), up = to_f<T>(pre[r * 2 * cols + cols + c]);
+    if constexpr (kBackward) {
+      const float d = to_f<T>(dy[r * cols + c]);
+      v[0] = d * up * activate_grad(kind, gate);
+      v[1] = d * activate(kind, gate);
+    } else {
+      v[0] = activate(kind, gate) * up;
+    }
+  }
+};
+
+// What a tile kernel writes for a [rows, kPlanes · cols] output: its fp8 codes as it is (out)
+// and transposed (out_t), and the values themselves in T (y); any may be null.
+template <class T>
+struct TileOut {
+  uint8_t* out = nullptr;
+  uint8_t* out_t = nullptr;
+  T* y = nullptr;
+  int64_t rows = 0;
+  bool vectors = false;  // 16-byte reads of the source, V-element stores of out and y
+};
+
+// A block casts 64 x 64 tiles of each plane, reading rows: the codes go to out and the values to
+// y straight from registers, and through shared memory to out_t as the tile's columns. A whole
+// tile is read 16 bytes of x a thread and written 16 bytes of a column a thread where the
+// layouts allow it; edge tiles go an element at a time. The tile's rows are 68 bytes apart: whole
+// words for the codes' stores, and the four column pieces a warp reads (rows 16 apart) fall in
+// two banks, not one.
 constexpr int kTileT = 64;
 constexpr int kTileThreads = 256;
 constexpr int kTilePitch = kTileT + 4;
 
-template <class T, __nv_fp8_interpretation_t F>
-__global__ void __launch_bounds__(kTileThreads) cast_transpose_kernel(Fp8CastArgs a) {
-  constexpr int V = kVec16<T>;
-  __shared__ __align__(16) uint8_t tile[kTileT][kTilePitch];
-  const T* x = static_cast<const T*>(a.x);
-  uint8_t* out = static_cast<uint8_t*>(a.out);
+template <class T, __nv_fp8_interpretation_t F, class Src>
+__global__ void __launch_bounds__(kTileThreads)
+    tile_cast_kernel(Src src, TileOut<T> o, Fp8CastArgs a) {
+  constexpr int V = kVec16<T>, P = Src::kPlanes;
+  __shared__ __align__(16) uint8_t tile[P][kTileT][kTilePitch];
   const float scale = *a.scale;
-  const auto x_at = reinterpret_cast<uintptr_t>(x), out_at = reinterpret_cast<uintptr_t>(out);
-  const bool rows_in_vectors = a.cols % V == 0 && x_at % 16 == 0;
-  const bool columns_in_vectors = a.rows % 16 == 0 && out_at % 16 == 0;
-  const bool words = a.rows % 4 == 0 && out_at % 4 == 0;
+  const int64_t rows = o.rows, cols = src.cols, width = P * cols;
+  const auto out_t_at = reinterpret_cast<uintptr_t>(o.out_t);
+  const bool columns_in_vectors = rows % 16 == 0 && out_t_at % 16 == 0;
+  const bool words = rows % 4 == 0 && out_t_at % 4 == 0;
   Tally t;
   // Row tiles on x (no practical limit), column tiles on y, looping past the grid's 65535.
   const int64_t r0 = int64_t{blockIdx.x} * kTileT;
-  for (int64_t c0 = int64_t{blockIdx.y} * kTileT; c0 < a.cols; c0 += int64_t{gridDim.y} * kTileT) {
-    const bool whole = r0 + kTileT <= a.rows && c0 + kTileT <= a.cols;
-    if (whole && rows_in_vectors) {
+  for (int64_t c0 = int64_t{blockIdx.y} * kTileT; c0 < cols; c0 += int64_t{gridDim.y} * kTileT) {
+    const bool whole = r0 + kTileT <= rows && c0 + kTileT <= cols;
+    if (whole && o.vectors) {
       constexpr int kChunks = kTileT / V;  // of a tile row
       for (int w = threadIdx.x; w < kTileT * kChunks; w += kTileThreads) {
         const int r = w / kChunks, cc = (w % kChunks) * V;
-        float xv[V];
-        load_floats<T, V>(x + (r0 + r) * a.cols + c0 + cc, xv);
+        float v[P][V];
+        src.template load<V>(r0 + r, c0 + cc, v);
 #pragma unroll
-        for (int q = 0; q < V; q += 4) {
-          uint32_t word = 0;
+        for (int p = 0; p < P; ++p) {
+          const int64_t at = (r0 + r) * width + p * cols + c0 + cc;
+          Pack<uint8_t, V> codes;
 #pragma unroll
-          for (int e = 0; e < 4; ++e) word |= uint32_t{cast_one<F>(xv[q + e], scale, t)} << (8 * e);
-          *reinterpret_cast<uint32_t*>(&tile[r][cc + q]) = word;
+          for (int e = 0; e < V; ++e) codes.v[e] = cast_one<F>(v[p][e], scale, t);
+          if (o.out) store_pack<uint8_t, V>(o.out + at, codes);
+          if (o.y) store_floats<T, V>(o.y + at, v[p]);
+          if (o.out_t) {
+#pragma unroll
+            for (int q = 0; q < V; q += 4)
+              *reinterpret_cast<uint32_t*>(&tile[p][r][cc + q]) =
+                  uint32_t{codes.v[q]} | uint32_t{codes.v[q + 1]} << 8 |
+                  uint32_t{codes.v[q + 2]} << 16 | uint32_t{codes.v[q + 3]} << 24;
+          }
         }
       }
     } else {
       const int c = threadIdx.x % kTileT;
       for (int r = threadIdx.x / kTileT; r < kTileT; r += kTileThreads / kTileT) {
         const int64_t gr = r0 + r, gc = c0 + c;
-        tile[r][c] = gr < a.rows && gc < a.cols
-                         ? cast_one<F>(to_f<T>(x[gr * a.cols + gc]), scale, t)
-                         : uint8_t{0};
+        const bool inside = gr < rows && gc < cols;
+        float v[P] = {};
+        if (inside) src.load1(gr, gc, v);
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+          const uint8_t code = inside ? cast_one<F>(v[p], scale, t) : uint8_t{0};
+          tile[p][r][c] = code;
+          if (!inside) continue;
+          const int64_t at = gr * width + p * cols + gc;
+          if (o.out) o.out[at] = code;
+          if (o.y) o.y[at] = from_f<T>(v[p]);
+        }
       }
     }
+    if (!o.out_t) continue;  // the same for every thread
     __syncthreads();
-    if (whole && columns_in_vectors) {
-      // Four threads write a column's 64 bytes: one 16-byte store each.
-      static_assert(kTileT * kTileT / 16 == kTileThreads);
-      const int j = threadIdx.x / 4, q = (threadIdx.x % 4) * 16;
-      Pack<uint8_t, 16> p;
 #pragma unroll
-      for (int e = 0; e < 16; ++e) p.v[e] = tile[q + e][j];
-      store_pack<uint8_t, 16>(out + (c0 + j) * a.rows + r0 + q, p);
-    } else {
-      for (int w = threadIdx.x; w < kTileT * kTileT / 4; w += kTileThreads) {
-        const int j = w / (kTileT / 4), q = (w % (kTileT / 4)) * 4;
-        const int64_t oc = c0 + j, orow = r0 + q;
-        if (oc >= a.cols || orow >= a.rows) continue;
-        uint8_t* o = out + oc * a.rows + orow;
-        if (words) {
-          *reinterpret_cast<uint32_t*>(o) = uint32_t{tile[q][j]} | uint32_t{tile[q + 1][j]} << 8 |
-                                            uint32_t{tile[q + 2][j]} << 16 |
-                                            uint32_t{tile[q + 3][j]} << 24;
-        } else {
-          for (int e = 0; e < 4 && orow + e < a.rows; ++e) o[e] = tile[q + e][j];
+    for (int p = 0; p < P; ++p) {
+      uint8_t* out_t = o.out_t + (p * cols) * rows;
+      if (whole && columns_in_vectors) {
+        // Four threads write a column's 64 bytes: one 16-byte store each.
+        static_assert(kTileT * kTileT / 16 == kTileThreads);
+        const int j = threadIdx.x / 4, q = (threadIdx.x % 4) * 16;
+        Pack<uint8_t, 16> pk;
+#pragma unroll
+        for (int e = 0; e < 16; ++e) pk.v[e] = tile[p][q + e][j];
+        store_pack<uint8_t, 16>(out_t + (c0 + j) * rows + r0 + q, pk);
+      } else {
+        for (int w = threadIdx.x; w < kTileT * kTileT / 4; w += kTileThreads) {
+          const int j = w / (kTileT / 4), q = (w % (kTileT / 4)) * 4;
+          const int64_t oc = c0 + j, orow = r0 + q;
+          if (oc >= cols || orow >= rows) continue;
+          uint8_t* d = out_t + oc * rows + orow;
+          if (words) {
+            *reinterpret_cast<uint32_t*>(d) =
+                uint32_t{tile[p][q][j]} | uint32_t{tile[p][q + 1][j]} << 8 |
+                uint32_t{tile[p][q + 2][j]} << 16 | uint32_t{tile[p][q + 3][j]} << 24;
+          } else {
+            for (int e = 0; e < 4 && orow + e < rows; ++e) d[e] = tile[p][q + e][j];
+          }
         }
       }
     }
@@ -168,13 +266,22 @@ __global__ void __launch_bounds__(kTileThreads) cast_transpose_kernel(Fp8CastArg
   add_tally(t, a);
 }
 
+template <class T, __nv_fp8_interpretation_t F, class Src>
+void tile_cast(const Launch& l, const Src& src, TileOut<T> o, const Fp8CastArgs& a) {
+  o.vectors = src.vectors() && (!o.y || aligned16(o.y)) && (!o.out || aligned16(o.out));
+  const dim3 grid(
+      static_cast<unsigned>(ceil_div(o.rows, int64_t{kTileT})),
+      static_cast<unsigned>(std::min(ceil_div(src.cols, int64_t{kTileT}), int64_t{65535})));
+  tile_cast_kernel<T, F, Src><<<grid, kTileThreads, 0, l.stream>>>(src, o, a);
+}
+
 template <class T, __nv_fp8_interpretation_t F>
 void cast_typed(const Launch& l, const Fp8CastArgs& a) {
   if (a.transpose) {
-    const dim3 grid(
-        static_cast<unsigned>(ceil_div(a.rows, int64_t{kTileT})),
-        static_cast<unsigned>(std::min(ceil_div(a.cols, int64_t{kTileT}), int64_t{65535})));
-    cast_transpose_kernel<T, F><<<grid, kTileThreads, 0, l.stream>>>(a);
+    TileOut<T> o;
+    o.out_t = static_cast<uint8_t*>(a.out);
+    o.rows = a.rows;
+    tile_cast<T, F>(l, CastSource<T>{static_cast<const T*>(a.x), a.cols}, o, a);
     return;
   }
   constexpr int V = kVec16<T>;
@@ -183,6 +290,21 @@ void cast_typed(const Launch& l, const Fp8CastArgs& a) {
     cast_kernel<T, F, V><<<grid_for(l, ceil_div(n, V)), kBlockThreads, 0, l.stream>>>(a);
   else
     cast_kernel<T, F, 1><<<grid_for(l, n), kBlockThreads, 0, l.stream>>>(a);
+}
+
+template <class T, __nv_fp8_interpretation_t F>
+void glu_fp8_typed(const Launch& l, const GluFp8Args& g) {
+  TileOut<T> o;
+  o.out = static_cast<uint8_t*>(g.cast.out);
+  o.out_t = static_cast<uint8_t*>(g.out_t);
+  o.y = static_cast<T*>(g.y);
+  o.rows = g.cast.rows;
+  const auto* pre = static_cast<const T*>(g.pre);
+  if (g.dy)
+    tile_cast<T, F>(l, GluSource<T, true>{pre, static_cast<const T*>(g.dy), g.n, g.kind}, o,
+                    g.cast);
+  else
+    tile_cast<T, F>(l, GluSource<T, false>{pre, nullptr, g.n, g.kind}, o, g.cast);
 }
 
 // One warp per tensor. Its history moves down by one step a warp-wide chunk at a time: every
@@ -211,7 +333,7 @@ __global__ void scale_update_kernel(Fp8ScaleUpdateArgs a) {
   if (a.algorithm == AmaxAlgorithm::MostRecent) window = newest;
   const float scale = fp8_next_scale(window, a.scale[t], a.max_value, a.margin);
   a.scale[t] = scale;
-  a.scale_inv[t] = 1.0f / scale;
+  a.scale_inv[t * a.scale_inv_stride] = 1.0f / scale;
   a.amax[t] = 0.0f;
 }
 
@@ -222,6 +344,15 @@ void fp8_scale_update(const Launch& l, const Fp8ScaleUpdateArgs& a) {
   constexpr int kWarps = kBlockThreads / 32;
   const auto blocks = static_cast<unsigned>(ceil_div(a.tensors, int64_t{kWarps}));
   scale_update_kernel<<<blocks, kBlockThreads, 0, l.stream>>>(a);
+}
+
+void glu_fp8(const Launch& l, const GluFp8Args& g) {
+  if (g.cast.rows * g.n == 0) return;
+  if (g.cast.out_dt == DType::F8E4M3) {
+    HWT_DISPATCH_FLOAT(g.cast.x_dt, T, (glu_fp8_typed<T, __NV_E4M3>(l, g)));
+  } else {
+    HWT_DISPATCH_FLOAT(g.cast.x_dt, T, (glu_fp8_typed<T, __NV_E5M2>(l, g)));
+  }
 }
 
 void fp8_cast(const Launch& l, const Fp8CastArgs& a) {

@@ -62,12 +62,26 @@ struct Fp8CastArgs {
   bool transpose = false;
 };
 void fp8_cast(const Launch& l, const Fp8CastArgs& a);
+// A gated unit's forward (dy null) or backward writing its output's fp8 copies (GluFwd / GluBwd
+// with Fp8Out): cast's x_dt is pre's dtype, out its copy as it is, rows its rows (x, cols and
+// transpose unused); out_t the transposed copy and y the output in x_dt, each optional.
+struct GluFp8Args {
+  Fp8CastArgs cast;
+  const void* pre = nullptr;
+  const void* dy = nullptr;
+  void* out_t = nullptr;
+  void* y = nullptr;
+  int64_t n = 0;
+  Activation kind = Activation::SwiGlu;
+};
+void glu_fp8(const Launch& l, const GluFp8Args& g);
 
 // ---- delayed scaling (cuda_fp8.cu): Fp8ScaleUpdate (ops.h) for `tensors` tensors with a
 // history of `len` steps each; max_value is the format's largest finite value.
 struct Fp8ScaleUpdateArgs {
   float *amax = nullptr, *history = nullptr, *scale = nullptr, *scale_inv = nullptr;
   int64_t tensors = 0, len = 0;
+  int64_t scale_inv_stride = 1;  // floats from tensor t's scale_inv to t + 1's
   float max_value = 448.0f;
   AmaxAlgorithm algorithm = AmaxAlgorithm::Max;
   int margin = 0;

@@ -8,6 +8,7 @@
 #include "backend/attention_paths.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
+#include "backend/fp8_linear.h"
 #include "backend/ttm_table.h"
 #include "core/integer_math.h"
 
@@ -232,9 +233,44 @@ void expect_glu(Activation kind, const Tensor& pre, const Tensor& half) {
             "glu pre {} must be [rows, 2n] for an output {}", pre.str(), half.str());
 }
 
+// The tile kernel of a gated unit writing fp8 copies of its [rows, width] output (and the output
+// itself where `y` is defined).
+void glu_fp8(const cuda::Launch& l, const Tensor& pre, const Tensor& dy, const Tensor& y,
+             const Fp8Out& f, int64_t rows, int64_t n, Activation kind, const char* op) {
+  const int64_t width = dy.defined() ? 2 * n : n;
+  check_fp8_out(f, rows, width, op);
+  for (const Tensor* t : {&f.out, &f.out_t, &f.scale, &f.amax, &f.counts})
+    if (t->defined()) cuda::expect_on_device(*t, op);
+  if (y.defined()) cuda::expect_dtype(y, pre.dtype, op);
+  HWT_CHECK(!y.defined() || (y.rows() == rows && y.cols() == width),
+            "{}: output {} must be [{}, {}]", op, y.str(), rows, width);
+  cuda::GluFp8Args g;
+  g.cast.x_dt = pre.dtype;
+  g.cast.out_dt = (f.out.defined() ? f.out : f.out_t).dtype;
+  g.cast.out = f.out.data;
+  g.cast.rows = rows;
+  g.cast.scale = f.scale.as<float>();
+  g.cast.amax = f.amax.as<float>();
+  g.cast.counts = f.counts.as<int32_t>();
+  g.pre = pre.data;
+  g.dy = dy.data;
+  g.out_t = f.out_t.data;
+  g.y = y.data;
+  g.n = n;
+  g.kind = kind;
+  cuda::glu_fp8(l, g);
+  cuda::check_launch(op);
+}
+
 }  // namespace
 
 void CudaBackend::glu_forward(const GluFwd& a) {
+  if (a.fp8.active()) {
+    HWT_CHECK(is_gated(a.kind), "glu needs a gated activation (swiglu, geglu)");
+    cuda::expect_float(a.pre, "glu pre");
+    glu_fp8(launch_, a.pre, {}, a.y, a.fp8, a.pre.rows(), a.pre.cols() / 2, a.kind, "glu_forward");
+    return;
+  }
   expect_glu(a.kind, a.pre, a.y);
   cuda::glu_forward(launch_, a.pre.dtype, a.pre.data, a.y.data, a.y.rows(), a.y.cols(), a.kind);
   cuda::check_launch("glu_forward");
@@ -242,6 +278,10 @@ void CudaBackend::glu_forward(const GluFwd& a) {
 
 void CudaBackend::glu_backward(const GluBwd& a) {
   expect_glu(a.kind, a.pre, a.dy);
+  if (a.fp8.active()) {
+    glu_fp8(launch_, a.pre, a.dy, a.d_pre, a.fp8, a.dy.rows(), a.dy.cols(), a.kind, "glu_backward");
+    return;
+  }
   cuda::expect_same(a.d_pre, a.pre, "glu d_pre");
   cuda::glu_backward(launch_, a.pre.dtype, a.pre.data, a.dy.data, a.d_pre.data, a.dy.rows(),
                      a.dy.cols(), a.kind);

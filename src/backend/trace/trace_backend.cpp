@@ -324,20 +324,36 @@ void TraceBackend::dropout_backward(const DropoutBwd& a) {
   set_io(r, io(a.dy), io(a.dx));
 }
 
+namespace {
+
+// A gated unit's fp8 copies: what they write, and the detail's note of them.
+Io fp8_out_io(const Fp8Out& f) {
+  return io(f.out) + io(f.out_t);
+}
+std::string fp8_out_note(const Fp8Out& f) {
+  if (!f.active()) return "";
+  const Tensor& t = f.out.defined() ? f.out : f.out_t;
+  return fmt::format(" -> {}{}{}", dtype_name(t.dtype), f.out.defined() ? " copy" : "",
+                     f.out_t.defined() ? " transposed copy" : "");
+}
+
+}  // namespace
+
 void TraceBackend::glu_forward(const GluFwd& a) {
-  OpRecord& r = record(Op::glu_forward, OpKind::Elementwise, a.y.dtype);
-  r.elements = a.y.numel();
-  r.flops = (activation_flops(a.kind) + 1) * n(a.y);
-  set_io(r, io(a.pre), io(a.y));
-  r.detail = fmt::format("pre{} {}", a.pre.shape.str(), glu_label(a.kind));
+  const int64_t rows = a.pre.rows(), half = a.pre.cols() / 2;
+  OpRecord& r = record(Op::glu_forward, OpKind::Elementwise, a.pre.dtype);
+  r.elements = rows * half;
+  r.flops = (activation_flops(a.kind) + 1) * static_cast<double>(rows * half);
+  set_io(r, io(a.pre), io(a.y) + fp8_out_io(a.fp8));
+  r.detail = fmt::format("pre{} {}{}", a.pre.shape.str(), glu_label(a.kind), fp8_out_note(a.fp8));
 }
 
 void TraceBackend::glu_backward(const GluBwd& a) {
   OpRecord& r = record(Op::glu_backward, OpKind::Elementwise, a.dy.dtype);
-  r.elements = a.d_pre.numel();
+  r.elements = a.pre.numel();
   r.flops = (2 * activation_flops(a.kind) + 3) * n(a.dy);  // act and act', three products
-  set_io(r, io(a.pre) + io(a.dy), io(a.d_pre));
-  r.detail = fmt::format("pre{} {}", a.pre.shape.str(), glu_label(a.kind));
+  set_io(r, io(a.pre) + io(a.dy), io(a.d_pre) + fp8_out_io(a.fp8));
+  r.detail = fmt::format("pre{} {}{}", a.pre.shape.str(), glu_label(a.kind), fp8_out_note(a.fp8));
 }
 
 namespace {
