@@ -89,12 +89,15 @@ TEST_P(CudaFp8, CastMatchesTheCpu) {
 
 // A gated unit writing its output's fp8 copies (GluFwd / GluBwd with Fp8Out) against the CPU's
 // plain op then cast. The values are the same fp32 expressions of the same inputs, but the
-// device's exp and tanh may differ from the CPU's in the last bits, which moves a value across a
-// rounding boundary of fp8 (2 or 3 mantissa bits) only where it lies within those bits of one:
-// such codes differ by one step, and they must stay rare (at most 1 in 200); no code may differ
-// by more. Tiles whole and cut (rows and widths not multiples of 64 or of a vector), with the
-// output itself written beside the copies or not: where it is, it must equal the plain op's on
-// the device bit for bit (the same kernel arithmetic).
+// device's exp and tanh differ from the CPU's in their last bits. Where the value is large that
+// moves it across an fp8 rounding boundary only where it lies within those bits of one (the code
+// then differs by one step); where GeGLU's 1 + tanh cancels (gates below about -4) it also moves
+// values of order 1e-6 by their own size, which is about 1e-8 of the tensor's largest. So each
+// code must stand for the CPU's value within one fp8 step of it (2^-3 relative in E4M3, 2^-2 in
+// E5M2) or within 1e-6 of the largest value, codes may differ in at most 2% of the elements, and
+// the counts by at most that many. Tiles whole and cut (rows and widths not multiples of 64 or
+// of a vector), with the output itself written beside the copies or not: where it is, it must
+// equal the plain op's on the device bit for bit (the same kernel arithmetic).
 TEST_P(CudaFp8, GatedUnitCopiesMatchTheCpu) {
   Backend& gpu = test::gpu_ref();
   struct Size {
@@ -148,25 +151,23 @@ TEST_P(CudaFp8, GatedUnitCopiesMatchTheCpu) {
           };
           const Got want = run(cpu, DType::F32), got = run(gpu, GetParam());
           const Fp8Format f = fp8_format(out_dt);
-          int64_t off_by_one = 0, wrong = 0;
+          const double step = backward ? 0.25 : 0.125, floor = 1e-6 * want.amax * scale;
+          int64_t differ = 0, wrong = 0;
           for (int64_t i = 0; i < rows; ++i)
             for (int64_t j = 0; j < width; ++j) {
               const size_t at = size_t(i * width + j), at_t = size_t(j * rows + i);
               EXPECT_EQ(got.out_t[at_t], got.out[at])
                   << "the two layouts disagree at " << i << "," << j;
-              const int step = std::abs(int{got.out[at]} - int{want.out[at]});
-              const bool same_sign = (got.out[at] & 0x80) == (want.out[at] & 0x80);
-              if (step == 0) continue;
-              if (step == 1 && same_sign && !fp8_is_nan(want.out[at], f))
-                ++off_by_one;
-              else
-                ++wrong;
+              if (got.out[at] == want.out[at]) continue;
+              ++differ;
+              const double g = fp8_to_float(got.out[at], f), w = fp8_to_float(want.out[at], f);
+              if (!(std::fabs(g - w) <= step * std::fabs(w) + floor)) ++wrong;
             }
           EXPECT_EQ(wrong, 0);
-          EXPECT_LE(off_by_one * 200, rows * width);
+          EXPECT_LE(differ * 50, rows * width);
           EXPECT_NEAR(got.amax, want.amax, 1e-5 * want.amax);
           EXPECT_GT(want.counts[0], 0) << "the inputs should saturate some values";
-          for (int k = 0; k < 2; ++k) EXPECT_NEAR(got.counts[k], want.counts[k], off_by_one);
+          for (int k = 0; k < 2; ++k) EXPECT_NEAR(got.counts[k], want.counts[k], differ);
           if (keep_output) {
             EXPECT_EQ(got.y, got.plain);
           }

@@ -153,6 +153,13 @@ Matmul fp8_weight_grad_product(const LinearBwd& a) {
   return m;
 }
 
+int64_t fp8_scale_inv_stride(const Fp8ScaleUpdate& a) {
+  const int64_t tensors = a.amax.numel();
+  const Tensor& s = a.scale_inv;
+  if (s.shape.rank == 1) return s.numel() == tensors ? 1 : 0;
+  return s.shape.rank == 2 && s.rows() == tensors ? s.cols() : 0;
+}
+
 void check_fp8_out(const Fp8Out& o, int64_t rows, int64_t cols, const char* op) {
   HWT_CHECK(o.active(), "{}: no fp8 copy to write", op);
   const Tensor& any = o.out.defined() ? o.out : o.out_t;

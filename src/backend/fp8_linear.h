@@ -35,6 +35,10 @@ Matmul fp8_forward_product(const LinearFwd& a);
 Matmul fp8_input_grad_product(const LinearBwd& a);
 Matmul fp8_weight_grad_product(const LinearBwd& a);
 
+// Floats from one tensor's scale_inv to the next in an Fp8ScaleUpdate: 1 for [T], k for [T, k];
+// 0 where scale_inv has neither shape.
+int64_t fp8_scale_inv_stride(const Fp8ScaleUpdate& a);
+
 // Checks an element-wise op's fp8 copies (Fp8Out) against its [rows, cols] output: one-byte fp8
 // tensors of that shape, as it is and transposed, a scale of one f32, amax and counts together.
 void check_fp8_out(const Fp8Out& o, int64_t rows, int64_t cols, const char* op);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/fp8_linear.h"
 #include "core/fp8.h"
 #include "core/fp8_scale_rule.h"
 
@@ -54,7 +55,7 @@ void CpuBackend::fp8_scale_update(const Fp8ScaleUpdate& a) {
     expect_f32(*t, "fp8_scale_update");
   const int64_t tensors = a.amax.numel();
   HWT_CHECK(a.history.shape.rank == 2 && a.history.rows() == tensors && a.history.cols() >= 1 &&
-                a.scale.numel() == tensors && a.scale_inv.rows() == tensors,
+                a.scale.numel() == tensors && fp8_scale_inv_stride(a) > 0,
             "fp8_scale_update amax {}, history {}, scale {}, scale_inv {}", a.amax.str(),
             a.history.str(), a.scale.str(), a.scale_inv.str());
   const int64_t len = a.history.cols();
@@ -69,7 +70,7 @@ void CpuBackend::fp8_scale_update(const Fp8ScaleUpdate& a) {
       for (int64_t i = 0; i < len; ++i) window = fp8_amax_join(window, h[i]);
     float& scale = a.scale.as<float>()[t];
     scale = fp8_next_scale(window, scale, max_value, a.margin);
-    a.scale_inv.as<float>()[t * a.scale_inv.cols()] = 1.0f / scale;
+    a.scale_inv.as<float>()[t * fp8_scale_inv_stride(a)] = 1.0f / scale;
     amax = 0.0f;
   }
 }

@@ -153,14 +153,14 @@ void CudaBackend::fp8_scale_update(const Fp8ScaleUpdate& a) {
   cuda::Fp8ScaleUpdateArgs c;
   c.tensors = a.amax.numel();
   HWT_CHECK(a.history.shape.rank == 2 && a.history.rows() == c.tensors && a.history.cols() >= 1 &&
-                a.scale.numel() == c.tensors && a.scale_inv.rows() == c.tensors,
+                a.scale.numel() == c.tensors && fp8_scale_inv_stride(a) > 0,
             "fp8_scale_update amax {}, history {}, scale {}, scale_inv {}", a.amax.str(),
             a.history.str(), a.scale.str(), a.scale_inv.str());
   c.amax = a.amax.as<float>();
   c.history = a.history.as<float>();
   c.scale = a.scale.as<float>();
   c.scale_inv = a.scale_inv.as<float>();
-  c.scale_inv_stride = a.scale_inv.cols();
+  c.scale_inv_stride = fp8_scale_inv_stride(a);
   c.len = a.history.cols();
   c.max_value = fp8_max(a.format);
   c.algorithm = a.algorithm;
