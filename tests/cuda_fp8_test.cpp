@@ -3,6 +3,7 @@
 // several blocks) and the fp8 product through cuBLASLt.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -95,9 +96,10 @@ TEST_P(CudaFp8, CastMatchesTheCpu) {
 // values of order 1e-6 by their own size, which is about 1e-8 of the tensor's largest. So each
 // code must stand for the CPU's value within one fp8 step of it (2^-3 relative in E4M3, 2^-2 in
 // E5M2) or within 1e-6 of the largest value, codes may differ in at most 2% of the elements, and
-// the counts by at most that many. Tiles whole and cut (rows and widths not multiples of 64 or
-// of a vector), with the output itself written beside the copies or not: where it is, it must
-// equal the plain op's on the device bit for bit (the same kernel arithmetic).
+// the counts by at most that many (the flushed count also by the values the CPU gives as 0). Tiles
+// whole and cut (rows and widths not multiples of 64 or of a vector), with the output itself
+// written beside the copies or not: where it is, it must equal the plain op's on the device bit for
+// bit (the same kernel arithmetic).
 TEST_P(CudaFp8, GatedUnitCopiesMatchTheCpu) {
   Backend& gpu = test::gpu_ref();
   struct Size {
@@ -167,7 +169,11 @@ TEST_P(CudaFp8, GatedUnitCopiesMatchTheCpu) {
           EXPECT_LE(differ * 50, rows * width);
           EXPECT_NEAR(got.amax, want.amax, 1e-5 * want.amax);
           EXPECT_GT(want.counts[0], 0) << "the inputs should saturate some values";
-          for (int k = 0; k < 2; ++k) EXPECT_NEAR(got.counts[k], want.counts[k], differ);
+          // A value the CPU gives as exactly 0 (GeGLU's cancelling tail) may be a tiny one on the
+          // device, flushed to the same code 0 but counted as flushed there.
+          const auto zeros = std::count(want.plain.begin(), want.plain.end(), 0.0f);
+          EXPECT_NEAR(got.counts[0], want.counts[0], differ);
+          EXPECT_NEAR(got.counts[1], want.counts[1], differ + zeros);
           if (keep_output) {
             EXPECT_EQ(got.y, got.plain);
           }
