@@ -23,14 +23,7 @@ Dims dims(const Tensor& x, const Tensor& w) {
 
 // A [rows, cols] fp8 copy at `offset` bytes into the workspace.
 Tensor copy_at(const Fp8Linear& f, int64_t offset, DType dt, int64_t rows, int64_t cols) {
-  HWT_CHECK(static_cast<size_t>(offset + rows * cols) <= f.workspace.bytes(),
-            "fp8 linear workspace {} too small for {} bytes", f.workspace.str(),
-            offset + rows * cols);
-  Tensor t = f.workspace;
-  if (t.data) t.data = static_cast<uint8_t*>(t.data) + offset;
-  t.dtype = dt;
-  t.shape = Shape{rows, cols};
-  return t;
+  return fp8_copy_in(f.workspace, offset, dt, rows, cols);
 }
 
 Tensor as_matrix(const Tensor& t) {
@@ -151,6 +144,16 @@ Matmul fp8_weight_grad_product(const LinearBwd& a) {
                          a.fp8.x.scale_inv);
   m.beta = 1.0f;
   return m;
+}
+
+Tensor fp8_copy_in(const Tensor& storage, int64_t offset, DType dt, int64_t rows, int64_t cols) {
+  HWT_CHECK(static_cast<size_t>(offset + rows * cols) <= storage.bytes(),
+            "{} too small for {} bytes of fp8 copies", storage.str(), offset + rows * cols);
+  Tensor t = storage;
+  if (t.data) t.data = static_cast<uint8_t*>(t.data) + offset;
+  t.dtype = dt;
+  t.shape = Shape{rows, cols};
+  return t;
 }
 
 int64_t fp8_scale_inv_stride(const Fp8ScaleUpdate& a) {

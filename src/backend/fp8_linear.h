@@ -35,6 +35,10 @@ Matmul fp8_forward_product(const LinearFwd& a);
 Matmul fp8_input_grad_product(const LinearBwd& a);
 Matmul fp8_weight_grad_product(const LinearBwd& a);
 
+// A [rows, cols] tensor of one-byte `dt` at `offset` bytes into `storage`, which must hold it
+// (data stays null on the trace backend): where fp8 copies are kept.
+Tensor fp8_copy_in(const Tensor& storage, int64_t offset, DType dt, int64_t rows, int64_t cols);
+
 // Floats from one tensor's scale_inv to the next in an Fp8ScaleUpdate: 1 for [T], k for [T, k];
 // 0 where scale_inv has neither shape.
 int64_t fp8_scale_inv_stride(const Fp8ScaleUpdate& a);

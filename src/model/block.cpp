@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "backend/fp8_linear.h"
+
 namespace hwt {
 namespace {
 
@@ -29,22 +31,11 @@ std::optional<TtChain> tt_chain(const TtFactors& f, TtRole role) {
   return tt_linear_chain(out, in, ranks);
 }
 
-// A [rows, cols] tensor of one-byte `dt` at `offset` bytes into `storage` (data stays null on
-// the trace backend).
-Tensor bytes_view(const Tensor& storage, int64_t offset, DType dt, int64_t rows, int64_t cols) {
-  HWT_CHECK(static_cast<size_t>(offset + rows * cols) <= storage.bytes(),
-            "{} cannot hold {} bytes of fp8 copies", storage.str(), offset + rows * cols);
-  Tensor t = storage;
-  if (t.data) t.data = static_cast<uint8_t*>(t.data) + offset;
-  t.dtype = dt;
-  t.shape = Shape{rows, cols};
-  return t;
-}
-
 // Both layouts of a [rows, cols] fp8 tensor in `storage`: as it is, then transposed.
 std::pair<Tensor, Tensor> both_layouts(const Tensor& storage, DType dt) {
   const int64_t rows = storage.rows(), cols = storage.cols();
-  return {bytes_view(storage, 0, dt, rows, cols), bytes_view(storage, rows * cols, dt, cols, rows)};
+  return {fp8_copy_in(storage, 0, dt, rows, cols),
+          fp8_copy_in(storage, rows * cols, dt, cols, rows)};
 }
 
 Fp8Out fp8_out(const Tensor& out, const Tensor& out_t, const Fp8Scaled& s) {

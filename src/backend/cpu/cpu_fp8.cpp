@@ -58,7 +58,7 @@ void CpuBackend::fp8_scale_update(const Fp8ScaleUpdate& a) {
                 a.scale.numel() == tensors && fp8_scale_inv_stride(a) > 0,
             "fp8_scale_update amax {}, history {}, scale {}, scale_inv {}", a.amax.str(),
             a.history.str(), a.scale.str(), a.scale_inv.str());
-  const int64_t len = a.history.cols();
+  const int64_t len = a.history.cols(), stride = fp8_scale_inv_stride(a);
   const float max_value = fp8_max(a.format);
   for (int64_t t = 0; t < tensors; ++t) {
     float* h = a.history.as<float>() + t * len;
@@ -70,7 +70,7 @@ void CpuBackend::fp8_scale_update(const Fp8ScaleUpdate& a) {
       for (int64_t i = 0; i < len; ++i) window = fp8_amax_join(window, h[i]);
     float& scale = a.scale.as<float>()[t];
     scale = fp8_next_scale(window, scale, max_value, a.margin);
-    a.scale_inv.as<float>()[t * fp8_scale_inv_stride(a)] = 1.0f / scale;
+    a.scale_inv.as<float>()[t * stride] = 1.0f / scale;
     amax = 0.0f;
   }
 }
