@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 using test::TempDir;
 
 // A character LM small enough for CI whose linear layers (hidden 32, FFN 64, vocabulary padded
-// to 128) and batches (8 x 32 rows) are all multiples of 16, so each runs in fp8.
+// to 128) and batches (8 x 32 rows) are all multiples of 16, so each runs in fp8; on the CPU also
+// where a GPU is present (whose shape model would keep such small products in bf16).
 std::string lm_args(const TempDir& dir, const std::string& out, const std::string& extra) {
   return "train --quiet --out " + (dir / out) + " --set data.format=text --set data.path=" +
          HWT_SOURCE_DIR "/tests/fixtures/golden/lm.txt" +
@@ -29,6 +30,7 @@ std::string lm_args(const TempDir& dir, const std::string& out, const std::strin
          "--set model.max_seq=32 --set model.head=lm --set model.causal=true "
          "--set model.hidden=32 --set model.heads=4 --set model.ffn=64 --set model.dropout=0 "
          "--set model.attn_dropout=0 --set train.batch_size=8 --set train.threads=2 "
+         "--set train.device=cpu "
          "--set train.log_every=4 --set optim.lr=3e-3 --set optim.warmup_steps=4 " +
          extra;
 }
