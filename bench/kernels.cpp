@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -273,8 +274,9 @@ void decode_linears(Bench& k) {
 }
 #endif
 
-// The fp8 cast of a bf16 tensor, as it is and transposed: GPT-2 XL's fc output (16384 x 6400)
-// and Llama-3.2-1B's attention input (8192 x 2048), the bandwidth against the copy roofline.
+// The fp8 cast of a bf16 tensor, as it is, transposed and both at once: GPT-2 XL's fc output (16384
+// x 6400) and Llama-3.2-1B's attention input (8192 x 2048), the bandwidth against the copy
+// roofline.
 void fp8_casts(Bench& k) {
   const Tensor one = k.make(DType::F32, {1}, false), amax = k.make(DType::F32, {1}, false);
   const Tensor counts = k.make(DType::I32, {3}, false);
@@ -282,14 +284,14 @@ void fp8_casts(Bench& k) {
   k.be().fill({amax, 0.0f});
   k.be().fill({counts, 0.0f});
   for (const auto& [rows, cols] : {std::pair<int64_t, int64_t>{16384, 6400}, {8192, 2048}})
-    for (const bool transpose : {false, true}) {
+    for (const auto& [as_is, transposed, label] :
+         {std::tuple{true, false, ""}, {false, true, " transposed"}, {true, true, " both"}}) {
       const Tensor x = k.make(DType::BF16, {rows, cols});
-      const Tensor out =
-          k.make(DType::F8E4M3, transpose ? Shape{cols, rows} : Shape{rows, cols}, false);
-      k.op(fmt::format("fp8_cast bf16 {}x{}{}", rows, cols, transpose ? " transposed" : ""),
-           [&](Backend& b) {
-             b.fp8_cast({x, out, one, amax, counts, transpose});
-           });
+      const Tensor out = as_is ? k.make(DType::F8E4M3, {rows, cols}, false) : Tensor{};
+      const Tensor out_t = transposed ? k.make(DType::F8E4M3, {cols, rows}, false) : Tensor{};
+      k.op(fmt::format("fp8_cast bf16 {}x{}{}", rows, cols, label), [&](Backend& b) {
+        b.fp8_cast({x, {out, out_t, one, amax, counts}});
+      });
     }
 }
 
@@ -330,7 +332,8 @@ void fp8_gemms(Bench& k) {
     // The fp8 copies: x and W as they are and transposed (E4M3), dy transposed (E5M2).
     auto cast = [&](Tensor src, DType dt, bool transpose) {
       const Tensor out = k.make(dt, transpose ? Shape{src.cols(), src.rows()} : src.shape, false);
-      cuda.fp8_cast({src, out, one, amax, counts, transpose});
+      cuda.fp8_cast(
+          {src, {transpose ? Tensor{} : out, transpose ? out : Tensor{}, one, amax, counts}});
       return out;
     };
     const Tensor x8 = cast(x, DType::F8E4M3, false), xt8 = cast(x, DType::F8E4M3, true);

@@ -1,6 +1,6 @@
 // The CUDA backend's fp8 ops against the CPU reference: the cast (every code, the amax and the
-// counts equal, from f32, bf16 and f16 inputs, as it is and transposed, at odd sizes and over
-// several blocks) and the fp8 product through cuBLASLt.
+// counts equal, from f32, bf16 and f16 inputs, as it is, transposed and both at once, at odd
+// sizes and over several blocks) and the fp8 product through cuBLASLt.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,25 +20,71 @@ namespace hwt {
 namespace {
 
 struct Figures {
-  std::vector<uint8_t> codes;
+  std::vector<uint8_t> codes, codes_t;  // as it is and transposed, where written
   float amax = 0.0f;
   std::vector<int32_t> counts;
 };
 
 // The cast of host floats x [rows, cols] (f32) on `be`, with x held in dtype `xt` there.
 Figures cast_on(Backend& be, DType xt, const std::vector<float>& x, int64_t rows, int64_t cols,
-                DType out_dt, float scale, bool transpose) {
+                DType out_dt, float scale, test::Fp8Layouts layouts) {
   test::DevPool p(be, xt);
-  const Tensor out = p.make(out_dt, transpose ? Shape{cols, rows} : Shape{rows, cols});
-  const Tensor amax = p.f32({1}, {0.0f});
-  const Tensor counts = p.i32({3}, {0, 0, 0});
-  be.fp8_cast({p.act({rows, cols}, x), out, p.f32({1}, {scale}), amax, counts, transpose});
+  const Fp8Out to{test::writes_as_is(layouts) ? p.make(out_dt, Shape{rows, cols}) : Tensor{},
+                  test::writes_transposed(layouts) ? p.make(out_dt, Shape{cols, rows}) : Tensor{},
+                  p.f32({1}, {scale}), p.f32({1}, {0.0f}), p.i32({3}, {0, 0, 0})};
+  be.fp8_cast({p.act({rows, cols}, x), to});
   Figures f;
-  f.codes.resize(static_cast<size_t>(rows * cols));
-  be.download(f.codes.data(), out);
-  f.amax = p.read(amax)[0];
-  f.counts = p.read_i32(counts);
+  for (auto [t, codes] : {std::pair{&to.out, &f.codes}, {&to.out_t, &f.codes_t}}) {
+    if (!t->defined()) continue;
+    codes->resize(static_cast<size_t>(rows * cols));
+    be.download(codes->data(), *t);
+  }
+  f.amax = p.read(to.amax)[0];
+  f.counts = p.read_i32(to.counts);
   return f;
+}
+
+// An op's fp8 copies (Fp8Out of a [rows, width] output) and figures, read back to the host.
+struct CopiesRead {
+  std::vector<uint8_t> out, out_t;
+  float amax = 0.0f;
+  std::vector<int32_t> counts;
+};
+CopiesRead read_copies(Backend& be, test::DevPool& p, const Fp8Out& f) {
+  CopiesRead r;
+  r.out.resize(static_cast<size_t>(f.out.numel()));
+  r.out_t.resize(r.out.size());
+  be.download(r.out.data(), f.out);
+  be.download(r.out_t.data(), f.out_t);
+  r.amax = p.read(f.amax)[0];
+  r.counts = p.read_i32(f.counts);
+  return r;
+}
+
+// The device's copies against the CPU's where the device's exponentials differ from the CPU's in
+// their last bits: the device's two layouts agree code for code; each code that differs from the
+// CPU's stands for the CPU's value within `step` of it (one fp8 step, relative) or within `floor`;
+// at most 2% differ; amax within 1e-5; the saturated count within the codes that differ, the
+// flushed count within those and `more_flushed` (values the device and the CPU round apart below
+// fp8's range). The CPU's copies must saturate some values.
+void expect_copies_near(const CopiesRead& want, const CopiesRead& got, int64_t rows, int64_t width,
+                        Fp8Format f, double step, double floor, int64_t more_flushed) {
+  int64_t differ = 0, wrong = 0;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < width; ++j) {
+      const size_t at = size_t(i * width + j), at_t = size_t(j * rows + i);
+      EXPECT_EQ(got.out_t[at_t], got.out[at]) << "the two layouts disagree at " << i << "," << j;
+      if (got.out[at] == want.out[at]) continue;
+      ++differ;
+      const double g = fp8_to_float(got.out[at], f), w = fp8_to_float(want.out[at], f);
+      if (!(std::fabs(g - w) <= step * std::fabs(w) + floor)) ++wrong;
+    }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_LE(differ * 50, rows * width);
+  EXPECT_NEAR(got.amax, want.amax, 1e-5 * want.amax);
+  EXPECT_GT(want.counts[0], 0) << "the inputs should saturate some values";
+  EXPECT_NEAR(got.counts[0], want.counts[0], differ);
+  EXPECT_NEAR(got.counts[1], want.counts[1], differ + more_flushed);
 }
 
 class CudaFp8 : public ::testing::TestWithParam<DType> {
@@ -60,26 +106,28 @@ TEST_P(CudaFp8, CastMatchesTheCpu) {
   int64_t saturated = 0, flushed = 0;  // over every case: the inputs reach both counts
   // One element short of a vector, odd tiles, several blocks, a row count not a multiple of 4;
   // whole transposed tiles read and written 16 bytes a thread (128 x 192), read so but written
-  // in words (100 x 128), and read an element at a time but written so (128 x 70).
+  // in words (100 x 128), and read an element at a time but written so (128 x 70); thousands of
+  // tiles, whole (4160 x 2112) and whole and cut (4100 x 2100).
   for (const Size s : {Size{1, 15}, Size{67, 131}, Size{128, 192}, Size{3, 1000}, Size{501, 70},
-                       Size{100, 128}, Size{128, 70}})
+                       Size{100, 128}, Size{128, 70}, Size{4160, 2112}, Size{4100, 2100}})
     for (const DType out_dt : {DType::F8E4M3, DType::F8E5M2})
-      for (const bool transpose : {false, true}) {
+      for (const test::Fp8Layouts layouts : test::kAllFp8Layouts) {
         SCOPED_TRACE(testing::Message() << s.rows << "x" << s.cols << " " << dtype_name(out_dt)
-                                        << (transpose ? " transposed" : ""));
+                                        << " " << test::layouts_label(layouts));
         std::vector<float> x =
             test::DevPool(gpu, GetParam()).rounded(test::wide_values(s.rows * s.cols, s.rows + 3));
         const float scale = out_dt == DType::F8E4M3 ? 4.0f : 1.0f;
-        const Figures want = cast_on(cpu, DType::F32, x, s.rows, s.cols, out_dt, scale, transpose);
-        const Figures got = cast_on(gpu, GetParam(), x, s.rows, s.cols, out_dt, scale, transpose);
+        const Figures want = cast_on(cpu, DType::F32, x, s.rows, s.cols, out_dt, scale, layouts);
+        const Figures got = cast_on(gpu, GetParam(), x, s.rows, s.cols, out_dt, scale, layouts);
         saturated += want.counts[0];
         flushed += want.counts[1];
         const Fp8Format f = fp8_format(out_dt);
         int64_t wrong = 0;
-        for (size_t i = 0; i < want.codes.size(); ++i) {
-          const bool nan = fp8_is_nan(want.codes[i], f);
-          if (nan ? !fp8_is_nan(got.codes[i], f) : got.codes[i] != want.codes[i]) ++wrong;
-        }
+        for (auto [w, g] : {std::pair{&want.codes, &got.codes}, {&want.codes_t, &got.codes_t}})
+          for (size_t i = 0; i < w->size(); ++i) {
+            const bool nan = fp8_is_nan((*w)[i], f);
+            if (nan ? !fp8_is_nan((*g)[i], f) : (*g)[i] != (*w)[i]) ++wrong;
+          }
         EXPECT_EQ(wrong, 0);
         EXPECT_EQ(got.amax, want.amax);
         EXPECT_EQ(got.counts, want.counts);
@@ -97,7 +145,8 @@ TEST_P(CudaFp8, CastMatchesTheCpu) {
 // code must stand for the CPU's value within one fp8 step of it (2^-3 relative in E4M3, 2^-2 in
 // E5M2) or within 1e-6 of the largest value, codes may differ in at most 2% of the elements, and
 // the counts by at most that many (the flushed count also by the values the CPU gives as 0). Tiles
-// whole and cut (rows and widths not multiples of 64 or of a vector), with the output itself
+// whole and cut (rows and widths not multiples of 64 or of a vector), thousands of them
+// (4100 x 1100), with the output itself
 // written beside the copies or not: where it is, it must equal the plain op's on the device bit for
 // bit (the same kernel arithmetic).
 TEST_P(CudaFp8, GatedUnitCopiesMatchTheCpu) {
@@ -105,7 +154,8 @@ TEST_P(CudaFp8, GatedUnitCopiesMatchTheCpu) {
   struct Size {
     int64_t rows, n;
   };
-  for (const Size sz : {Size{67, 37}, Size{128, 192}, Size{80, 72}, Size{3, 1000}})
+  for (const Size sz :
+       {Size{67, 37}, Size{128, 192}, Size{80, 72}, Size{3, 1000}, Size{4100, 1100}})
     for (const Activation kind : {Activation::SwiGlu, Activation::GeGlu})
       for (const bool backward : {false, true})
         for (const bool keep_output : {false, true}) {
@@ -121,9 +171,7 @@ TEST_P(CudaFp8, GatedUnitCopiesMatchTheCpu) {
           pre = round.rounded(pre);
           dy = round.rounded(dy);
           struct Got {
-            std::vector<uint8_t> out, out_t;
-            float amax;
-            std::vector<int32_t> counts;
+            CopiesRead copies;
             std::vector<float> y, plain;
           };
           auto run = [&](Backend& be, DType dt) {
@@ -140,44 +188,73 @@ TEST_P(CudaFp8, GatedUnitCopiesMatchTheCpu) {
               be.glu_forward({pre_t, y, kind, f});
               be.glu_forward({pre_t, plain, kind});
             }
-            Got g;
-            g.out.resize(static_cast<size_t>(rows * width));
-            g.out_t.resize(g.out.size());
-            be.download(g.out.data(), f.out);
-            be.download(g.out_t.data(), f.out_t);
-            g.amax = p.read(f.amax)[0];
-            g.counts = p.read_i32(f.counts);
+            Got g{read_copies(be, p, f), {}, p.read(plain)};
             if (keep_output) g.y = p.read(y);
-            g.plain = p.read(plain);
             return g;
           };
           const Got want = run(cpu, DType::F32), got = run(gpu, GetParam());
-          const Fp8Format f = fp8_format(out_dt);
-          const double step = backward ? 0.25 : 0.125, floor = 1e-6 * want.amax * scale;
-          int64_t differ = 0, wrong = 0;
-          for (int64_t i = 0; i < rows; ++i)
-            for (int64_t j = 0; j < width; ++j) {
-              const size_t at = size_t(i * width + j), at_t = size_t(j * rows + i);
-              EXPECT_EQ(got.out_t[at_t], got.out[at])
-                  << "the two layouts disagree at " << i << "," << j;
-              if (got.out[at] == want.out[at]) continue;
-              ++differ;
-              const double g = fp8_to_float(got.out[at], f), w = fp8_to_float(want.out[at], f);
-              if (!(std::fabs(g - w) <= step * std::fabs(w) + floor)) ++wrong;
-            }
-          EXPECT_EQ(wrong, 0);
-          EXPECT_LE(differ * 50, rows * width);
-          EXPECT_NEAR(got.amax, want.amax, 1e-5 * want.amax);
-          EXPECT_GT(want.counts[0], 0) << "the inputs should saturate some values";
           // A value the CPU gives as exactly 0 (GeGLU's cancelling tail) may be a tiny one on the
           // device, flushed to the same code 0 but counted as flushed there.
           const auto zeros = std::count(want.plain.begin(), want.plain.end(), 0.0f);
-          EXPECT_NEAR(got.counts[0], want.counts[0], differ);
-          EXPECT_NEAR(got.counts[1], want.counts[1], differ + zeros);
+          expect_copies_near(want.copies, got.copies, rows, width, fp8_format(out_dt),
+                             backward ? 0.25 : 0.125, 1e-6 * want.copies.amax * scale, zeros);
           if (keep_output) {
             EXPECT_EQ(got.y, got.plain);
           }
         }
+}
+
+// The cross-entropy gradient written as its fp8 copies (CrossEntropy with Fp8Out: the LM head's
+// dy) against the CPU's plain gradient then cast. As for the gated unit, the device's exponential
+// differs from the CPU's in its last bits, so each code must stand for the CPU's value within one
+// E5M2 step (2^-2 relative) or 1e-6 of the largest, in at most 2% of the elements; the device
+// also flushes exponentials below 2^-126 to exactly 0, which the CPU keeps and then counts as
+// flushed by the cast, so the flushed count may fall short by those. Rows ignored (-1) and padded
+// columns (classes < cols) give 0; tiles whole and cut, thousands of them.
+// The losses are the plain kernel's bit for bit, the row log-sum-exps the CPU's within 1e-5.
+TEST_P(CudaFp8, CrossEntropyCopiesMatchTheCpu) {
+  Backend& gpu = test::gpu_ref();
+  struct Size {
+    int64_t rows, cols, classes;
+  };
+  for (const Size sz : {Size{67, 131, 129}, Size{128, 192, 192}, Size{4100, 1100, 1090}}) {
+    SCOPED_TRACE(testing::Message() << sz.rows << "x" << sz.cols << " classes " << sz.classes);
+    const int64_t rows = sz.rows, cols = sz.cols;
+    const float scale = 1048576.0f;  // gradients near -0.5 (confident rows) saturate E5M2
+    test::DevPool round(gpu, GetParam());
+    const std::vector<float> logits = round.rounded(test::randn(rows * cols, rows + 5, 6.0f));
+    std::vector<int32_t> targets(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r)
+      targets[size_t(r)] = r % 7 == 3 ? -1 : static_cast<int32_t>((r * 31) % sz.classes);
+    struct Got {
+      CopiesRead copies;
+      std::vector<float> losses, plain_losses, lse, plain;
+    };
+    auto run = [&](Backend& be, DType dt) {
+      test::DevPool p(be, dt);
+      const Tensor x = p.act({rows, cols}, logits), t = p.i32({rows}, targets);
+      Fp8Out f{p.make(DType::F8E5M2, {rows, cols}), p.make(DType::F8E5M2, {cols, rows}),
+               p.f32({1}, {scale}), p.f32({1}, {0.0f}), p.i32({3}, {0, 0, 0})};
+      const Tensor losses = p.poisoned(DType::F32, {rows}), lse = p.poisoned(DType::F32, {rows});
+      be.cross_entropy({x, t, losses, {}, 0.5f, {}, sz.classes, lse, f});
+      const Tensor plain = p.poisoned(dt, {rows, cols});
+      const Tensor plain_losses = p.poisoned(DType::F32, {rows});
+      be.cross_entropy({x, t, plain_losses, plain, 0.5f, {}, sz.classes});
+      return Got{read_copies(be, p, f), p.read(losses), p.read(plain_losses), p.read(lse),
+                 p.read(plain)};
+    };
+    const Got want = run(cpu, DType::F32), got = run(gpu, GetParam());
+    EXPECT_GT(want.copies.counts[1], 0) << "the inputs should flush some values";
+    const auto tiny = std::count_if(want.plain.begin(), want.plain.end(),
+                                    [](float v) { return v != 0.0f && std::fabs(v) < 1.2e-38f; });
+    expect_copies_near(want.copies, got.copies, rows, cols, Fp8Format::E5M2, 0.25,
+                       1e-6 * want.copies.amax * scale, tiny);
+    EXPECT_EQ(got.losses, got.plain_losses);
+    for (int64_t r = 0; r < rows; ++r)
+      EXPECT_NEAR(got.lse[size_t(r)], want.lse[size_t(r)],
+                  1e-5 * (1 + std::fabs(want.lse[size_t(r)])))
+          << "row " << r;
+  }
 }
 
 // c = a · bᵀ of fp8 operands into c of the test's dtype (f32, bf16, f16), against the CPU's fp32

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -161,56 +162,86 @@ TEST(Fp8Linear, EachProductChosenApart) {
   EXPECT_THROW(be.linear_forward(odd), Error);
 }
 
+// One fp8 layer's step on `b`, forward then the plain backward, of x, w and dy scaled as below;
+// `prepare` may change the layer's fp8 form (and spoil x or dy) first. What it gave: y, dx, dw and
+// the amaxes of x, w and dy; on the trace, the casts it recorded.
+struct StepOut {
+  std::vector<float> y, dx, dw, amax;
+  int casts = 0;
+};
+using Prepare = std::function<void(Backend&, test::Fp8LinearState&, LinearFwd&, LinearBwd&)>;
+StepOut fp8_step(Backend& b, const Prepare& prepare) {
+  const std::vector<float> x = test::randn(kM * kK, 1), w = test::randn(kN * kK, 2, 0.1f),
+                           dy = test::randn(kM * kN, 4, 0.01f);
+  test::Fp8LinearState l(b, kM, kN, kK, 64.0f, 2048.0f, 4096.0f);
+  LinearFwd f{l.p.f32({kM, kK}, x),
+              l.p.f32({kN, kK}, w),
+              {},
+              l.p.zeros({kM, kN}),
+              Activation::None,
+              {},
+              l.fp8};
+  LinearBwd bw = plain_backward(l, f, dy);
+  prepare(b, l, f, bw);
+  auto* trace = dynamic_cast<TraceBackend*>(&b);
+  if (trace) trace->clear();
+  b.linear_forward(f);
+  b.linear_backward(bw);
+  StepOut o;
+  if (trace) {
+    for (const OpRecord& r : trace->workload().ops) o.casts += r.op == Op::fp8_cast;
+    return o;
+  }
+  o.y = l.p.read(f.y);
+  o.dx = l.p.read(bw.dx);
+  o.dw = l.p.read(bw.dw);
+  o.amax = {l.p.read(l.x.amax)[0], l.p.read(l.w.amax)[0], l.p.read(l.dy.amax)[0]};
+  EXPECT_EQ(o.amax[0], test::max_abs(x));  // each kept once, by a cast or the producer
+  EXPECT_EQ(o.amax[1], test::max_abs(w));
+  EXPECT_EQ(o.amax[2], test::max_abs(dy));
+  return o;
+}
+
+void expect_same_step(const StepOut& a, const StepOut& b) {
+  EXPECT_EQ(a.y, b.y);
+  EXPECT_EQ(a.dx, b.dx);
+  EXPECT_EQ(a.dw, b.dw);
+}
+
 // Copies of x and dy that their producer wrote (Fp8Linear::made) are read in place of casts: the
 // products give what they give over the layer's own casts, and only w is cast (and traced).
 TEST(Fp8Linear, ProducersCopiesReplaceTheirCasts) {
+  const Prepare made = [](Backend& b, test::Fp8LinearState& l, LinearFwd& f, LinearBwd& bw) {
+    const Fp8Copies c{l.p.make(DType::F8E4M3, {kM, kK}), l.p.make(DType::F8E4M3, {kK, kM}),
+                      l.p.make(DType::F8E5M2, {kM, kN}), l.p.make(DType::F8E5M2, {kN, kM})};
+    cast_fp8_out(b, f.x, fp8_out(c.x, c.x_t, l.x));
+    cast_fp8_out(b, bw.dy, fp8_out(c.dy, c.dy_t, l.dy));
+    f.fp8.made = bw.fp8.made = c;
+    // What the products read must be the copies: the layer's own x and dy are spoiled.
+    b.fill({f.x, NAN});
+    b.fill({bw.dy, NAN});
+  };
+  const Prepare as_is = [](Backend&, test::Fp8LinearState&, LinearFwd&, LinearBwd&) {};
   CpuBackend be(2);
-  const float sx = 64.0f, sw = 2048.0f, sdy = 4096.0f;
-  const std::vector<float> x = test::randn(kM * kK, 1), w = test::randn(kN * kK, 2, 0.1f),
-                           dy = test::randn(kM * kN, 4, 0.01f);
-  struct Out {
-    std::vector<float> y, dx, dw;
-  };
-  auto run = [&](Backend& b, bool made) {
-    test::Fp8LinearState l(b, kM, kN, kK, sx, sw, sdy);
-    LinearFwd f{l.p.f32({kM, kK}, x),
-                l.p.f32({kN, kK}, w),
-                {},
-                l.p.zeros({kM, kN}),
-                Activation::None,
-                {},
-                l.fp8};
-    LinearBwd bw = plain_backward(l, f, dy);
-    if (made) {
-      const Fp8Copies c{l.p.make(DType::F8E4M3, {kM, kK}), l.p.make(DType::F8E4M3, {kK, kM}),
-                        l.p.make(DType::F8E5M2, {kM, kN}), l.p.make(DType::F8E5M2, {kN, kM})};
-      cast_fp8_out(b, f.x, {c.x, c.x_t, l.x.scale, l.x.amax, l.x.counts});
-      cast_fp8_out(b, bw.dy, {c.dy, c.dy_t, l.dy.scale, l.dy.amax, l.dy.counts});
-      f.fp8.made = bw.fp8.made = c;
-      // What the products read must be the copies: the layer's own x and dy are spoiled.
-      b.fill({f.x, NAN});
-      b.fill({bw.dy, NAN});
-    }
-    if (auto* t = dynamic_cast<TraceBackend*>(&b)) t->clear();
-    b.linear_forward(f);
-    b.linear_backward(bw);
-    if (auto* t = dynamic_cast<TraceBackend*>(&b)) {
-      int casts = 0;
-      for (const OpRecord& r : t->workload().ops) casts += r.op == Op::fp8_cast;
-      EXPECT_EQ(casts, made ? 2 : 6);  // w and wᵀ
-      return Out{};
-    }
-    EXPECT_EQ(l.p.read(l.x.amax)[0], test::max_abs(x));  // kept once, by the casts or the producer
-    EXPECT_EQ(l.p.read(l.dy.amax)[0], test::max_abs(dy));
-    return Out{l.p.read(f.y), l.p.read(bw.dx), l.p.read(bw.dw)};
-  };
-  const Out cast = run(be, false), made = run(be, true);
-  EXPECT_EQ(made.y, cast.y);
-  EXPECT_EQ(made.dx, cast.dx);
-  EXPECT_EQ(made.dw, cast.dw);
+  expect_same_step(fp8_step(be, made), fp8_step(be, as_is));
   TraceBackend trace;
-  run(trace, false);
-  run(trace, true);
+  EXPECT_EQ(fp8_step(trace, as_is).casts, 5);  // x, w, dy (both layouts), wᵀ, xᵀ
+  EXPECT_EQ(fp8_step(trace, made).casts, 2);   // w, wᵀ
+}
+
+// wᵀ kept from the forward's cast of w (Fp8Linear::w_t) gives the input-grad product the codes
+// of the cast it replaces: the same results and figures (w's kept once, by the forward), from
+// four casts (x, w with wᵀ, dy with dyᵀ, xᵀ) where there were five.
+TEST(Fp8Linear, KeptWeightCopyReplacesTheInputGradCast) {
+  const Prepare keep = [](Backend&, test::Fp8LinearState& l, LinearFwd& f, LinearBwd& bw) {
+    f.fp8.w_t = bw.fp8.w_t = l.p.make(DType::F8E4M3, {kK, kN});
+  };
+  const Prepare as_is = [](Backend&, test::Fp8LinearState&, LinearFwd&, LinearBwd&) {};
+  CpuBackend be(2);
+  expect_same_step(fp8_step(be, keep), fp8_step(be, as_is));
+  TraceBackend trace;
+  EXPECT_EQ(fp8_step(trace, as_is).casts, 5);
+  EXPECT_EQ(fp8_step(trace, keep).casts, 4);
 }
 
 // The trace records the casts and the products in fp8, which the step-time model prices.
@@ -243,7 +274,7 @@ TEST(Fp8Linear, TraceRecordsTheCastsAndFp8Products) {
     if (r.op == Op::fp8_cast) ++casts;
     for (const GemmCall& g : r.gemms) gemm_dtypes.push_back(g.dtype);
   }
-  EXPECT_EQ(casts, 6);  // x, w; dy, wᵀ; dyᵀ, xᵀ
+  EXPECT_EQ(casts, 5);  // x, w; dy with dyᵀ, wᵀ; xᵀ
   EXPECT_EQ(gemm_dtypes, (std::vector<DType>{DType::F8E4M3, DType::F8E5M2, DType::F8E5M2}));
 }
 

@@ -34,12 +34,13 @@ class CpuFp8 : public ::testing::Test {
   std::vector<DeviceBuffer> bufs_;
 };
 
+// Each layout written holds every code, and a cast writing both counts its figures once.
 TEST_F(CpuFp8, CastIsQuantizeFp8AsItIsAndTransposed) {
   const int64_t rows = 9, cols = 13;
   const std::vector<float> x = test::wide_values(rows * cols, 7);
   for (const DType dt : {DType::F8E4M3, DType::F8E5M2})
-    for (const bool transpose : {false, true}) {
-      SCOPED_TRACE(testing::Message() << dtype_name(dt) << (transpose ? " transposed" : ""));
+    for (const test::Fp8Layouts layouts : test::kAllFp8Layouts) {
+      SCOPED_TRACE(testing::Message() << dtype_name(dt) << " " << test::layouts_label(layouts));
       const float scale = dt == DType::F8E4M3 ? 2.0f : 1.0f;
       std::vector<uint8_t> want(x.size());
       const Fp8Counts c = quantize_fp8(x, scale, fp8_format(dt), want);
@@ -49,24 +50,75 @@ TEST_F(CpuFp8, CastIsQuantizeFp8AsItIsAndTransposed) {
       // Earlier figures: an amax below this cast's, counts to be added to.
       const Tensor amax = hold(DType::F32, Shape{1}, std::vector<float>{0.5f});
       const Tensor counts = hold(DType::I32, Shape{3}, std::vector<int32_t>{1, 2, 3});
-      const Tensor out = make(dt, transpose ? Shape{cols, rows} : Shape{rows, cols});
-      be.fp8_cast({hold(DType::F32, Shape{rows, cols}, x), out,
-                   hold(DType::F32, Shape{1}, std::vector<float>{scale}), amax, counts, transpose});
-      const uint8_t* got = out.as<uint8_t>();
+      Fp8Out to{test::writes_as_is(layouts) ? make(dt, Shape{rows, cols}) : Tensor{},
+                test::writes_transposed(layouts) ? make(dt, Shape{cols, rows}) : Tensor{},
+                hold(DType::F32, Shape{1}, std::vector<float>{scale}), amax, counts};
+      be.fp8_cast({hold(DType::F32, Shape{rows, cols}, x), to});
       for (int64_t i = 0; i < rows; ++i)
-        for (int64_t j = 0; j < cols; ++j)
-          EXPECT_EQ(got[transpose ? j * rows + i : i * cols + j], want[size_t(i * cols + j)])
-              << i << "," << j;
+        for (int64_t j = 0; j < cols; ++j) {
+          const uint8_t code = want[size_t(i * cols + j)];
+          if (to.out.defined()) {
+            EXPECT_EQ(to.out.as<uint8_t>()[i * cols + j], code) << i << "," << j;
+          }
+          if (to.out_t.defined()) {
+            EXPECT_EQ(to.out_t.as<uint8_t>()[j * rows + i], code) << i << "," << j << " transposed";
+          }
+        }
       EXPECT_EQ(*amax.as<float>(), c.amax);
       EXPECT_EQ(counts.as<int32_t>()[0], 1 + c.overflow);
       EXPECT_EQ(counts.as<int32_t>()[1], 2 + c.underflow);
       EXPECT_EQ(counts.as<int32_t>()[2], 3 + c.non_finite);
       // A larger earlier amax stays.
       *amax.as<float>() = 1e30f;
-      be.fp8_cast({hold(DType::F32, Shape{rows, cols}, x), out,
-                   hold(DType::F32, Shape{1}, std::vector<float>{scale}), amax, counts, transpose});
+      be.fp8_cast({hold(DType::F32, Shape{rows, cols}, x), to});
       EXPECT_EQ(*amax.as<float>(), 1e30f);
     }
+}
+
+// The cross-entropy gradient written as its fp8 copies (CrossEntropy with Fp8Out) gives the codes
+// of the plain gradient cast as fp8_cast casts it, in both layouts, with the figures of one cast;
+// the losses are the plain op's, and lse each counted row's log-sum-exp (loss + target logit), 0
+// where the row is ignored.
+TEST_F(CpuFp8, CrossEntropyWritesItsGradientsCasts) {
+  const int64_t rows = 6, cols = 11, classes = 9;
+  const std::vector<float> logits = test::randn(rows * cols, 5, 8.0f);
+  const std::vector<int32_t> targets{3, -1, 0, 8, 5, 1};
+  const float scale = 1048576.0f;  // gradients near -0.25 (confident rows) saturate E5M2
+  const Tensor x = hold(DType::F32, Shape{rows, cols}, logits);
+  const Tensor t = hold(DType::I32, Shape{rows}, targets);
+  const Tensor plain = make(DType::F32, Shape{rows, cols}),
+               plain_losses = make(DType::F32, Shape{rows});
+  be.cross_entropy({x, t, plain_losses, plain, 0.25f, {}, classes});
+  const std::vector<float> values(plain.as<float>(), plain.as<float>() + rows * cols);
+  std::vector<uint8_t> want(values.size());
+  const Fp8Counts c = quantize_fp8(values, scale, Fp8Format::E5M2, want);
+  ASSERT_GT(c.overflow, 0);
+  ASSERT_GT(c.underflow, 0);
+  Fp8Out f{make(DType::F8E5M2, Shape{rows, cols}), make(DType::F8E5M2, Shape{cols, rows}),
+           hold(DType::F32, Shape{1}, std::vector<float>{scale}),
+           hold(DType::F32, Shape{1}, std::vector<float>{0.0f}),
+           hold(DType::I32, Shape{3}, std::vector<int32_t>{0, 0, 0})};
+  const Tensor losses = make(DType::F32, Shape{rows}), lse = make(DType::F32, Shape{rows});
+  be.cross_entropy({x, t, losses, {}, 0.25f, {}, classes, lse, f});
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const uint8_t code = want[size_t(i * cols + j)];
+      EXPECT_EQ(f.out.as<uint8_t>()[i * cols + j], code) << i << "," << j;
+      EXPECT_EQ(f.out_t.as<uint8_t>()[j * rows + i], code) << i << "," << j << " transposed";
+    }
+    EXPECT_EQ(losses.as<float>()[i], plain_losses.as<float>()[i]);
+    const int32_t tg = targets[size_t(i)];
+    const float row_lse = lse.as<float>()[i];
+    if (tg < 0) {
+      EXPECT_EQ(row_lse, 0.0f);
+    } else {  // lse - x_target was rounded once
+      EXPECT_NEAR(row_lse - losses.as<float>()[i], logits[size_t(i * cols + tg)],
+                  1e-5f * std::fabs(row_lse));
+    }
+  }
+  EXPECT_EQ(*f.amax.as<float>(), c.amax);
+  EXPECT_EQ(f.counts.as<int32_t>()[0], c.overflow);
+  EXPECT_EQ(f.counts.as<int32_t>()[1], c.underflow);
 }
 
 // A gated unit writing its output's fp8 copies (Fp8Out) gives the codes of its output cast as

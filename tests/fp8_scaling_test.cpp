@@ -20,8 +20,8 @@ void cast(Backend& be, const Fp8DelayedScaling& s, int64_t t, float value) {
   float x = value;
   uint8_t code = 0;
   const DType fp8 = s.format() == Fp8Format::E4M3 ? DType::F8E4M3 : DType::F8E5M2;
-  be.fp8_cast({Tensor{&x, Shape{1}, DType::F32}, Tensor{&code, Shape{1}, fp8}, s.scale(t),
-               s.amax(t), s.counts(t)});
+  be.fp8_cast({Tensor{&x, Shape{1}, DType::F32},
+               {Tensor{&code, Shape{1}, fp8}, {}, s.scale(t), s.amax(t), s.counts(t)}});
 }
 
 TEST(Fp8Scaling, MaxOverTheHistoryWindow) {

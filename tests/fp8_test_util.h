@@ -28,6 +28,20 @@ inline std::vector<float> wide_values(int64_t n, uint64_t seed) {
   return v;
 }
 
+// Which copies an fp8 cast writes (Fp8Out): as it is, transposed, or both from one pass.
+enum class Fp8Layouts { AsIs, Transposed, Both };
+inline constexpr Fp8Layouts kAllFp8Layouts[] = {Fp8Layouts::AsIs, Fp8Layouts::Transposed,
+                                                Fp8Layouts::Both};
+inline bool writes_as_is(Fp8Layouts l) {
+  return l != Fp8Layouts::Transposed;
+}
+inline bool writes_transposed(Fp8Layouts l) {
+  return l != Fp8Layouts::AsIs;
+}
+inline const char* layouts_label(Fp8Layouts l) {
+  return l == Fp8Layouts::AsIs ? "as it is" : l == Fp8Layouts::Transposed ? "transposed" : "both";
+}
+
 // Random fp8 codes of finite values (no NaN, no E5M2 infinity).
 inline std::vector<uint8_t> finite_fp8_codes(int64_t n, Fp8Format f, uint64_t seed) {
   std::vector<uint8_t> v;
@@ -67,7 +81,11 @@ struct Fp8LinearState {
   Fp8LinearState(Backend& be, int64_t m, int64_t n, int64_t k, float sx, float sw, float sdy)
       : p(be, DType::F32), x(scaled(sx)), w(scaled(sw)), dy(scaled(sdy)) {
     const auto bytes = static_cast<int64_t>(fp8_linear_workspace_bytes(m, n, k));
-    fp8 = {x, w, dy, true, true, true, p.make(DType::F8E4M3, {bytes})};
+    fp8.x = x;
+    fp8.w = w;
+    fp8.dy = dy;
+    fp8.forward = fp8.input_grad = fp8.weight_grad = true;
+    fp8.workspace = p.make(DType::F8E4M3, {bytes});
   }
   Fp8Scaled scaled(float s) {
     return {p.f32({1}, {s}), p.f32({1}, {1.0f / s}), p.f32({1}, {0.0f}), p.i32({3}, {0, 0, 0})};

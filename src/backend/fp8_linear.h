@@ -7,8 +7,10 @@
 //   forward      y  = x · wᵀ       x  [M,K], w  [N,K]          (E4M3, E4M3)
 //   input grad   dx = dy · w       dy [M,N], wᵀ [K,N]          (E5M2, E4M3)
 //   weight grad  dw += dyᵀ · x     dyᵀ [N,M], xᵀ [K,M]         (E5M2, E4M3)
-// Each tensor's first cast in a step's forward and backward raises its amax and counts; a second
-// layout of it, cast with the same scale, keeps no figures (they would count its values twice).
+// dy is cast once into both its layouts, and w's forward cast also writes wᵀ where the layer keeps
+// it (Fp8Linear::w_t). Each tensor's first cast in a step's forward and backward raises its amax
+// and counts; a later cast of it with the same scale keeps no figures (they would count its
+// values twice).
 // Copies the producer of x or dy already wrote (Fp8Linear::made) are read as they are: their
 // producer kept the figures.
 #pragma once
@@ -22,8 +24,18 @@ namespace hwt {
 
 class Backend;
 
-// The workspace a linear of x [M,K] and w [N,K] needs: the largest of its products' two copies.
+// The workspace a linear of x [M,K] and w [N,K] needs: the forward's two copies, or the
+// backward's four (dy and dyᵀ, wᵀ, xᵀ), whichever is more.
 size_t fp8_linear_workspace_bytes(int64_t m, int64_t n, int64_t k);
+
+// Where, in f's workspace, the op producing dy may write the backward's dy [M,N] and dyᵀ [N,M]
+// (E5M2, with dy's figures) to hand them to the backward as made copies; and `scratch`, M floats
+// after them that nothing reads or writes until the backward's products run.
+struct Fp8DyPlaces {
+  Fp8Copies made;
+  Tensor scratch;
+};
+Fp8DyPlaces fp8_dy_places(const Fp8Linear& f, int64_t m, int64_t n);
 
 // The casts of each product's operands, run on `be`; nothing when the product is not fp8.
 void cast_forward_operands(Backend& be, const LinearFwd& a);
@@ -42,6 +54,9 @@ Tensor fp8_copy_in(const Tensor& storage, int64_t offset, DType dt, int64_t rows
 // Floats from one tensor's scale_inv to the next in an Fp8ScaleUpdate: 1 for [T], k for [T, k];
 // 0 where scale_inv has neither shape.
 int64_t fp8_scale_inv_stride(const Fp8ScaleUpdate& a);
+
+// Copies out and out_t written with s's scale, keeping s's figures.
+Fp8Out fp8_out(const Tensor& out, const Tensor& out_t, const Fp8Scaled& s);
 
 // Checks an element-wise op's fp8 copies (Fp8Out) against its [rows, cols] output: one-byte fp8
 // tensors of that shape, as it is and transposed, a scale of one f32, amax and counts together.

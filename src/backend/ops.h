@@ -36,18 +36,25 @@ struct Convert {
   Tensor dst, src;
 };
 
-// out = fp8(x · scale), rounded to nearest even and saturating (core/fp8.h's quantize_fp8): the
-// operand copy of an fp8 GEMM, whose value is out / scale. out's dtype (F8E4M3 or F8E5M2) picks
-// the format. With `transpose`, x is seen as a [rows, cols] matrix and out is its transpose
-// [cols, rows]: the K-major copy a backward GEMM reads. scale: f32 [1], in the backend's memory
-// (the delayed-scaling state). What the cast saw is added to what earlier casts left: amax (f32
-// [1]) becomes the larger of itself and the largest |x| over x's finite values, and counts (i32
-// [3]) gain the values that saturated, the non-zero values that became zero, and the NaN or
-// infinite ones. amax and counts both undefined: a cast whose figures are already kept (a second
-// layout of a tensor cast before with the same scale).
+// The fp8 operand copies of a [rows, cols] tensor: `out` laid out as it is ([rows, cols]), `out_t`
+// transposed ([cols, rows]: the K-major copy a backward GEMM reads), either undefined where not
+// wanted; one-byte fp8 of one format (F8E4M3 or F8E5M2), each code fp8(v · scale) rounded to
+// nearest even and saturating (core/fp8.h's quantize_fp8), so a copy's value is code / scale.
+// scale: f32 [1], in the backend's memory (the delayed-scaling state). What the casts saw is added
+// once to what earlier casts left: amax (f32 [1]) becomes the larger of itself and the largest
+// |v| over the finite values, and counts (i32 [3]) gain the values that saturated, the non-zero
+// values that became zero, and the NaN or infinite ones. amax and counts both undefined: casts
+// whose figures are already kept (a tensor cast before with the same scale). An element-wise op
+// writing them (GluFwd, GluBwd) casts its fp32 result, before the output's own rounding.
+struct Fp8Out {
+  Tensor out, out_t, scale, amax, counts;
+  bool active() const { return out.defined() || out_t.defined(); }
+};
+
+// x, seen as a [rows, cols] matrix, written as its fp8 copies `to` (one pass over x for both).
 struct Fp8Cast {
-  Tensor x, out, scale, amax, counts;
-  bool transpose = false;
+  Tensor x;
+  Fp8Out to;
 };
 
 // Delayed scaling's end of a step for T fp8 tensors of one format (train/fp8_scaling.h). amax
@@ -94,17 +101,12 @@ struct Fp8Linear {
   Fp8Scaled x, w, dy;
   bool forward = false, input_grad = false, weight_grad = false;
   Tensor workspace;
+  // Where the forward's cast of w also writes wᵀ (one-byte, at least N·K bytes) for the
+  // input-grad product, when both run in fp8: kept from the forward to the backward, so w is
+  // read once a step. Undefined: the input-grad product casts w again.
+  Tensor w_t;
   Fp8Copies made{};
   bool any() const { return forward || input_grad || weight_grad; }
-};
-
-// An element-wise op's output also written as the fp8 operand copies of the linear that reads
-// it, each code what fp8_cast gives for the op's fp32 result (before the output's own rounding)
-// with `scale`: `out` laid out as the output, `out_t` transposed (either may be undefined). What
-// the casts saw is added to amax and counts once (both undefined: no figures, as in Fp8Cast).
-struct Fp8Out {
-  Tensor out, out_t, scale, amax, counts;
-  bool active() const { return out.defined() || out_t.defined(); }
 };
 
 // y[M,N] = act(x[M,K] · wᵀ + b); w is [N,K]. With an activation, pre_act keeps x·wᵀ + b.
@@ -427,11 +429,17 @@ struct PoolBwd {
 // losses: f32 [N]. When d_logits is defined (it may alias logits) it receives
 // (softmax - onehot) · grad_scale, in one pass, without storing probabilities elsewhere.
 // loss_scale (optional f32 [1], the dynamic loss scale) multiplies the gradient as well.
+// lse (optional f32 [N]) receives each row's log-sum-exp over its classes (0 where ignored).
+// With fp8 active the gradient is also or only (d_logits undefined) written as its fp8 copies
+// ([N, cols] and [cols, N], from its fp32 values): the LM head's dy, read by its fp8 backward.
+// The CUDA backend needs lse for that, and d_logits undefined or apart from logits.
 struct CrossEntropy {
   Tensor logits, targets, losses, d_logits;
   float grad_scale = 1.0f;
   Tensor loss_scale{};
   int64_t classes = 0;  // 0: every column
+  Tensor lse{};
+  Fp8Out fp8{};
 };
 
 // out[r] = the index of the largest logits[r, :classes] (classes 0: every column). out: i32 [rows].

@@ -87,4 +87,18 @@ HWT_HD float activate_grad(Activation act, float x) {
   return 1.0f;
 }
 
+// A gated unit (GluFwd): a(gate) · up; and its backward for the incoming dy (GluBwd): the
+// gradients of gate and of up. One expression for every kernel that computes them.
+HWT_HD float gated(Activation act, float gate, float up) {
+  return activate(act, gate) * up;
+}
+
+struct GatedGrad {
+  float d_gate, d_up;
+};
+
+HWT_HD GatedGrad gated_grad(Activation act, float gate, float up, float dy) {
+  return {dy * up * activate_grad(act, gate), dy * activate(act, gate)};
+}
+
 }  // namespace hwt

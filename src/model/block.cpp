@@ -38,10 +38,6 @@ std::pair<Tensor, Tensor> both_layouts(const Tensor& storage, DType dt) {
           fp8_copy_in(storage, rows * cols, dt, cols, rows)};
 }
 
-Fp8Out fp8_out(const Tensor& out, const Tensor& out_t, const Fp8Scaled& s) {
-  return {out, out_t, s.scale, s.amax, s.counts};
-}
-
 }  // namespace
 
 Block::Block(const ModelConfig& cfg, ParamStore& ps, int index) : cfg_(cfg), index_(index) {

@@ -66,9 +66,27 @@ void Heads::forward(const StepContext& c, Tensor h, const HeadTargets& t) const 
     token_.forward(c, h, logits);
     // Generation's steps have no labels and read only the logits.
     if (c.kv != KvStep::None) return;
-    be.cross_entropy({logits, t.token_labels, token_losses(c), c.training ? logits : Tensor{},
-                      scale(t.token_valid), t.loss_scale, token_classes()});
+    CrossEntropy ce{logits,
+                    t.token_labels,
+                    token_losses(c),
+                    c.training ? logits : Tensor{},
+                    scale(t.token_valid),
+                    t.loss_scale,
+                    token_classes()};
+    if (const Fp8DyPlaces to = lm_dy_places(c); to.made.dy.defined()) {
+      ce.d_logits = {};
+      ce.lse = to.scratch;
+      ce.fp8 = fp8_out(to.made.dy, to.made.dy_t, token_.fp8(c, c.rows()).dy);
+    }
+    be.cross_entropy(ce);
   }
+}
+
+Fp8DyPlaces Heads::lm_dy_places(const StepContext& c) const {
+  if (cfg_.head != Task::Lm || !c.training) return {};
+  const Fp8Linear f = token_.fp8(c, c.rows());
+  if (!f.input_grad || !f.weight_grad) return {};
+  return fp8_dy_places(f, c.rows(), token_.out());
 }
 
 bool Heads::decodes_fused(const StepContext& c) const {
@@ -85,7 +103,7 @@ void Heads::backward(const StepContext& c, Tensor h, Tensor dh) const {
   Backend& be = c.backend;
   if (has_token_outputs(cfg_.head)) {
     be.set_scope(cfg_.head == Task::Lm ? "head.lm" : "head.tokens", Phase::Backward);
-    token_.backward(c, h, token_logits(c), dh);
+    token_.backward(c, h, token_logits(c), dh, false, Activation::None, {}, lm_dy_places(c).made);
   } else {
     be.fill({dh, 0.0f});
   }

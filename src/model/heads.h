@@ -3,6 +3,7 @@
 // losses and, when training, the logits' gradients in the same pass.
 #pragma once
 
+#include "backend/fp8_linear.h"
 #include "config/model_config.h"
 #include "model/linear.h"
 
@@ -40,6 +41,11 @@ class Heads {
   Tensor token_losses(const StepContext& c) const;
 
  private:
+  // Where an LM head's backward runs both products in fp8, the logits' gradient is written only
+  // as its fp8 copies, by the loss, in the places the backward reads them (fp8_dy_places; the
+  // loss keeps its rows' log-sum-exp in the scratch there between its two passes).
+  Fp8DyPlaces lm_dy_places(const StepContext& c) const;
+
   const ModelConfig& cfg_;
   Linear cls_, token_;  // token_ is the LM head for Task::Lm
   ActivationArena::Slot pooled_ = 0, dpooled_ = 0, seq_logits_ = 0, seq_losses_ = 0,

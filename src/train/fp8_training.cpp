@@ -52,12 +52,27 @@ Fp8Training::Fp8Training(Model& model, const Fp8ScalingOptions& o, std::vector<F
     bytes = std::max(bytes, fp8_linear_workspace_bytes(max_rows, l.out, l.in));
   workspace_ = DeviceBuffer(model.backend(), bytes);
   const Tensor workspace = workspace_.tensor(DType::F8E4M3, Shape{static_cast<int64_t>(bytes)});
+  int64_t kept = 0;  // the wᵀ copies kept from forward to backward, one after another
+  for (const Fp8Layer& l : layers_) kept += l.keeps_w_t() ? l.out * l.in : 0;
+  weights_t_ = DeviceBuffer(model.backend(), static_cast<size_t>(kept));
+  const Tensor weights_t = weights_t_.tensor(DType::F8E4M3, Shape{kept});
+  int64_t at = 0;
   for (size_t i = 0; i < layers_.size(); ++i) {
     const Fp8Layer& l = layers_[i];
     const auto t = static_cast<int64_t>(i);
-    table_.set(l.weight,
-               {scaled(operands_, 2 * t), scaled(operands_, 2 * t + 1), scaled(gradients_, t),
-                l.forward, l.input_grad, l.weight_grad, workspace});
+    Fp8Linear f;
+    f.x = scaled(operands_, 2 * t);
+    f.w = scaled(operands_, 2 * t + 1);
+    f.dy = scaled(gradients_, t);
+    f.forward = l.forward;
+    f.input_grad = l.input_grad;
+    f.weight_grad = l.weight_grad;
+    f.workspace = workspace;
+    if (l.keeps_w_t()) {
+      f.w_t = fp8_copy_in(weights_t, at, DType::F8E4M3, l.in, l.out);
+      at += l.out * l.in;
+    }
+    table_.set(l.weight, f);
   }
   model_.set_fp8(&table_);
 }

@@ -1,6 +1,7 @@
 // fp8 training (train.precision = "fp8"): for each linear layer that runs in fp8, the delayed
 // scaling of its input and weight (E4M3) and of its output gradient (E5M2), one workspace that
-// every layer's casts use in turn, and the model's Fp8Linears table pointing the layers at them.
+// every layer's casts use in turn, each layer's transposed weight copy kept from its forward to
+// its backward, and the model's Fp8Linears table pointing the layers at them.
 // Activations stay in the model's dtype (bf16 on the GPU), master weights and optimizer state in
 // fp32; only the GEMMs' operands are fp8.
 #pragma once
@@ -28,6 +29,8 @@ struct Fp8Layer {
   int64_t out = 0, in = 0;
   bool forward = true, input_grad = true, weight_grad = true;
   bool any() const { return forward || input_grad || weight_grad; }
+  // Whether the forward's cast keeps wᵀ for the input-grad product (Fp8Linear::w_t).
+  bool keeps_w_t() const { return forward && input_grad; }
 };
 
 // Decides which products of `layers` run in fp8 in steps of batch × seq of a run of `config` on
@@ -81,6 +84,7 @@ class Fp8Training {
   Fp8DelayedScaling operands_;   // E4M3: per layer its x, then its w
   Fp8DelayedScaling gradients_;  // E5M2: per layer its dy
   DeviceBuffer workspace_;
+  DeviceBuffer weights_t_;  // each layer's kept wᵀ (E4M3)
   Fp8Linears table_;
 };
 

@@ -1,8 +1,10 @@
 // CpuBackend: softmax cross-entropy (loss and gradient in one pass) and row argmax.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/fp8_linear.h"
 
 namespace hwt {
 
@@ -18,7 +20,14 @@ void CpuBackend::cross_entropy(const CrossEntropy& a) {
     if (tg[r] >= classes) fail("target class {} outside the {} classes", tg[r], classes);
   const float* logits = a.logits.as<float>();
   float* losses = a.losses.as<float>();
-  float* dl = a.d_logits.defined() ? a.d_logits.as<float>() : nullptr;
+  if (a.lse.defined()) {
+    expect_f32(a.lse, "lse");
+    HWT_CHECK(a.lse.numel() == rows, "cross entropy lse {} for {} rows", a.lse.str(), rows);
+  }
+  float* row_lse = a.lse.defined() ? a.lse.as<float>() : nullptr;
+  // The fp8 copies are the casts of the gradient's f32 values (here where d_logits is not kept).
+  std::vector<float> grad(a.fp8.active() && !a.d_logits.defined() ? size_t(rows * c) : 0);
+  float* dl = a.d_logits.defined() ? a.d_logits.as<float>() : grad.empty() ? nullptr : grad.data();
   const float scale = a.grad_scale * (a.loss_scale.defined() ? a.loss_scale.as<float>()[0] : 1.0f);
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
@@ -26,6 +35,7 @@ void CpuBackend::cross_entropy(const CrossEntropy& a) {
     float* d = dl ? dl + r * c : nullptr;
     if (tg[r] < 0) {
       losses[r] = 0.0f;
+      if (row_lse) row_lse[r] = 0.0f;
       if (d) std::fill(d, d + c, 0.0f);
       continue;
     }
@@ -35,6 +45,7 @@ void CpuBackend::cross_entropy(const CrossEntropy& a) {
     for (int64_t j = 0; j < classes; ++j) z += std::exp(static_cast<double>(x[j] - mx));
     const float lse = mx + static_cast<float>(std::log(z));
     losses[r] = lse - x[tg[r]];
+    if (row_lse) row_lse[r] = lse;
     if (!d) continue;
     // x may alias d: read each logit before overwriting it.
     for (int64_t j = 0; j < classes; ++j) {
@@ -43,6 +54,7 @@ void CpuBackend::cross_entropy(const CrossEntropy& a) {
     }
     std::fill(d + classes, d + c, 0.0f);
   }
+  if (a.fp8.active()) cast_fp8_out(*this, Tensor{dl, Shape{rows, c}, DType::F32}, a.fp8);
 }
 
 void CpuBackend::argmax_rows(const ArgmaxRows& a) {

@@ -112,6 +112,8 @@ void expect_float(const Tensor& t, const char* what);  // f32, bf16 or f16
 void expect_dtype(const Tensor& t, DType dt, const char* what);
 void expect_same(const Tensor& t, const Tensor& ref, const char* what);  // dtype and numel
 DropArgs drop_args(const Dropout& d);
+// The kernels' view of fp8 copies `to` of a [rows, cols] tensor, checked (x and x_dt unset).
+Fp8CastArgs fp8_cast_args(const Fp8Out& to, int64_t rows, int64_t cols, const char* op);
 
 }  // namespace cuda
 }  // namespace hwt

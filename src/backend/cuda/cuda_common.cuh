@@ -146,6 +146,17 @@ __device__ __forceinline__ float exp2_ftz(float x) {
   return y;
 }
 
+// (softmax - one-hot(target)) · scale for the V logits at column j of a row with log-sum-exp lse:
+// the cross-entropy gradient, as cross_entropy and its fp8 form compute it.
+template <int V>
+__device__ __forceinline__ void ce_grad(float (&v)[V], int64_t j, int target, float lse,
+                                        float scale) {
+  const float lse2 = lse * kLog2e;
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    v[k] = (exp2_ftz(fmaf(v[k], kLog2e, -lse2)) - (j + k == target ? 1.0f : 0.0f)) * scale;
+}
+
 // Sum over the warp (float, double or an integer count); every lane gets the result.
 template <class T>
 __device__ __forceinline__ T warp_sum(T v) {

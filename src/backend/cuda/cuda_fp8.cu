@@ -1,11 +1,11 @@
 // The fp8 cast (Fp8Cast in ops.h): out = fp8(x · scale), rounded to nearest even and saturating,
-// as the operand copy of an fp8 GEMM, laid out as x or transposed (the K-major copy a backward
-// GEMM reads), with what the cast saw (amax, saturated, flushed to zero, not finite) reduced per
-// block and added to the tensor's running figures with one atomic each. The conversion is the
-// hardware's (cvt.rn.satfinite on sm_89 and later, cuda_fp8.h's emulation before); NaN stays NaN.
-// The transposed cast's tile kernel also serves the gated units that write their output's fp8
-// copies themselves (GluFwd / GluBwd with Fp8Out), computing the values on the way. Also
-// delayed scaling's end-of-step update of the scales (Fp8ScaleUpdate).
+// as the operand copies of an fp8 GEMM, laid out as x and/or transposed (the K-major copy a
+// backward GEMM reads) in one pass over x, with what the cast saw (amax, saturated, flushed to
+// zero, not finite) reduced per block and added to the tensor's running figures with one atomic
+// each. The conversion is the hardware's (cvt.rn.satfinite on sm_89 and later, cuda_fp8.h's
+// emulation before); NaN stays NaN. The transposed cast's tile kernel also serves the gated units
+// that write their output's fp8 copies themselves (GluFwd / GluBwd with Fp8Out), computing the
+// values on the way. Also delayed scaling's end-of-step update of the scales (Fp8ScaleUpdate).
 #include <cuda_fp8.h>
 
 #include <algorithm>
@@ -97,61 +97,115 @@ __global__ void cast_kernel(Fp8CastArgs a) {
 // Where a tile kernel's values come from: x itself (the transposed cast), or a gated unit's
 // forward or backward, computed on the way (GluFwd / GluBwd writing fp8 copies). A source has
 // kPlanes planes of `cols` columns: plane p's column c is the output's column p · cols + c (the
-// backward's d_gate, then d_up). load() gives V columns of each plane from column c of row r
-// (16-byte reads; only where vectors() holds), load1() one column.
+// backward's d_gate, then d_up). Whole tiles are read V columns at a time: fetch() loads the
+// 16-byte pieces at row r, column c (only where vectors() holds) and values() computes from them
+// (given c again); load1() gives one column of each plane.
 template <class T>
 struct CastSource {
-  static constexpr int kPlanes = 1;
+  static constexpr int kPlanes = 1, V = kVec16<T>;
+  struct Raw {
+    Pack<T, V> x;
+  };
   const T* x;
   int64_t cols;
-  bool vectors() const { return cols % kVec16<T> == 0 && aligned16(x); }
-  template <int V>
-  __device__ __forceinline__ void load(int64_t r, int64_t c, float (&v)[1][V]) const {
-    load_floats<T, V>(x + r * cols + c, v[0]);
+  bool vectors() const { return cols % V == 0 && aligned16(x); }
+  __device__ __forceinline__ void fetch(int64_t r, int64_t c, Raw& raw) const {
+    raw.x = load_pack<T, V>(x + r * cols + c);
+  }
+  __device__ __forceinline__ void values(const Raw& raw, int64_t, float (&v)[1][V]) const {
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[0][k] = to_f<T>(raw.x.v[k]);
   }
   __device__ __forceinline__ void load1(int64_t r, int64_t c, float (&v)[1]) const {
     v[0] = to_f<T>(x[r * cols + c]);
   }
 };
 
-// As glu_kernel in cuda_modern.cu computes them (the same fp32 expressions).
 template <class T, bool kBackward>
 struct GluSource {
-  static constexpr int kPlanes = kBackward ? 2 : 1;
+  static constexpr int kPlanes = kBackward ? 2 : 1, V = kVec16<T>;
+  struct Raw {
+    Pack<T, V> gate, up, dy;  // dy: the backward's
+  };
   const T* pre;
-  const T* dy;   // the backward's
+  const T* dy;
   int64_t cols;  // n
   Activation kind;
-  bool vectors() const {
-    return cols % kVec16<T> == 0 && aligned16(pre) && (!kBackward || aligned16(dy));
+  bool vectors() const { return cols % V == 0 && aligned16(pre) && (!kBackward || aligned16(dy)); }
+  __device__ __forceinline__ void fetch(int64_t r, int64_t c, Raw& raw) const {
+    raw.gate = load_pack<T, V>(pre + r * 2 * cols + c);
+    raw.up = load_pack<T, V>(pre + r * 2 * cols + cols + c);
+    if constexpr (kBackward) raw.dy = load_pack<T, V>(dy + r * cols + c);
   }
-  template <int V>
-  __device__ __forceinline__ void load(int64_t r, int64_t c, float (&v)[kPlanes][V]) const {
-    float gate[V], up[V];
-    load_floats<T, V>(pre + r * 2 * cols + c, gate);
-    load_floats<T, V>(pre + r * 2 * cols + cols + c, up);
-    if constexpr (kBackward) {
-      float g[V];
-      load_floats<T, V>(dy + r * cols + c, g);
+  __device__ __forceinline__ void values(const Raw& raw, int64_t, float (&v)[kPlanes][V]) const {
 #pragma unroll
-      for (int k = 0; k < V; ++k) {
-        v[0][k] = g[k] * up[k] * activate_grad(kind, gate[k]);
-        v[1][k] = g[k] * activate(kind, gate[k]);
+    for (int k = 0; k < V; ++k) {
+      const float gate = to_f<T>(raw.gate.v[k]), up = to_f<T>(raw.up.v[k]);
+      if constexpr (kBackward) {
+        const GatedGrad d = gated_grad(kind, gate, up, to_f<T>(raw.dy.v[k]));
+        v[0][k] = d.d_gate;
+        v[1][k] = d.d_up;
+      } else {
+        v[0][k] = gated(kind, gate, up);
       }
-    } else {
-#pragma unroll
-      for (int k = 0; k < V; ++k) v[0][k] = activate(kind, gate[k]) * up[k];
     }
   }
   __device__ __forceinline__ void load1(int64_t r, int64_t c, float (&v)[kPlanes]) const {
     const float gate = to_f<T>(pre[r * 2 * cols + c]), up = to_f<T>(pre[r * 2 * cols + cols + c]);
     if constexpr (kBackward) {
-      const float d = to_f<T>(dy[r * cols + c]);
-      v[0] = d * up * activate_grad(kind, gate);
-      v[1] = d * activate(kind, gate);
+      const GatedGrad d = gated_grad(kind, gate, up, to_f<T>(dy[r * cols + c]));
+      v[0] = d.d_gate;
+      v[1] = d.d_up;
     } else {
-      v[0] = activate(kind, gate) * up;
+      v[0] = gated(kind, gate, up);
     }
+  }
+};
+
+// The cross-entropy gradient of rows whose log-sum-exp cross_entropy wrote (CrossEntropy with
+// Fp8Out), computed as that kernel computes it: rows ignored or with a target past the classes,
+// and padding columns, give 0.
+template <class T>
+struct CrossEntropySource {
+  static constexpr int kPlanes = 1, V = kVec16<T>;
+  struct Raw {
+    Pack<T, V> x;
+    float lse;
+    int target;
+  };
+  const T* logits;
+  const int* targets;
+  const float* lse;
+  int64_t cols, classes;
+  float grad_scale;
+  const float* loss_scale;
+  bool vectors() const { return cols % V == 0 && aligned16(logits); }
+  __device__ __forceinline__ void fetch(int64_t r, int64_t c, Raw& raw) const {
+    raw.x = load_pack<T, V>(logits + r * cols + c);
+    raw.lse = lse[r];
+    raw.target = targets[r];
+  }
+  template <int W>
+  __device__ __forceinline__ void grad(float (&v)[W], int64_t c, float row_lse, int target) const {
+    if (target < 0 || target >= classes) {
+#pragma unroll
+      for (int k = 0; k < W; ++k) v[k] = 0.0f;
+      return;
+    }
+    ce_grad<W>(v, c, target, row_lse, grad_scale * (loss_scale ? *loss_scale : 1.0f));
+#pragma unroll
+    for (int k = 0; k < W; ++k)
+      if (c + k >= classes) v[k] = 0.0f;
+  }
+  __device__ __forceinline__ void values(const Raw& raw, int64_t c, float (&v)[1][V]) const {
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[0][k] = to_f<T>(raw.x.v[k]);
+    grad<V>(v[0], c, raw.lse, raw.target);
+  }
+  __device__ __forceinline__ void load1(int64_t r, int64_t c, float (&v)[1]) const {
+    float one[1] = {to_f<T>(logits[r * cols + c])};
+    grad<1>(one, c, lse[r], targets[r]);
+    v[0] = one[0];
   }
 };
 
@@ -179,7 +233,7 @@ constexpr int kTilePitch = kTileT + 4;
 template <class T, __nv_fp8_interpretation_t F, class Src>
 __global__ void __launch_bounds__(kTileThreads)
     tile_cast_kernel(Src src, TileOut<T> o, Fp8CastArgs a) {
-  constexpr int V = kVec16<T>, P = Src::kPlanes;
+  constexpr int V = Src::V, P = Src::kPlanes;
   __shared__ __align__(16) uint8_t tile[P][kTileT][kTilePitch];
   const float scale = *a.scale;
   const int64_t rows = o.rows, cols = src.cols, width = P * cols;
@@ -195,8 +249,10 @@ __global__ void __launch_bounds__(kTileThreads)
       constexpr int kChunks = kTileT / V;  // of a tile row
       for (int w = threadIdx.x; w < kTileT * kChunks; w += kTileThreads) {
         const int r = w / kChunks, cc = (w % kChunks) * V;
+        typename Src::Raw raw;
+        src.fetch(r0 + r, c0 + cc, raw);
         float v[P][V];
-        src.template load<V>(r0 + r, c0 + cc, v);
+        src.values(raw, c0 + cc, v);
 #pragma unroll
         for (int p = 0; p < P; ++p) {
           const int64_t at = (r0 + r) * width + p * cols + c0 + cc;
@@ -277,9 +333,10 @@ void tile_cast(const Launch& l, const Src& src, TileOut<T> o, const Fp8CastArgs&
 
 template <class T, __nv_fp8_interpretation_t F>
 void cast_typed(const Launch& l, const Fp8CastArgs& a) {
-  if (a.transpose) {
+  if (a.out_t) {
     TileOut<T> o;
-    o.out_t = static_cast<uint8_t*>(a.out);
+    o.out = static_cast<uint8_t*>(a.out);
+    o.out_t = static_cast<uint8_t*>(a.out_t);
     o.rows = a.rows;
     tile_cast<T, F>(l, CastSource<T>{static_cast<const T*>(a.x), a.cols}, o, a);
     return;
@@ -296,7 +353,7 @@ template <class T, __nv_fp8_interpretation_t F>
 void glu_fp8_typed(const Launch& l, const GluFp8Args& g) {
   TileOut<T> o;
   o.out = static_cast<uint8_t*>(g.cast.out);
-  o.out_t = static_cast<uint8_t*>(g.out_t);
+  o.out_t = static_cast<uint8_t*>(g.cast.out_t);
   o.y = static_cast<T*>(g.y);
   o.rows = g.cast.rows;
   const auto* pre = static_cast<const T*>(g.pre);
@@ -305,6 +362,18 @@ void glu_fp8_typed(const Launch& l, const GluFp8Args& g) {
                     g.cast);
   else
     tile_cast<T, F>(l, GluSource<T, false>{pre, nullptr, g.n, g.kind}, o, g.cast);
+}
+
+template <class T, __nv_fp8_interpretation_t F>
+void cross_entropy_fp8_typed(const Launch& l, const CrossEntropyArgs& ce, const Fp8CastArgs& a) {
+  TileOut<T> o;
+  o.out = static_cast<uint8_t*>(a.out);
+  o.out_t = static_cast<uint8_t*>(a.out_t);
+  o.rows = ce.rows;
+  tile_cast<T, F>(l,
+                  CrossEntropySource<T>{static_cast<const T*>(ce.logits), ce.targets, ce.lse,
+                                        ce.cols, ce.classes, ce.grad_scale, ce.loss_scale},
+                  o, a);
 }
 
 // One warp per tensor. Its history moves down by one step a warp-wide chunk at a time: every
@@ -352,6 +421,15 @@ void glu_fp8(const Launch& l, const GluFp8Args& g) {
     HWT_DISPATCH_FLOAT(g.cast.x_dt, T, (glu_fp8_typed<T, __NV_E4M3>(l, g)));
   } else {
     HWT_DISPATCH_FLOAT(g.cast.x_dt, T, (glu_fp8_typed<T, __NV_E5M2>(l, g)));
+  }
+}
+
+void cross_entropy_fp8(const Launch& l, const CrossEntropyArgs& ce, const Fp8CastArgs& a) {
+  if (ce.rows * ce.cols == 0) return;
+  if (a.out_dt == DType::F8E4M3) {
+    HWT_DISPATCH_FLOAT(ce.dt, T, (cross_entropy_fp8_typed<T, __NV_E4M3>(l, ce, a)));
+  } else {
+    HWT_DISPATCH_FLOAT(ce.dt, T, (cross_entropy_fp8_typed<T, __NV_E5M2>(l, ce, a)));
   }
 }
 

@@ -48,28 +48,27 @@ void fill(const Launch& l, void* p, DType dt, int64_t n, float value);
 void convert(const Launch& l, void* dst, DType dst_dt, const void* src, DType src_dt, int64_t n);
 void dropout(const Launch& l, DType dt, const void* x, void* y, int64_t n, DropArgs d);
 
-// ---- fp8 casts (cuda_fp8.cu): Fp8Cast (ops.h). x [rows, cols] of x_dt; out [rows, cols], or
-// [cols, rows] with transpose, of out_dt (F8E4M3 or F8E5M2); *amax raised, counts[0..2] added to
-// (both null: no figures kept).
+// ---- fp8 casts (cuda_fp8.cu): Fp8Cast (ops.h). x [rows, cols] of x_dt; out [rows, cols] and
+// out_t [cols, rows] of out_dt (F8E4M3 or F8E5M2), either null; *amax raised, counts[0..2] added
+// to (both null: no figures kept).
 struct Fp8CastArgs {
   DType x_dt = DType::F32, out_dt = DType::F8E4M3;
   const void* x = nullptr;
   void* out = nullptr;
+  void* out_t = nullptr;
   int64_t rows = 0, cols = 0;
   const float* scale = nullptr;
   float* amax = nullptr;
   int32_t* counts = nullptr;
-  bool transpose = false;
 };
 void fp8_cast(const Launch& l, const Fp8CastArgs& a);
 // A gated unit's forward (dy null) or backward writing its output's fp8 copies (GluFwd / GluBwd
-// with Fp8Out): cast's x_dt is pre's dtype, out its copy as it is, rows its rows (x, cols and
-// transpose unused); out_t the transposed copy and y the output in x_dt, each optional.
+// with Fp8Out): cast's x_dt is pre's dtype, out and out_t the copies of its [rows, cols] output
+// (x unused); y the output in x_dt, optional.
 struct GluFp8Args {
   Fp8CastArgs cast;
   const void* pre = nullptr;
   const void* dy = nullptr;
-  void* out_t = nullptr;
   void* y = nullptr;
   int64_t n = 0;
   Activation kind = Activation::SwiGlu;
@@ -376,12 +375,24 @@ void tt_embedding_backward(const Launch& l, DType dt, const TtmArgs& t, const in
                            const void* d_out, int64_t rows, void* scratch);
 
 // ---- losses (cuda_loss.cu)
-// loss_scale (device f32[1], optional) multiplies the gradient besides grad_scale.
-// Rows of `cols` logits of which the first `classes` are classes (the rest: padding, out of the
-// softmax, gradient 0).
-void cross_entropy(const Launch& l, DType dt, const void* logits, const int* targets, float* losses,
-                   void* d_logits, int64_t rows, int64_t cols, int64_t classes, float grad_scale,
-                   const float* loss_scale);
+// CrossEntropy (ops.h): rows of `cols` logits of which the first `classes` are classes (the
+// rest: padding, out of the softmax, gradient 0); loss_scale (device f32[1], optional) multiplies
+// the gradient besides grad_scale. d_logits and lse optional.
+struct CrossEntropyArgs {
+  DType dt = DType::F32;
+  const void* logits = nullptr;
+  const int* targets = nullptr;
+  float* losses = nullptr;
+  void* d_logits = nullptr;
+  float* lse = nullptr;
+  int64_t rows = 0, cols = 0, classes = 0;
+  float grad_scale = 1.0f;
+  const float* loss_scale = nullptr;
+};
+void cross_entropy(const Launch& l, const CrossEntropyArgs& a);
+// The gradient of a cross_entropy that wrote lse, written as its fp8 copies (cuda_fp8.cu's tile
+// kernel): cast's out and out_t of the [rows, cols] gradient (its x and x_dt unused).
+void cross_entropy_fp8(const Launch& l, const CrossEntropyArgs& a, const Fp8CastArgs& cast);
 void argmax_rows(const Launch& l, DType dt, const void* logits, int* out, int64_t rows,
                  int64_t cols, int64_t classes);
 

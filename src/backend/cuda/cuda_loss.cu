@@ -55,16 +55,6 @@ __device__ __forceinline__ void online_lse(float& m, float& s, const float (&v)[
   for (int k = 0; k < V; ++k) s += exp2_ftz(fmaf(v[k], kLog2e, -m2));
 }
 
-// (softmax - one-hot(target)) * scale for the V logits at column j.
-template <int V>
-__device__ __forceinline__ void ce_grad(float (&v)[V], int64_t j, int target, float lse,
-                                        float scale) {
-  const float lse2 = lse * kLog2e;
-#pragma unroll
-  for (int k = 0; k < V; ++k)
-    v[k] = (exp2_ftz(fmaf(v[k], kLog2e, -lse2)) - (j + k == target ? 1.0f : 0.0f)) * scale;
-}
-
 constexpr int kLoads = 4;
 
 // Padding columns of the V logits at column j as -inf (out of the softmax).
@@ -79,17 +69,18 @@ __device__ __forceinline__ void mask_padding(float (&v)[V], int64_t j, int64_t c
 // kPadded: classes < cols. Unpadded rows compile to the kernel without any masking, which
 // measured 1.4x faster on a 50304-wide bf16 row than the masked one.
 template <class T, int V, int kThreads, bool kPadded>
-__global__ void __launch_bounds__(kThreads)
-    cross_entropy_kernel(const T* logits, const int* targets, float* losses, T* dlogits,
-                         int64_t cols, int64_t classes, float grad_scale, const float* loss_scale,
-                         int* errors) {
-  const int64_t row = blockIdx.x;
-  const T* x = logits + row * cols;
-  const int target = targets[row];
+__global__ void __launch_bounds__(kThreads) cross_entropy_kernel(CrossEntropyArgs a, int* errors) {
+  const int64_t row = blockIdx.x, cols = a.cols, classes = a.classes;
+  const T* x = static_cast<const T*>(a.logits) + row * cols;
+  T* dlogits = static_cast<T*>(a.d_logits);
+  const int target = a.targets[row];
   const bool bad = target >= classes;
   if (bad && threadIdx.x == 0) atomicOr(errors, kErrTarget);
   if (target < 0 || bad) {
-    if (threadIdx.x == 0) losses[row] = 0.0f;
+    if (threadIdx.x == 0) {
+      a.losses[row] = 0.0f;
+      if (a.lse) a.lse[row] = 0.0f;
+    }
     if (dlogits)
       for (int64_t j = threadIdx.x; j < cols; j += kThreads)
         dlogits[row * cols + j] = from_f<T>(0.0f);
@@ -115,9 +106,12 @@ __global__ void __launch_bounds__(kThreads)
   }
   block_lse<kThreads>(m, s);
   const float lse = m + logf(s);
-  if (threadIdx.x == 0) losses[row] = lse - x_target;
+  if (threadIdx.x == 0) {
+    a.losses[row] = lse - x_target;
+    if (a.lse) a.lse[row] = lse;
+  }
   if (!dlogits) return;
-  const float scale = grad_scale * (loss_scale ? loss_scale[0] : 1.0f);
+  const float scale = a.grad_scale * (a.loss_scale ? a.loss_scale[0] : 1.0f);
   T* d = dlogits + row * cols;
   for (int64_t j0 = threadIdx.x * V; j0 < cols; j0 += kLoads * kStep) {
     float v[kLoads][V];
@@ -188,46 +182,31 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <class T, int V, bool kPadded>
-void ce_launch(const Launch& l, const void* logits, const int* targets, float* losses,
-               void* d_logits, int64_t rows, int64_t cols, int64_t classes, float grad_scale,
-               const float* loss_scale) {
-  const T* x = static_cast<const T*>(logits);
-  T* d = static_cast<T*>(d_logits);
-  const unsigned grid = static_cast<unsigned>(rows);
-  if (cols >= 8192)
-    cross_entropy_kernel<T, V, 512, kPadded><<<grid, 512, 0, l.stream>>>(
-        x, targets, losses, d, cols, classes, grad_scale, loss_scale, l.errors);
-  else if (cols >= 512)
-    cross_entropy_kernel<T, V, 128, kPadded><<<grid, 128, 0, l.stream>>>(
-        x, targets, losses, d, cols, classes, grad_scale, loss_scale, l.errors);
+void ce_launch(const Launch& l, const CrossEntropyArgs& a) {
+  const unsigned grid = static_cast<unsigned>(a.rows);
+  if (a.cols >= 8192)
+    cross_entropy_kernel<T, V, 512, kPadded><<<grid, 512, 0, l.stream>>>(a, l.errors);
+  else if (a.cols >= 512)
+    cross_entropy_kernel<T, V, 128, kPadded><<<grid, 128, 0, l.stream>>>(a, l.errors);
   else
-    cross_entropy_kernel<T, V, 32, kPadded><<<grid, 32, 0, l.stream>>>(
-        x, targets, losses, d, cols, classes, grad_scale, loss_scale, l.errors);
+    cross_entropy_kernel<T, V, 32, kPadded><<<grid, 32, 0, l.stream>>>(a, l.errors);
 }
 
 template <class T, int V>
-void ce_padding(const Launch& l, const void* logits, const int* targets, float* losses,
-                void* d_logits, int64_t rows, int64_t cols, int64_t classes, float grad_scale,
-                const float* loss_scale) {
-  if (classes < cols)
-    ce_launch<T, V, true>(l, logits, targets, losses, d_logits, rows, cols, classes, grad_scale,
-                          loss_scale);
+void ce_padding(const Launch& l, const CrossEntropyArgs& a) {
+  if (a.classes < a.cols)
+    ce_launch<T, V, true>(l, a);
   else
-    ce_launch<T, V, false>(l, logits, targets, losses, d_logits, rows, cols, classes, grad_scale,
-                           loss_scale);
+    ce_launch<T, V, false>(l, a);
 }
 
 template <class T>
-void ce_typed(const Launch& l, const void* logits, const int* targets, float* losses,
-              void* d_logits, int64_t rows, int64_t cols, int64_t classes, float grad_scale,
-              const float* loss_scale) {
+void ce_typed(const Launch& l, const CrossEntropyArgs& a) {
   constexpr int V = kVec16<T>;
-  if (cols % V == 0 && aligned16(logits) && (!d_logits || aligned16(d_logits)))
-    ce_padding<T, V>(l, logits, targets, losses, d_logits, rows, cols, classes, grad_scale,
-                     loss_scale);
+  if (a.cols % V == 0 && aligned16(a.logits) && (!a.d_logits || aligned16(a.d_logits)))
+    ce_padding<T, V>(l, a);
   else
-    ce_padding<T, 1>(l, logits, targets, losses, d_logits, rows, cols, classes, grad_scale,
-                     loss_scale);
+    ce_padding<T, 1>(l, a);
 }
 
 template <class T>
@@ -248,13 +227,9 @@ void argmax_typed(const Launch& l, const void* logits, int* out, int64_t rows, i
 
 }  // namespace
 
-void cross_entropy(const Launch& l, DType dt, const void* logits, const int* targets, float* losses,
-                   void* d_logits, int64_t rows, int64_t cols, int64_t classes, float grad_scale,
-                   const float* loss_scale) {
-  if (rows == 0) return;
-  HWT_DISPATCH_FLOAT(dt, T,
-                     ce_typed<T>(l, logits, targets, losses, d_logits, rows, cols, classes,
-                                 grad_scale, loss_scale));
+void cross_entropy(const Launch& l, const CrossEntropyArgs& a) {
+  if (a.rows == 0) return;
+  HWT_DISPATCH_FLOAT(a.dt, T, ce_typed<T>(l, a));
 }
 
 void argmax_rows(const Launch& l, DType dt, const void* logits, int* out, int64_t rows,

@@ -27,8 +27,9 @@ __global__ void glu_kernel(const T* pre, const T* dy, T* out, int64_t rows, int6
       load_floats<T, V>(dy + i, g);
 #pragma unroll
       for (int k = 0; k < V; ++k) {
-        d_gate[k] = g[k] * up[k] * activate_grad(kind, gate[k]);
-        d_up[k] = g[k] * activate(kind, gate[k]);
+        const GatedGrad d = gated_grad(kind, gate[k], up[k], g[k]);
+        d_gate[k] = d.d_gate;
+        d_up[k] = d.d_up;
       }
       T* d = out + r * 2 * n + c;
       store_floats<T, V>(d, d_gate);
@@ -36,7 +37,7 @@ __global__ void glu_kernel(const T* pre, const T* dy, T* out, int64_t rows, int6
     } else {
       float y[V];
 #pragma unroll
-      for (int k = 0; k < V; ++k) y[k] = activate(kind, gate[k]) * up[k];
+      for (int k = 0; k < V; ++k) y[k] = gated(kind, gate[k], up[k]);
       store_floats<T, V>(out + i, y);
     }
   }

@@ -118,31 +118,9 @@ void CudaBackend::matmul(const Matmul& a) {
 
 void CudaBackend::fp8_cast(const Fp8Cast& a) {
   cuda::expect_float(a.x, "fp8_cast x");
-  HWT_CHECK(is_fp8(a.out.dtype) && a.out.numel() == a.x.numel(), "fp8_cast {} -> {}", a.x.str(),
-            a.out.str());
-  cuda::expect_dtype(a.scale, DType::F32, "fp8_cast scale");
-  HWT_CHECK(a.scale.numel() == 1 && a.amax.defined() == a.counts.defined(),
-            "fp8_cast scale {}, amax {}, counts {}", a.scale.str(), a.amax.str(), a.counts.str());
-  if (a.amax.defined()) {
-    cuda::expect_dtype(a.amax, DType::F32, "fp8_cast amax");
-    cuda::expect_dtype(a.counts, DType::I32, "fp8_cast counts");
-    HWT_CHECK(a.amax.numel() == 1 && a.counts.numel() == 3, "fp8_cast amax {}, counts {}",
-              a.amax.str(), a.counts.str());
-  }
-  cuda::Fp8CastArgs c;
+  cuda::Fp8CastArgs c = cuda::fp8_cast_args(a.to, a.x.rows(), a.x.cols(), "fp8_cast");
   c.x_dt = a.x.dtype;
-  c.out_dt = a.out.dtype;
   c.x = a.x.data;
-  c.out = a.out.data;
-  c.rows = a.x.rows();
-  c.cols = a.x.cols();
-  if (a.transpose)
-    HWT_CHECK(a.out.rows() == c.cols && a.out.cols() == c.rows, "fp8_cast transposes {} into {}",
-              a.x.str(), a.out.str());
-  c.scale = a.scale.as<float>();
-  c.amax = a.amax.as<float>();
-  c.counts = a.counts.as<int32_t>();
-  c.transpose = a.transpose;
   cuda::fp8_cast(launch_, c);
   cuda::check_launch("fp8_cast");
 }
@@ -243,4 +221,23 @@ void CudaBackend::linear_backward(const LinearBwd& a) {
   cuda::check_launch("linear_backward");
 }
 
+namespace cuda {
+
+Fp8CastArgs fp8_cast_args(const Fp8Out& to, int64_t rows, int64_t cols, const char* op) {
+  check_fp8_out(to, rows, cols, op);
+  for (const Tensor* t : {&to.out, &to.out_t, &to.scale, &to.amax, &to.counts})
+    if (t->defined()) expect_on_device(*t, op);
+  Fp8CastArgs c;
+  c.out_dt = (to.out.defined() ? to.out : to.out_t).dtype;
+  c.out = to.out.data;
+  c.out_t = to.out_t.data;
+  c.rows = rows;
+  c.cols = cols;
+  c.scale = to.scale.as<float>();
+  c.amax = to.amax.as<float>();
+  c.counts = to.counts.as<int32_t>();
+  return c;
+}
+
+}  // namespace cuda
 }  // namespace hwt

@@ -238,23 +238,14 @@ void expect_glu(Activation kind, const Tensor& pre, const Tensor& half) {
 void glu_fp8(const cuda::Launch& l, const Tensor& pre, const Tensor& dy, const Tensor& y,
              const Fp8Out& f, int64_t rows, int64_t n, Activation kind, const char* op) {
   const int64_t width = dy.defined() ? 2 * n : n;
-  check_fp8_out(f, rows, width, op);
-  for (const Tensor* t : {&f.out, &f.out_t, &f.scale, &f.amax, &f.counts})
-    if (t->defined()) cuda::expect_on_device(*t, op);
   if (y.defined()) cuda::expect_dtype(y, pre.dtype, op);
   HWT_CHECK(!y.defined() || (y.rows() == rows && y.cols() == width),
             "{}: output {} must be [{}, {}]", op, y.str(), rows, width);
   cuda::GluFp8Args g;
+  g.cast = cuda::fp8_cast_args(f, rows, width, op);
   g.cast.x_dt = pre.dtype;
-  g.cast.out_dt = (f.out.defined() ? f.out : f.out_t).dtype;
-  g.cast.out = f.out.data;
-  g.cast.rows = rows;
-  g.cast.scale = f.scale.as<float>();
-  g.cast.amax = f.amax.as<float>();
-  g.cast.counts = f.counts.as<int32_t>();
   g.pre = pre.data;
   g.dy = dy.data;
-  g.out_t = f.out_t.data;
   g.y = y.data;
   g.n = n;
   g.kind = kind;
@@ -452,14 +443,31 @@ void CudaBackend::cross_entropy(const CrossEntropy& a) {
             "cross entropy logits {} targets {} losses {}", a.logits.str(), a.targets.str(),
             a.losses.str());
   if (a.d_logits.defined()) cuda::expect_same(a.d_logits, a.logits, "d_logits");
-  const float* ls = nullptr;
+  cuda::CrossEntropyArgs ce;
+  ce.dt = a.logits.dtype;
+  ce.logits = a.logits.data;
+  ce.targets = a.targets.as<int>();
+  ce.losses = a.losses.as<float>();
+  ce.d_logits = a.d_logits.defined() ? a.d_logits.data : nullptr;
+  ce.rows = rows;
+  ce.cols = c;
+  ce.classes = classes;
+  ce.grad_scale = a.grad_scale;
   if (a.loss_scale.defined()) {
     cuda::expect_dtype(a.loss_scale, DType::F32, "loss_scale");
-    ls = a.loss_scale.as<float>();
+    ce.loss_scale = a.loss_scale.as<float>();
   }
-  cuda::cross_entropy(launch_, a.logits.dtype, a.logits.data, a.targets.as<int>(),
-                      a.losses.as<float>(), a.d_logits.defined() ? a.d_logits.data : nullptr, rows,
-                      c, classes, a.grad_scale, ls);
+  if (a.lse.defined()) {
+    cuda::expect_dtype(a.lse, DType::F32, "lse");
+    HWT_CHECK(a.lse.numel() == rows, "cross entropy lse {} for {} rows", a.lse.str(), rows);
+    ce.lse = a.lse.as<float>();
+  }
+  if (a.fp8.active())
+    HWT_CHECK(ce.lse && a.d_logits.data != a.logits.data,
+              "cross entropy's fp8 gradient needs lse and logits kept (d_logits apart)");
+  cuda::cross_entropy(launch_, ce);
+  if (a.fp8.active())
+    cuda::cross_entropy_fp8(launch_, ce, cuda::fp8_cast_args(a.fp8, rows, c, "cross_entropy"));
   cuda::check_launch("cross_entropy");
 }
 

@@ -123,6 +123,17 @@ std::string norm_detail(const Shape& rows, int64_t width) {
   return w < rows[rows.rank - 1] ? fmt::format("{} width={}", rows.str(), w) : rows.str();
 }
 
+// An op's fp8 copies (Fp8Out): what they write, and the detail's note of them.
+Io fp8_out_io(const Fp8Out& f) {
+  return io(f.out) + io(f.out_t);
+}
+std::string fp8_out_note(const Fp8Out& f) {
+  if (!f.active()) return "";
+  const Tensor& t = f.out.defined() ? f.out : f.out_t;
+  return fmt::format(" -> {}{}{}", dtype_name(t.dtype), f.out.defined() ? " copy" : "",
+                     f.out_t.defined() ? " transposed copy" : "");
+}
+
 }  // namespace
 
 Workload TraceBackend::take_workload() {
@@ -178,11 +189,13 @@ void TraceBackend::convert(const Convert& a) {
 }
 
 void TraceBackend::fp8_cast(const Fp8Cast& a) {
-  OpRecord& r = record(Op::fp8_cast, OpKind::Elementwise, a.out.dtype);
+  const Fp8Out& to = a.to;
+  OpRecord& r =
+      record(Op::fp8_cast, OpKind::Elementwise, (to.out.defined() ? to.out : to.out_t).dtype);
   r.elements = a.x.numel();
   r.flops = n(a.x);  // the multiplication by the scale
-  set_io(r, io(a.x) + io(a.scale), io(a.out) + io(a.amax) + io(a.counts));
-  if (a.transpose) r.detail = "transposed";
+  set_io(r, io(a.x) + io(to.scale), fp8_out_io(to) + io(to.amax) + io(to.counts));
+  r.detail = fmt::format("x{}{}", a.x.shape.str(), fp8_out_note(to));
 }
 
 void TraceBackend::fp8_scale_update(const Fp8ScaleUpdate& a) {
@@ -323,21 +336,6 @@ void TraceBackend::dropout_backward(const DropoutBwd& a) {
   r.flops = kDropoutFlops * n(a.dy);
   set_io(r, io(a.dy), io(a.dx));
 }
-
-namespace {
-
-// A gated unit's fp8 copies: what they write, and the detail's note of them.
-Io fp8_out_io(const Fp8Out& f) {
-  return io(f.out) + io(f.out_t);
-}
-std::string fp8_out_note(const Fp8Out& f) {
-  if (!f.active()) return "";
-  const Tensor& t = f.out.defined() ? f.out : f.out_t;
-  return fmt::format(" -> {}{}{}", dtype_name(t.dtype), f.out.defined() ? " copy" : "",
-                     f.out_t.defined() ? " transposed copy" : "");
-}
-
-}  // namespace
 
 void TraceBackend::glu_forward(const GluFwd& a) {
   const int64_t rows = a.pre.rows(), half = a.pre.cols() / 2;
@@ -595,8 +593,13 @@ void TraceBackend::cross_entropy(const CrossEntropy& a) {
   r.rows = a.logits.rows();
   r.cols = a.logits.cols();
   r.elements = a.logits.numel();
-  r.flops = (kSoftmaxFlops + (a.d_logits.defined() ? 2.0 : 0.0)) * n(a.logits);
-  set_io(r, io(a.logits) + io(a.targets), io(a.losses) + io(a.d_logits));
+  const bool grad = a.d_logits.defined() || a.fp8.active();
+  r.flops = (kSoftmaxFlops + (grad ? 2.0 : 0.0)) * n(a.logits);
+  // The fp8 copies are written by a second pass over the logits.
+  set_io(r, io(a.logits) + io(a.targets) + (a.fp8.active() ? io(a.logits) + io(a.lse) : Io{}),
+         io(a.losses) + io(a.d_logits) + io(a.lse) + fp8_out_io(a.fp8));
+  if (a.fp8.active())
+    r.detail = fmt::format("logits{}{}", a.logits.shape.str(), fp8_out_note(a.fp8));
 }
 
 void TraceBackend::argmax_rows(const ArgmaxRows& a) {
