@@ -25,7 +25,8 @@ Dims dims(const Tensor& x, const Tensor& w) {
 Tensor view_in(const Tensor& storage, int64_t offset, DType dt, Shape shape) {
   const auto end =
       static_cast<size_t>(offset) + static_cast<size_t>(shape.numel()) * dtype_size(dt);
-  HWT_CHECK(end <= storage.bytes(), "{} too small for {} bytes of fp8 copies", storage.str(), end);
+  HWT_CHECK(end <= storage.bytes(), "{} too small for a view of {} bytes at {}", storage.str(),
+            end - static_cast<size_t>(offset), offset);
   Tensor t = storage;
   if (t.data) t.data = static_cast<uint8_t*>(t.data) + offset;
   t.dtype = dt;
@@ -211,9 +212,8 @@ Fp8Out fp8_out(const Tensor& out, const Tensor& out_t, const Fp8Scaled& s) {
 
 void check_fp8_out(const Fp8Out& o, int64_t rows, int64_t cols, const char* op) {
   HWT_CHECK(o.active(), "{}: no fp8 copy to write", op);
-  const Tensor& any = o.out.defined() ? o.out : o.out_t;
   HWT_CHECK(
-      is_fp8(any.dtype) && (!o.out.defined() || !o.out_t.defined() || o.out.dtype == o.out_t.dtype),
+      is_fp8(o.dtype()) && (!o.out.defined() || !o.out_t.defined() || o.out.dtype == o.out_t.dtype),
       "{}: fp8 copies {} and {} must share one fp8 format", op, o.out.str(), o.out_t.str());
   HWT_CHECK(!o.out.defined() || (o.out.rows() == rows && o.out.cols() == cols),
             "{}: fp8 copy {} must be [{}, {}]", op, o.out.str(), rows, cols);

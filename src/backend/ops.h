@@ -49,6 +49,7 @@ struct Convert {
 struct Fp8Out {
   Tensor out, out_t, scale, amax, counts;
   bool active() const { return out.defined() || out_t.defined(); }
+  DType dtype() const { return (out.defined() ? out : out_t).dtype; }  // the copies' format
 };
 
 // x, seen as a [rows, cols] matrix, written as its fp8 copies `to` (one pass over x for both).

@@ -23,7 +23,7 @@ void CpuBackend::fp8_cast(const Fp8Cast& a) {
   const std::span codes =
       to.out.defined() ? std::span(to.out.as<uint8_t>(), n) : std::span(row_major);
   const Fp8Counts c = quantize_fp8(std::span(a.x.as<const float>(), n), *to.scale.as<float>(),
-                                   fp8_format((to.out.defined() ? to.out : to.out_t).dtype), codes);
+                                   fp8_format(to.dtype()), codes);
   if (to.out_t.defined()) {
     uint8_t* out_t = to.out_t.as<uint8_t>();
 #pragma omp parallel for schedule(static)

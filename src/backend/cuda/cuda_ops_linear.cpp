@@ -228,7 +228,7 @@ Fp8CastArgs fp8_cast_args(const Fp8Out& to, int64_t rows, int64_t cols, const ch
   for (const Tensor* t : {&to.out, &to.out_t, &to.scale, &to.amax, &to.counts})
     if (t->defined()) expect_on_device(*t, op);
   Fp8CastArgs c;
-  c.out_dt = (to.out.defined() ? to.out : to.out_t).dtype;
+  c.out_dt = to.dtype();
   c.out = to.out.data;
   c.out_t = to.out_t.data;
   c.rows = rows;

@@ -129,8 +129,7 @@ Io fp8_out_io(const Fp8Out& f) {
 }
 std::string fp8_out_note(const Fp8Out& f) {
   if (!f.active()) return "";
-  const Tensor& t = f.out.defined() ? f.out : f.out_t;
-  return fmt::format(" -> {}{}{}", dtype_name(t.dtype), f.out.defined() ? " copy" : "",
+  return fmt::format(" -> {}{}{}", dtype_name(f.dtype()), f.out.defined() ? " copy" : "",
                      f.out_t.defined() ? " transposed copy" : "");
 }
 
@@ -190,8 +189,7 @@ void TraceBackend::convert(const Convert& a) {
 
 void TraceBackend::fp8_cast(const Fp8Cast& a) {
   const Fp8Out& to = a.to;
-  OpRecord& r =
-      record(Op::fp8_cast, OpKind::Elementwise, (to.out.defined() ? to.out : to.out_t).dtype);
+  OpRecord& r = record(Op::fp8_cast, OpKind::Elementwise, to.dtype());
   r.elements = a.x.numel();
   r.flops = n(a.x);  // the multiplication by the scale
   set_io(r, io(a.x) + io(to.scale), fp8_out_io(to) + io(to.amax) + io(to.counts));
