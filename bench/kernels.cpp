@@ -293,6 +293,20 @@ void fp8_casts(Bench& k) {
         b.fp8_cast({x, {out, out_t, one, amax, counts}});
       });
     }
+  // The gated MLP's copies (Llama-3.2-1B's 4 x 2048 rows, n = 8192): the forward's E4M3 x and xᵀ
+  // of the down projection, the backward's E5M2 d(gate | up) and its transpose.
+  const int64_t rows = 8192, n = 8192;
+  const Tensor pre = k.make(DType::BF16, {rows, 2 * n}), dy = k.make(DType::BF16, {rows, n});
+  const Tensor fx = k.make(DType::F8E4M3, {rows, n}, false);
+  const Tensor fx_t = k.make(DType::F8E4M3, {n, rows}, false);
+  const Tensor fd = k.make(DType::F8E5M2, {rows, 2 * n}, false);
+  const Tensor fd_t = k.make(DType::F8E5M2, {2 * n, rows}, false);
+  k.op("glu_forward fp8 copies 8192x8192", [&](Backend& b) {
+    b.glu_forward({pre, {}, Activation::SwiGlu, {fx, fx_t, one, amax, counts}});
+  });
+  k.op("glu_backward fp8 copies 8192x16384", [&](Backend& b) {
+    b.glu_backward({pre, dy, {}, Activation::SwiGlu, {fd, fd_t, one, amax, counts}});
+  });
 }
 
 #ifdef HWT_WITH_CUDA
