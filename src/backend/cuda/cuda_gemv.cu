@@ -3,9 +3,9 @@
 // 128-row tile on the one row; here one warp owns four output columns and streams their rows of
 // w through shared memory with cp.async, each lane kStages - 1 16-byte chunks of every row ahead
 // of the one it multiplies: enough bytes in flight to keep HBM busy with three blocks a
-// multiprocessor and 48 registers a thread, where loads into registers held four chunks a lane at
-// 164 registers (docs/benchmarks.md: 8B decode 161.7 -> 174.2 tokens/s on an H100). Each lane
-// reads back only the chunks it copied, so the ring needs no barrier, only its own cp.async
+// multiprocessor and 48 registers a thread, where loads into registers held one or two chunks a
+// row at 164 registers (docs/benchmarks.md: 8B decode 161.7 -> 174.2 tokens/s on an H100). Each
+// lane reads back only the chunks it copied, so the ring needs no barrier, only its own cp.async
 // groups. x is held in shared memory as T (one read serves four columns), and each warp reduces
 // its sums with shuffles; where that leaves multiprocessors idle, a block's warps split k
 // instead. Under a dependent launch (GemvArgs::dependent) its first chunks of w are requested
